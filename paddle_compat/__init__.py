@@ -1,0 +1,22 @@
+"""paddle_compat: PaddlePaddle Fluid 1.x training scripts on PyTorch.
+
+`import paddle_compat as fluid` gives fluid's names; `paddle_compat.fluid` is the same package.
+Importing this package loads neither torch nor torch.distributed.rpc nor mpi4py.
+"""
+
+from . import fluid  # noqa: F401
+from .fluid import *  # noqa: F401,F403
+from .fluid import (backward, clip, compiler, core, executor, framework, initializer, io, layers,  # noqa: F401
+                    optimizer, param_attr, regularizer, transpiler, unique_name)
+from .fluid import __all__ as _fluid_all
+
+__version__ = "0.1.0"
+__all__ = list(_fluid_all) + ["fluid"]
+
+
+def __getattr__(name):
+    # fluid.incubate / fluid.dygraph-style submodules load on first touch
+    if name == "incubate":
+        from .fluid import incubate
+        return incubate
+    raise AttributeError("module 'paddle_compat' has no attribute %r" % name)

@@ -1,0 +1,2 @@
+"""Backends: give the recorded op types meaning on torch (lowering), torch.distributed.rpc (ps) and
+torch.distributed process groups (collective). They import fluid.framework / fluid.core only."""

@@ -1,0 +1,1 @@
+"""Op type -> torch lowering (registry.py), block -> generated python function (codegen.py)."""

@@ -1,0 +1,86 @@
+"""Backward regions: runs of grad ops recorded by append_backward, computed by one torch.autograd.grad.
+
+A region starts at its first grad op. Its seeds are the @GRAD variables its grad ops read but do not
+write (loss@GRAD, filled and perhaps scaled by ordinary ops just before); its targets are the seeds'
+forward variables. It yields the @GRAD variables that anything outside the region reads (optimizer ops,
+send, allreduce, fetch), each as d(targets)/d(forward var).
+"""
+
+from ...fluid.backward import is_autograd_op
+from ...fluid.framework import GRAD_SUFFIX
+
+
+class Region:
+    def __init__(self, start):
+        self.start = start          # index of the first grad op
+        self.op_idx = []            # indices of the grad ops it covers
+        self.seeds = []             # @GRAD names fed in
+        self.wanted = []            # @GRAD names it must produce
+
+    @property
+    def targets(self):
+        return [s[: -len(GRAD_SUFFIX)] for s in self.seeds]
+
+    def wanted_forward(self):
+        return [g[: -len(GRAD_SUFFIX)] for g in self.wanted]
+
+
+def find_regions(block, fetch_names=()):
+    ops = block.ops
+    covered = [is_autograd_op(op) for op in ops]
+    regions = []
+    cur = None
+    for i, op in enumerate(ops):
+        if covered[i]:
+            if cur is None:
+                cur = Region(i)
+                regions.append(cur)
+            cur.op_idx.append(i)
+        elif cur is not None:
+            # An ordinary op that writes what a later grad op reads closes the region (it seeds the next).
+            later_reads = set()
+            for j in range(i + 1, len(ops)):
+                if covered[j]:
+                    later_reads.update(ops[j].input_arg_names)
+            if later_reads.intersection(op.output_arg_names):
+                cur = None
+    if not regions:
+        return []
+    fetch = set(fetch_names)
+    for r in regions:
+        produced, read = [], set()
+        for i in r.op_idx:
+            read.update(ops[i].input_arg_names)
+            produced.extend(ops[i].output_arg_names)
+        produced_set = set(produced)
+        r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced_set)
+        in_region = set(r.op_idx)
+        outside_reads = set(fetch)
+        for j, op in enumerate(ops):
+            if j not in in_region:
+                outside_reads.update(op.input_arg_names)
+        seen = set()
+        for n in produced:
+            if n in seen or "@RENAME@" in n or not n.endswith(GRAD_SUFFIX):
+                continue
+            seen.add(n)
+            v = block._find_var_recursive(n)
+            if n in outside_reads or (v is not None and v.persistable):
+                r.wanted.append(n)
+        for n in produced_set:
+            if "@RENAME@" in n and n in outside_reads:
+                raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
+    return regions
+
+
+def autograd(targets, inputs, seeds):
+    """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target."""
+    import torch
+    outs = [t for t in targets if t.requires_grad]
+    if not outs:
+        return [torch.zeros_like(x) for x in inputs]
+    gos = [s for t, s in zip(targets, seeds) if t.requires_grad]
+    grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True)
+    if any(g is None for g in grads):
+        grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
+    return grads

@@ -1,0 +1,295 @@
+"""Lower one block to one generated Python function: straight-line calls of prebuilt kernels on locals.
+
+The hot path does no per-op dispatch: every op becomes `v12 = k7(v3, v4)` in generated source, compiled
+once per (program version, feeds, fetches, scope). Runs of grad ops become one torch.autograd.grad call.
+A failing op is found again from the traceback's line number, and re-raised naming the op, its
+inputs' shapes and where its layer was built.
+"""
+
+import itertools
+import linecache
+import sys
+
+from ...fluid.backward import NON_DIFFERENTIABLE_OPS
+from ...fluid.dtypes import FLOAT_TYPES
+from . import registry
+from .autograd_region import autograd, find_regions
+
+_ids = itertools.count()
+
+
+class LoweringError(RuntimeError):
+    """The program cannot be run as given (a missing feed, an uninitialised variable, an unknown op)."""
+
+
+class OpRunError(RuntimeError):
+    """An op failed while running; the message names the op, its inputs and where it was built."""
+
+
+class LowerCtx:
+    """What a kernel factory may look at: static variable info and where tensors live."""
+
+    def __init__(self, program, block, scope, device, executor=None):
+        self.program = program
+        self.block = block
+        self.scope = scope
+        self.device = device
+        self.executor = executor
+
+    def var(self, name):
+        return self.block._find_var_recursive(name)
+
+
+def _describe(op):
+    where = (" (created at %s)" % op.callsite) if op.callsite else ""
+    outs = ", ".join(op.output_arg_names[:3])
+    return "op '%s'%s%s" % (op.type, (" -> " + outs) if outs else "", where)
+
+
+class _Names:
+    """Var name -> python local name."""
+
+    def __init__(self):
+        self.map = {}
+
+    def __call__(self, name):
+        local = self.map.get(name)
+        if local is None:
+            local = self.map[name] = "v%d" % len(self.map)
+        return local
+
+    def lod(self, name):
+        return "l" + self(name)[1:]
+
+
+class LoweredBlock:
+    def __init__(self, fn, feed_names, fetch_names, line_ops, block, src, fetch_persistable, fetch_lod):
+        self.fn = fn
+        self.feed_names = feed_names
+        self.fetch_names = fetch_names
+        self.line_ops = line_ops
+        self.block = block
+        self.src = src
+        self.fetch_persistable = fetch_persistable
+        self.fetch_lod = fetch_lod
+
+    def __call__(self, feeds):
+        try:
+            return self.fn(feeds)
+        except OpRunError:
+            raise
+        except Exception as e:  # re-raise naming the op that failed
+            raise self._op_error(e, sys.exc_info()[2]) from e
+
+    def _op_error(self, exc, tb):
+        frame_tb = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.fn.__code__.co_filename:
+                frame_tb = tb
+            tb = tb.tb_next
+        if frame_tb is None:
+            return OpRunError("%s: %s" % (type(exc).__name__, exc))
+        line = frame_tb.tb_lineno
+        what = self.line_ops.get(line)
+        if what is None:
+            return OpRunError("%s: %s" % (type(exc).__name__, exc))
+        op, names = what
+        local_vals = frame_tb.tb_frame.f_locals
+        parts = []
+        for slot, args in op.inputs.items():
+            shown = []
+            for a in args:
+                val = local_vals.get(names.map.get(a, "?"))
+                shape = list(getattr(val, "shape", [])) if val is not None else "undefined"
+                shown.append("%s%s" % (a, shape))
+            parts.append("%s=%s" % (slot, ", ".join(shown)))
+        return OpRunError("%s failed: %s: %s\n  inputs: %s" % (_describe(op), type(exc).__name__, exc,
+                                                            "; ".join(parts)))
+
+
+def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
+                feed_lod=()):
+    block = program.block(block_idx)
+    ctx = LowerCtx(program, block, scope, device, executor)
+    regions = find_regions(block, fetch_names)
+    region_at = {r.start: r for r in regions}
+    covered = set(i for r in regions for i in r.op_idx)
+    last_region = max((r.start for r in regions), default=-1)
+    no_grad_vars = getattr(program, "_autograd_no_grad", set())
+    names = _Names()
+    g = {"__ag": autograd}
+    body = []          # (text, (op, names) or None)
+    defined = set()
+    has_lod = set()
+    scope_reads = []   # var names read from the scope at entry
+
+    def local(n):
+        return names(n)
+
+    def need(n, op):
+        if n in defined:
+            return local(n)
+        holder = scope.find_var(n) if scope is not None else None
+        v = block._find_var_recursive(n)
+        if holder is None or holder.value is None:
+            if v is not None and v.is_data:
+                raise LoweringError("data variable '%s' is used by %s but was not fed (feed it in "
+                                    "exe.run(feed={'%s': ...}))" % (n, _describe(op) if op else "fetch", n))
+            raise LoweringError("variable '%s' is used by %s but was neither fed nor initialised in the "
+                                "scope (did you run the startup program?)" % (n, _describe(op) if op else "fetch_list"))
+        g["h_" + local(n)] = holder
+        scope_reads.append(n)
+        defined.add(n)
+        if v is not None and v.lod_level > 0:
+            has_lod.add(n)
+        return local(n)
+
+    for n in feed_names:
+        defined.add(n)
+        if n in feed_lod:
+            has_lod.add(n)
+
+    leaves_wanting_grad = set()
+    for r in regions:
+        for fv in r.wanted_forward():
+            if fv not in _produced_before(block, r.start, fv):
+                leaves_wanting_grad.add(fv)
+
+    for i, op in enumerate(block.ops):
+        if i in region_at:
+            r = region_at[i]
+            tg = ", ".join(need(t, op) for t in r.targets)
+            sd = ", ".join(need(s, op) for s in r.seeds)
+            xs = ", ".join(need(x, op) for x in r.wanted_forward())
+            outs = ", ".join(local(w) for w in r.wanted)
+            body.append(("%s, = __ag((%s,), (%s,), (%s,))" % (outs, tg, xs, sd) if r.wanted else "pass",
+                         (op, names)))
+            defined.update(r.wanted)
+            if i == last_region:
+                body.append(("__set_grad(False)", None))
+        if i in covered:
+            continue
+        spec = registry.get(op.type)
+        kname = "k%d" % i
+        g[kname] = spec.factory(op, ctx)
+        args = []
+        for s in spec.inputs:
+            slot, is_list = s.rstrip("*"), s.endswith("*")
+            arg_names = op.inputs.get(slot, [])
+            if is_list:
+                args.append("[%s]" % ", ".join(need(a, op) for a in arg_names))
+            else:
+                args.append(need(arg_names[0], op) if arg_names else "None")
+        first_lod = None
+        for slot, arg_names in op.inputs.items():
+            for a in arg_names:
+                if a in has_lod and first_lod is None:
+                    first_lod = a
+        for slot in spec.lod_in:
+            arg_names = op.inputs.get(slot, [])
+            args.append(names.lod(arg_names[0]) if arg_names and arg_names[0] in has_lod else "None")
+        outs = []
+        for s in spec.outputs:
+            slot, is_list = s.rstrip("*"), s.endswith("*")
+            arg_names = op.outputs.get(slot, [])
+            if is_list:
+                outs.append("[%s]" % ", ".join(local(a) for a in arg_names) if arg_names else "_")
+            else:
+                outs.append(local(arg_names[0]) if arg_names else "_")
+        lod_outs = []
+        for slot in spec.lod_out:
+            arg_names = op.outputs.get(slot, [])
+            lod_outs.append(names.lod(arg_names[0]) if arg_names else "_")
+        call = "%s(%s)" % (kname, ", ".join(args))
+        targets = outs + lod_outs
+        if not targets:
+            body.append((call, (op, names)))
+        elif len(targets) == 1:
+            body.append(("%s = %s" % (targets[0], call), (op, names)))
+        else:
+            body.append(("(%s,) = %s" % (", ".join(targets), call), (op, names)))
+        for slot, arg_names in op.outputs.items():
+            for a in arg_names:
+                defined.add(a)
+                v = block._find_var_recursive(a)
+                if v is None:
+                    continue
+                if v.lod_level > 0 and slot not in spec.lod_out and first_lod is not None and a != first_lod:
+                    body.append(("%s = %s" % (names.lod(a), names.lod(first_lod)), None))
+                    has_lod.add(a)
+                elif v.lod_level > 0 and slot in spec.lod_out:
+                    has_lod.add(a)
+                if i < last_region and (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
+                        v.dtype in FLOAT_TYPES and op.type not in NON_DIFFERENTIABLE_OPS:
+                    body.append(("%s = %s.detach()" % (local(a), local(a)), None))
+
+    fetch_locals = []
+    fetch_persistable = []
+    fetch_lod = []
+    for f in fetch_names:
+        fetch_locals.append(need(f, None))
+        v = block._find_var_recursive(f)
+        fetch_persistable.append(bool(v is not None and v.persistable) or f in scope_reads)
+        fetch_lod.append(names.lod(f) if f in has_lod else "None")
+
+    # persistable variables the block writes go back to the scope
+    writes = []
+    for op_i, op in enumerate(block.ops):
+        for a in op.output_arg_names:
+            v = block._find_var_recursive(a)
+            if v is not None and v.persistable and a in defined and a not in writes:
+                writes.append(a)
+    for r in regions:
+        for w in r.wanted:
+            v = block._find_var_recursive(w)
+            if v is not None and v.persistable and w not in writes:
+                writes.append(w)
+
+    # ---- assemble source ----
+    fname = "<paddle_compat block %d of program %d #%d>" % (block_idx, program._uid, next(_ids))
+    lines = ["def __run(__feeds):", "    __prev = __is_grad()", "    try:",
+             "        __set_grad(%s)" % bool(regions)]
+    line_ops = {}
+    k = 0
+    for n in feed_names:
+        if n in has_lod:
+            lines.append("        %s, %s = __feeds[%d]" % (local(n), names.lod(n), k))
+        else:
+            lines.append("        %s = __feeds[%d]" % (local(n), k))
+        k += 1
+    for n in scope_reads:
+        lines.append("        %s = h_%s.value" % (local(n), local(n)))
+        if n in has_lod:
+            lines.append("        %s = h_%s.lod" % (names.lod(n), local(n)))
+    for n in sorted(leaves_wanting_grad):
+        if n in defined:
+            lines.append("        if not %s.requires_grad: %s.requires_grad_(True)" % (local(n), local(n)))
+    for text, what in body:
+        lines.append("        " + text)
+        if what is not None:
+            line_ops[len(lines)] = what
+    for w in writes:
+        g.setdefault("h_" + local(w), scope.var(w))
+        lines.append("        h_%s.value = %s" % (local(w), local(w)))
+        if w in has_lod:
+            lines.append("        h_%s.lod = %s" % (local(w), names.lod(w)))
+    lines.append("        return (%s)" % "".join("(%s, %s), " % (f, l) for f, l in zip(fetch_locals, fetch_lod)))
+    lines.append("    finally:")
+    lines.append("        __set_grad(__prev)")
+    src = "\n".join(lines) + "\n"
+
+    import torch
+    g["__is_grad"] = torch.is_grad_enabled
+    g["__set_grad"] = torch._C._set_grad_enabled
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    exec(compile(src, fname, "exec"), g)
+    return LoweredBlock(g["__run"], list(feed_names), list(fetch_names), line_ops, block, src,
+                        fetch_persistable, fetch_lod)
+
+
+def _produced_before(block, end, name):
+    out = set()
+    for op in block.ops[:end]:
+        if name in op.output_arg_names:
+            out.add(name)
+    return out

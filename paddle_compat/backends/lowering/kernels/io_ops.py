@@ -1,0 +1,91 @@
+"""save / load / save_combine / load_combine in Paddle's file format (see backends/tensor_format.py)."""
+
+import os
+
+import numpy as np
+import torch
+
+from ... import tensor_format as tf
+from ..registry import register
+from .common import attr
+
+
+def _to_numpy(t):
+    return t.detach().cpu().numpy()
+
+
+def _check_shape(ctx, name, arr, path):
+    v = ctx.var(name)
+    if v is None or not v.shape:
+        return
+    want = list(v.shape)
+    got = list(arr.shape)
+    if len(want) != len(got) or any(w >= 0 and w != g for w, g in zip(want, got)):
+        raise ValueError("load %s from %s: the program expects shape %s, the file holds %s"
+                         % (name, path, want, got))
+
+
+def _write(f, t, lod):
+    if t.is_sparse:
+        t = t.coalesce()
+        tf.write_selected_rows(f, _to_numpy(t.indices()[0]), t.shape[0], _to_numpy(t.values()))
+    else:
+        tf.write_lod_tensor(f, _to_numpy(t), lod)
+
+
+@register("save", inputs=("X",), outputs=(), lod_in=("X",))
+def save(op, ctx):
+    path, overwrite = attr(op, "file_path"), attr(op, "overwrite", True)
+    name = op.input("X")[0]
+
+    def k(x, lod):
+        if x is None:
+            raise ValueError("save: variable %s holds no value" % name)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError("save: %s exists and overwrite=False" % path)
+        tf.atomic_write(path, lambda f: _write(f, x, lod))
+    return k
+
+
+@register("load", inputs=(), outputs=("Out",), lod_out=("Out",))
+def load(op, ctx):
+    path, name, device = attr(op, "file_path"), op.output("Out")[0], ctx.device
+
+    def k():
+        if not os.path.exists(path):
+            raise FileNotFoundError("load: no file %s for variable %s" % (path, name))
+        with open(path, "rb") as f:
+            arr, lod = tf.read_lod_tensor(f, path)
+        _check_shape(ctx, name, arr, path)
+        return torch.from_numpy(arr).to(device), lod or None
+    return k
+
+
+@register("save_combine", inputs=("X*",), outputs=())
+def save_combine(op, ctx):
+    path = attr(op, "file_path")
+
+    def k(xs):
+        def writer(f):
+            for x in xs:
+                tf.write_lod_tensor(f, _to_numpy(x), None)
+        tf.atomic_write(path, writer)
+    return k
+
+
+@register("load_combine", inputs=(), outputs=("Out*",))
+def load_combine(op, ctx):
+    path, names, device = attr(op, "file_path"), op.output("Out"), ctx.device
+
+    def k():
+        out = []
+        with open(path, "rb") as f:
+            for n in names:
+                arr, _ = tf.read_lod_tensor(f, "%s (variable %s)" % (path, n))
+                _check_shape(ctx, n, arr, path)
+                out.append(torch.from_numpy(arr).to(device))
+            if f.read(1):
+                raise ValueError("load_combine: %s holds more tensors than the %d variables asked for"
+                                 % (path, len(names)))
+        return out
+    return k

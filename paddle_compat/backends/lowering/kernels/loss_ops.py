@@ -1,0 +1,87 @@
+"""Loss ops: cross_entropy, softmax_with_cross_entropy, sigmoid_cross_entropy_with_logits, log_loss, huber."""
+
+import torch
+import torch.nn.functional as F
+
+from ..registry import register
+from .common import attr
+
+# Paddle's TolerableValue: -log(0) becomes this instead of inf.
+_KMAX = 1e20
+
+
+@register("cross_entropy", inputs=("X", "Label"), outputs=("Y",))
+def cross_entropy(op, ctx):
+    soft = attr(op, "soft_label", False)
+    ignore = attr(op, "ignore_index", -100)
+
+    def hard(x, label):
+        lab = label.reshape(label.shape[:-1] + (1,)) if label.dim() == x.dim() else label.unsqueeze(-1)
+        lab = lab.long()
+        valid = lab != ignore
+        picked = torch.gather(x, -1, torch.where(valid, lab, torch.zeros_like(lab)))
+        loss = -torch.log(picked).clamp(max=_KMAX)
+        return torch.where(valid, loss, torch.zeros_like(loss))
+
+    def softl(x, label):
+        return -(label * torch.log(x).clamp(min=-_KMAX)).sum(-1, keepdim=True)
+
+    return softl if soft else hard
+
+
+@register("softmax_with_cross_entropy", inputs=("Logits", "Label"), outputs=("Softmax", "Loss"))
+def softmax_with_cross_entropy(op, ctx):
+    soft = attr(op, "soft_label", False)
+    ignore = attr(op, "ignore_index", -100)
+    axis = attr(op, "axis", -1)
+
+    def k(logits, label):
+        logp = torch.log_softmax(logits, axis)
+        if soft:
+            loss = -(label * logp).sum(axis, keepdim=True)
+        else:
+            lab = label.long()
+            if lab.dim() == logits.dim():
+                lab_idx = lab
+            else:
+                lab_idx = lab.unsqueeze(axis)
+            valid = lab_idx != ignore
+            loss = -torch.gather(logp, axis, torch.where(valid, lab_idx, torch.zeros_like(lab_idx)))
+            loss = torch.where(valid, loss, torch.zeros_like(loss))
+        return torch.exp(logp), loss
+
+    return k
+
+
+@register("sigmoid_cross_entropy_with_logits", inputs=("X", "Label"))
+def sigmoid_ce(op, ctx):
+    ignore = attr(op, "ignore_index", -100)
+    normalize = attr(op, "normalize", False)
+
+    def k(x, label):
+        loss = F.binary_cross_entropy_with_logits(x, label.to(x.dtype), reduction="none")
+        valid = label != ignore
+        loss = torch.where(valid, loss, torch.zeros_like(loss))
+        if normalize:
+            loss = loss / valid.sum().clamp(min=1).to(loss.dtype)
+        return loss
+
+    return k
+
+
+@register("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",))
+def log_loss(op, ctx):
+    eps = float(attr(op, "epsilon", 1e-4))
+    return lambda p, y: -y * torch.log(p + eps) - (1 - y) * torch.log(1 - p + eps)
+
+
+@register("huber_loss", inputs=("X", "Y"), outputs=("Out", "Residual"))
+def huber_loss(op, ctx):
+    d = float(attr(op, "delta"))
+
+    def k(x, y):
+        r = y - x
+        a = r.abs()
+        return torch.where(a <= d, 0.5 * r * r, d * (a - 0.5 * d)), r.detach()
+
+    return k

@@ -1,0 +1,109 @@
+"""conv2d, pool2d, batch_norm (Paddle's biased running variance), dropout (both implementations), norm."""
+
+import torch
+import torch.nn.functional as F
+
+from ..registry import register
+from .common import attr, generator_for
+
+
+def _nhwc(op):
+    return attr(op, "data_format", attr(op, "data_layout", "NCHW")) == "NHWC"
+
+
+@register(["conv2d", "depthwise_conv2d"], inputs=("Input", "Filter"), outputs=("Output",))
+def conv2d(op, ctx):
+    st, pd, dl = list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0])), list(attr(op, "dilations", [1, 1]))
+    groups = attr(op, "groups", 1) or 1
+    nhwc = _nhwc(op)
+    if len(pd) == 4:   # [top, bottom, left, right]: torch wants symmetric; pad explicitly otherwise
+        if pd[0] == pd[1] and pd[2] == pd[3]:
+            pd = [pd[0], pd[2]]
+        else:
+            raise NotImplementedError("conv2d: asymmetric paddings %s are not supported" % pd)
+
+    def k(x, w):
+        if nhwc:
+            x = x.permute(0, 3, 1, 2)
+        y = F.conv2d(x, w, None, st, pd, dl, groups)
+        return y.permute(0, 2, 3, 1) if nhwc else y
+    return k
+
+
+@register("pool2d")
+def pool2d(op, ctx):
+    ptype = attr(op, "pooling_type", "max")
+    ks, st, pd = list(attr(op, "ksize")), list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0]))
+    glob, ceil, excl = attr(op, "global_pooling", False), attr(op, "ceil_mode", False), attr(op, "exclusive", True)
+    nhwc = _nhwc(op)
+
+    def k(x):
+        if nhwc:
+            x = x.permute(0, 3, 1, 2)
+        if glob:
+            y = torch.amax(x, dim=(2, 3), keepdim=True) if ptype == "max" else torch.mean(x, dim=(2, 3), keepdim=True)
+        elif ptype == "max":
+            y = F.max_pool2d(x, ks, st, pd, ceil_mode=ceil)
+        else:
+            y = F.avg_pool2d(x, ks, st, pd, ceil_mode=ceil, count_include_pad=not excl)
+        return y.permute(0, 2, 3, 1) if nhwc else y
+    return k
+
+
+@register("batch_norm", inputs=("X", "Scale", "Bias", "Mean", "Variance"),
+          outputs=("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"))
+def batch_norm(op, ctx):
+    momentum, eps = float(attr(op, "momentum", 0.9)), float(attr(op, "epsilon", 1e-5))
+    is_test, global_stats = attr(op, "is_test", False), attr(op, "use_global_stats", False)
+    nhwc = _nhwc(op)
+
+    def k(x, scale, bias, mean, var):
+        xc = x.movedim(-1, 1) if nhwc and x.dim() > 2 else x
+        if is_test or global_stats:
+            y = F.batch_norm(xc, mean, var, scale, bias, False, 0.0, eps)
+            saved_mean, saved_inv = mean, torch.rsqrt(var + eps)
+        else:
+            y = F.batch_norm(xc, None, None, scale, bias, True, 0.0, eps)
+            dims = [0] + list(range(2, xc.dim()))
+            with torch.no_grad():
+                bvar, bmean = torch.var_mean(xc.detach(), dim=dims, unbiased=False)
+                # Paddle keeps the biased batch variance in its running average (torch would not).
+                mean.mul_(momentum).add_(bmean, alpha=1.0 - momentum)
+                var.mul_(momentum).add_(bvar, alpha=1.0 - momentum)
+            saved_mean, saved_inv = bmean, torch.rsqrt(bvar + eps)
+        if nhwc and x.dim() > 2:
+            y = y.movedim(1, -1)
+        return y, mean, var, saved_mean, saved_inv
+    return k
+
+
+@register("dropout", outputs=("Out", "Mask"))
+def dropout(op, ctx):
+    p = float(attr(op, "dropout_prob", 0.5))
+    is_test = attr(op, "is_test", False)
+    upscale = attr(op, "dropout_implementation", "downgrade_in_infer") == "upscale_in_train"
+    seed = attr(op, "seed", 0) if attr(op, "fix_seed", False) else 0
+
+    def k(x):
+        if is_test:
+            return (x if upscale else x * (1.0 - p)), None
+        if p == 1.0:
+            mask = torch.zeros_like(x, dtype=torch.uint8)
+            return x * 0.0, mask
+        gen = generator_for(seed, x.device)
+        keep = torch.empty_like(x).uniform_(0.0, 1.0, generator=gen) >= p
+        out = x * keep
+        if upscale:
+            out = out / (1.0 - p)
+        return out, keep.to(torch.uint8)
+    return k
+
+
+@register("norm", outputs=("Out", "Norm"))
+def norm(op, ctx):
+    axis, eps = attr(op, "axis", 1), float(attr(op, "epsilon", 1e-10))
+
+    def k(x):
+        n = torch.sqrt(torch.sum(x * x, dim=axis, keepdim=True) + eps)
+        return x / n, n.detach()
+    return k

@@ -1,0 +1,113 @@
+"""Optimizer ops, updating parameters and state in place (ParamOut is Param, as Paddle's programs say).
+
+Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
+scales epsilon by sqrt(1-beta2^t)). Row-sparse gradients (torch sparse COO, Paddle's SelectedRows) touch only
+their rows in sgd; other optimizers see them densified, which is Paddle's non-lazy behaviour.
+"""
+
+import torch
+
+from ..registry import register
+from .common import attr
+
+
+def _dense(g):
+    return g.to_dense() if g.is_sparse else g
+
+
+def _no_grad(fn):
+    def k(*args):
+        with torch.no_grad():
+            return fn(*args)
+    return k
+
+
+@register("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
+def sgd(op, ctx):
+    def k(p, g, lr):
+        if g.is_sparse:
+            g = g.coalesce()
+            p.index_add_(0, g.indices()[0], g.values() * (-lr))
+            return p
+        return p.sub_(lr * g)
+    return _no_grad(k)
+
+
+@register("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
+def momentum(op, ctx):
+    mu, nesterov = float(attr(op, "mu")), attr(op, "use_nesterov", False)
+
+    def k(p, g, v, lr):
+        g = _dense(g)
+        v.mul_(mu).add_(g)
+        if nesterov:
+            p.sub_((g + v * mu) * lr)
+        else:
+            p.sub_(lr * v)
+        return p, v
+    return _no_grad(k)
+
+
+@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+          outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
+def adam(op, ctx):
+    b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
+    in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
+
+    def k(p, g, lr, m1, m2, b1p, b2p):
+        g = _dense(g)
+        lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
+        m1.mul_(b1).add_(g * (1 - b1))
+        m2.mul_(b2).add_(g * g * (1 - b2))
+        p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps * torch.sqrt(1 - b2p))))
+        if in_place_pows:
+            b1p.mul_(b1)
+            b2p.mul_(b2)
+            return p, m1, m2, b1p, b2p
+        return p, m1, m2, b1p * b1, b2p * b2
+    return _no_grad(k)
+
+
+@register("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
+def adagrad(op, ctx):
+    eps = float(attr(op, "epsilon", 1e-6))
+
+    def k(p, g, m, lr):
+        g = _dense(g)
+        m.add_(g * g)
+        p.sub_(lr * g / (torch.sqrt(m) + eps))
+        return p, m
+    return _no_grad(k)
+
+
+@register("rmsprop", inputs=("Param", "Grad", "Moment", "MeanSquare", "MeanGrad", "LearningRate"),
+          outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"))
+def rmsprop(op, ctx):
+    rho, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
+    mom_c, centered = float(attr(op, "momentum", 0.0)), attr(op, "centered", False)
+
+    def k(p, g, mom, ms, mg, lr):
+        g = _dense(g)
+        ms.mul_(rho).add_(g * g * (1 - rho))
+        if centered:
+            mg.mul_(rho).add_(g * (1 - rho))
+            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms - mg * mg + eps))
+        else:
+            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms + eps))
+        p.sub_(mom)
+        return p, mom, ms, mg
+    return _no_grad(k)
+
+
+@register("adamax", inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
+          outputs=("ParamOut", "MomentOut", "InfNormOut"))
+def adamax(op, ctx):
+    b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
+
+    def k(p, g, lr, m, inf, b1p):
+        g = _dense(g)
+        m.mul_(b1).add_(g * (1 - b1))
+        torch.maximum(inf * b2 + eps, g.abs(), out=inf)
+        p.sub_((lr / (1 - b1p)) * m / inf)
+        return p, m, inf
+    return _no_grad(k)

@@ -1,0 +1,177 @@
+"""Shape and data-movement ops: cast, concat, split, reshape2, transpose2, top_k, arg_max, lookup_table..."""
+
+import torch
+import torch.nn.functional as F
+
+from ..registry import register
+from .common import attr, torch_dtype
+
+
+@register("cast")
+def cast(op, ctx):
+    dtype = torch_dtype(attr(op, "out_dtype"))
+    return lambda x: x.to(dtype)
+
+
+@register("concat", inputs=("X*",))
+def concat(op, ctx):
+    axis = attr(op, "axis", 0)
+    return lambda xs: torch.cat(xs, axis)
+
+
+@register("split", outputs=("Out*",))
+def split(op, ctx):
+    axis, num, sections = attr(op, "axis", 0), attr(op, "num", 0), list(attr(op, "sections", []))
+
+    def k(x):
+        if num:
+            return list(torch.chunk(x, num, axis)) if x.shape[axis] % num == 0 else \
+                list(torch.split(x, x.shape[axis] // num, axis))
+        secs = list(sections)
+        if -1 in secs:
+            secs[secs.index(-1)] = x.shape[axis] - (sum(secs) + 1)
+        return list(torch.split(x, secs, axis))
+    return k
+
+
+def _reshape_target(shape, x):
+    out = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return out
+
+
+@register(["reshape2", "reshape"], inputs=("X", "Shape"))
+def reshape2(op, ctx):
+    shape = list(attr(op, "shape"))
+    has_zero = 0 in shape
+
+    def k(x, actual=None):
+        if actual is not None:
+            return x.reshape([int(d) for d in actual.tolist()])
+        return x.reshape(_reshape_target(shape, x) if has_zero else shape)
+    return k
+
+
+@register(["transpose2", "transpose"])
+def transpose2(op, ctx):
+    perm = list(attr(op, "axis"))
+    return lambda x: x.permute(perm)
+
+
+@register(["flatten2", "flatten"])
+def flatten2(op, ctx):
+    axis = attr(op, "axis", 1)
+    return lambda x: x.reshape(int(torch.tensor(x.shape[:axis]).prod()) if axis else 1, -1)
+
+
+@register(["squeeze2", "squeeze"])
+def squeeze2(op, ctx):
+    axes = list(attr(op, "axes", []))
+
+    def k(x):
+        if not axes:
+            return x.squeeze()
+        keep = [d for i, d in enumerate(x.shape) if not ((i in axes or i - x.dim() in axes) and d == 1)]
+        return x.reshape(keep)
+    return k
+
+
+@register(["unsqueeze2", "unsqueeze"])
+def unsqueeze2(op, ctx):
+    axes = sorted(attr(op, "axes", []))
+
+    def k(x):
+        for a in axes:
+            x = x.unsqueeze(a)
+        return x
+    return k
+
+
+@register("stack", inputs=("X*",), outputs=("Y",))
+def stack(op, ctx):
+    axis = attr(op, "axis", 0)
+    return lambda xs: torch.stack(xs, axis)
+
+
+@register("gather", inputs=("X", "Index"))
+def gather(op, ctx):
+    return lambda x, idx: torch.index_select(x, 0, idx.reshape(-1).long())
+
+
+@register("expand")
+def expand(op, ctx):
+    times = list(attr(op, "expand_times"))
+    return lambda x: x.repeat(times)
+
+
+@register("top_k", outputs=("Out", "Indices"))
+def top_k(op, ctx):
+    k_ = attr(op, "k", 1)
+
+    def k(x):
+        v, i = torch.topk(x, k_, dim=-1)
+        return v, i
+    return k
+
+
+@register("arg_max")
+def arg_max(op, ctx):
+    axis = attr(op, "axis", 0)
+    return lambda x: torch.argmax(x, axis)
+
+
+@register("arg_min")
+def arg_min(op, ctx):
+    axis = attr(op, "axis", 0)
+    return lambda x: torch.argmin(x, axis)
+
+
+@register("one_hot")
+def one_hot(op, ctx):
+    depth = attr(op, "depth")
+    allow = attr(op, "allow_out_of_range", False)
+
+    def k(x):
+        idx = x.reshape(x.shape[:-1]) if x.dim() > 1 and x.shape[-1] == 1 else x
+        idx = idx.long()
+        if allow:
+            valid = (idx >= 0) & (idx < depth)
+            out = F.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth).float()
+            return out * valid.unsqueeze(-1)
+        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= depth):
+            raise ValueError("one_hot: ids must be in [0, %d), got range [%d, %d]"
+                             % (depth, int(idx.min()), int(idx.max())))
+        return F.one_hot(idx, depth).float()
+    return k
+
+
+@register("shape", inputs=("Input",))
+def shape(op, ctx):
+    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32)
+
+
+@register("lookup_table", inputs=("Ids", "W"))
+def lookup_table(op, ctx):
+    padding_idx = attr(op, "padding_idx", -1)
+    sparse = bool(attr(op, "is_sparse", False))
+
+    def k(ids, w):
+        flat = ids.reshape(-1) if ids.shape[-1] == 1 else ids
+        flat = flat.long()
+        out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
+        if padding_idx >= 0:  # Paddle outputs zeros for padding ids (torch would return the row)
+            out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
+        if ids.dim() > 1 and ids.shape[-1] == 1:
+            return out.reshape(tuple(ids.shape[:-1]) + (w.shape[1],))
+        return out
+    return k
+
+
+@register("accuracy", inputs=("Out", "Indices", "Label"), outputs=("Accuracy", "Correct", "Total"))
+def accuracy(op, ctx):
+    def k(out, indices, label):
+        lab = label.reshape(-1, 1).to(indices.dtype)
+        correct = (indices == lab).any(dim=1).sum()
+        total = indices.shape[0]
+        acc = (correct.to(torch.float32) / max(total, 1)).reshape(1)
+        return acc, correct.reshape(1).to(torch.int64), torch.tensor([total], dtype=torch.int64)
+    return k

@@ -1,0 +1,167 @@
+"""Paddle's on-disk tensor format (what `save`/`save_combine` ops write), so checkpoints move both ways
+between real Paddle and this package.
+
+LoDTensor = uint32 version(0) | uint64 lod_level | per level: uint64 nbytes, uint64 offsets[]
+          | Tensor = uint32 version(0) | int32 desc_size | TensorDesc protobuf | raw data (C order)
+TensorDesc (proto2): field 1 data_type (varint enum), field 2 dims (repeated int64, unpacked).
+SelectedRows = uint32 version(0) | uint64 nrows | int64 rows[] | int64 height | Tensor.
+"""
+
+import io
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from ..fluid.dtypes import convert_dtype, dtype_name
+
+
+def _varint(n):
+    n &= (1 << 64) - 1   # negative int64 -> two's complement, 10 bytes
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _read_varint(buf, pos):
+    shift = result = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    if result >= 1 << 63:
+        result -= 1 << 64
+    return result, pos
+
+
+def _tensor_desc(arr):
+    code = int(convert_dtype(arr.dtype))
+    out = b"\x08" + _varint(code)
+    for d in arr.shape:
+        out += b"\x10" + _varint(int(d))
+    return out
+
+
+def _parse_desc(buf):
+    pos, dtype, dims = 0, None, []
+    while pos < len(buf):
+        key, pos = _read_varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            val, pos = _read_varint(buf, pos)
+            if field == 1:
+                dtype = val
+            elif field == 2:
+                dims.append(val)
+        elif wire == 2:   # packed dims (written by some protobuf versions)
+            ln, pos = _read_varint(buf, pos)
+            end = pos + ln
+            while pos < end:
+                val, pos = _read_varint(buf, pos)
+                dims.append(val)
+        else:
+            raise ValueError("corrupt TensorDesc (wire type %d)" % wire)
+    if dtype is None:
+        raise ValueError("corrupt TensorDesc: no data_type")
+    return dtype, dims
+
+
+def write_tensor(f, arr):
+    arr = np.ascontiguousarray(arr)
+    desc = _tensor_desc(arr)
+    f.write(struct.pack("<I", 0))
+    f.write(struct.pack("<i", len(desc)))
+    f.write(desc)
+    f.write(arr.tobytes())
+
+
+def read_tensor(f, where="<stream>"):
+    head = f.read(8)
+    if len(head) < 8:
+        raise ValueError("%s: truncated tensor header" % where)
+    version, size = struct.unpack("<Ii", head)
+    if version != 0:
+        raise ValueError("%s: unsupported tensor version %d" % (where, version))
+    code, dims = _parse_desc(f.read(size))
+    dt = np.dtype(dtype_name(convert_dtype(code)))
+    n = int(np.prod(dims)) if dims else 1
+    raw = f.read(n * dt.itemsize)
+    if len(raw) != n * dt.itemsize:
+        raise ValueError("%s: truncated tensor data (%d of %d bytes)" % (where, len(raw), n * dt.itemsize))
+    return np.frombuffer(raw, dtype=dt).reshape(dims).copy()
+
+
+def write_lod_tensor(f, arr, lod=None):
+    lod = lod or []
+    f.write(struct.pack("<I", 0))
+    f.write(struct.pack("<Q", len(lod)))
+    for level in lod:
+        data = np.asarray(level, dtype=np.uint64).tobytes()
+        f.write(struct.pack("<Q", len(data)))
+        f.write(data)
+    write_tensor(f, arr)
+
+
+def read_lod_tensor(f, where="<stream>"):
+    head = f.read(12)
+    if len(head) < 12:
+        raise ValueError("%s: truncated or empty file (not a Paddle tensor)" % where)
+    version, levels = struct.unpack("<IQ", head)
+    if version != 0:
+        raise ValueError("%s: unsupported LoDTensor version %d" % (where, version))
+    lod = []
+    for _ in range(levels):
+        (nbytes,) = struct.unpack("<Q", f.read(8))
+        lod.append([int(x) for x in np.frombuffer(f.read(nbytes), dtype=np.uint64)])
+    return read_tensor(f, where), lod
+
+
+def write_selected_rows(f, rows, height, values):
+    f.write(struct.pack("<I", 0))
+    rows = np.asarray(rows, dtype=np.int64)
+    f.write(struct.pack("<Q", rows.size))
+    f.write(rows.tobytes())
+    f.write(struct.pack("<q", int(height)))
+    write_tensor(f, values)
+
+
+def read_selected_rows(f, where="<stream>"):
+    version, n = struct.unpack("<IQ", f.read(12))
+    rows = np.frombuffer(f.read(8 * n), dtype=np.int64).copy()
+    (height,) = struct.unpack("<q", f.read(8))
+    return rows, height, read_tensor(f, where)
+
+
+def atomic_write(path, writer):
+    """Write via a temp file in the same directory and rename: a crash never leaves a half-written file."""
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            writer(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def dumps_lod_tensor(arr, lod=None):
+    buf = io.BytesIO()
+    write_lod_tensor(buf, arr, lod)
+    return buf.getvalue()

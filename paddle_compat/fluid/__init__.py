@@ -1,0 +1,43 @@
+"""paddle_compat.fluid: Paddle Fluid 1.x's API. `import paddle_compat as fluid` gives the same names."""
+
+from . import (backward, clip, compiler, core, dtypes, executor, framework, initializer, io, layers,  # noqa: F401
+               lod_tensor, optimizer, param_attr, regularizer, unique_name)
+from .backward import append_backward, gradients
+from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
+from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, Scope, is_compiled_with_cuda)
+from .executor import Executor, global_scope, scope_guard
+from .framework import (Program, Variable, cpu_places, cuda_places, default_main_program,
+                        default_startup_program, in_dygraph_mode, name_scope, program_guard)
+from .initializer import force_init_on_cpu, init_on_cpu
+from .layers.io import data as _layers_data
+from .lod_tensor import create_lod_tensor, create_random_int_lodtensor
+from .parallel_executor import ParallelExecutor
+from .param_attr import ParamAttr, WeightNormParamAttr
+from . import transpiler  # noqa: E402
+from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory_optimize, release_memory
+
+Tensor = LoDTensor
+
+
+def data(name, shape, dtype="float32", lod_level=0):
+    """fluid.data (1.6+): like layers.data but the shape is taken as given (no batch dim added, None = -1)."""
+    return _layers_data(name=name, shape=[-1 if d is None else d for d in shape], dtype=dtype,
+                        lod_level=lod_level, append_batch_size=False)
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+              dtype="float32"):
+    return layers.embedding(input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+
+
+__all__ = [
+    "Program", "Variable", "default_main_program", "default_startup_program", "program_guard", "name_scope",
+    "Executor", "global_scope", "scope_guard", "Scope", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace",
+    "LoDTensor", "Tensor", "create_lod_tensor", "create_random_int_lodtensor", "ParamAttr",
+    "WeightNormParamAttr", "CompiledProgram", "BuildStrategy", "ExecutionStrategy", "ParallelExecutor",
+    "DistributeTranspiler", "DistributeTranspilerConfig", "memory_optimize", "release_memory",
+    "append_backward", "gradients", "cpu_places", "cuda_places", "in_dygraph_mode", "is_compiled_with_cuda",
+    "data", "embedding", "force_init_on_cpu", "init_on_cpu",
+    "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
+    "framework", "executor", "core", "compiler", "transpiler", "param_attr",
+]

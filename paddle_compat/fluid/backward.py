@@ -1,0 +1,273 @@
+"""append_backward / gradients: record Paddle's grad ops (`<type>_grad`, `<var>@GRAD` outputs, `sum` for
+repeated uses) so a program shows what is computed and where each gradient lands.
+
+The backend computes a whole run of these grad ops with one torch.autograd call (see
+backends/lowering/autograd_region.py); their inputs here describe the dependency, not a kernel signature.
+"""
+
+import collections
+
+from .dtypes import VarType
+from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
+from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from .program import notify_changed
+
+__all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
+
+# Ops whose outputs carry no gradient to their inputs.
+NON_DIFFERENTIABLE_OPS = frozenset([
+    "fill_constant", "fill_constant_batch_size_like", "uniform_random", "gaussian_random",
+    "truncated_gaussian_random", "assign_value", "accuracy", "auc", "top_k_indices", "arg_max", "arg_min",
+    "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "increment", "shape", "one_hot", "fill_zeros_like",
+    "fill_any_like", "range", "feed", "fetch", "sign", "floor", "ceil", "round", "elementwise_floordiv",
+    "elementwise_mod", "sampling_id", "is_empty", "isfinite", "print",
+])
+
+
+def is_autograd_op(op):
+    """True for ops append_backward recorded (computed together by the autograd lowering)."""
+    role = op.attrs.get(OP_ROLE_KEY, 0)
+    if not role & OpRole.Backward or role & OpRole.Loss:
+        return False
+    if op.type.endswith("_grad"):
+        return True
+    if op.type == "sum":
+        names = op.input_arg_names + op.output_arg_names
+        return bool(names) and all(GRAD_SUFFIX in n for n in names)
+    return False
+
+
+def _names(xs):
+    out = set()
+    for x in xs or ():
+        out.add(x.name if isinstance(x, Variable) else x)
+    return out
+
+
+def _op_path(block, targets, end_idx):
+    """Ops (in order) up to end_idx that the targets depend on."""
+    needed = set(targets)
+    path = []
+    for op in reversed(block.ops[:end_idx]):
+        if needed.intersection(op.output_arg_names):
+            path.append(op)
+            needed.update(op.input_arg_names)
+    path.reverse()
+    return path
+
+
+def _grad_flow(block, path, no_grad, params_only_trainable=True):
+    """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
+    produced = set()
+    for op in path:
+        produced.update(op.output_arg_names)
+    flows = set()
+    for op in path:
+        if op.type in NON_DIFFERENTIABLE_OPS:
+            continue
+        hit = False
+        for n in op.input_arg_names:
+            if n in no_grad:
+                continue
+            if n in flows:
+                hit = True
+            elif n not in produced:
+                v = block._find_var_recursive(n)
+                if v is None or v.stop_gradient:
+                    continue
+                if isinstance(v, Parameter) and not v.trainable:
+                    continue
+                if v.dtype not in (VarType.FP32, VarType.FP64, VarType.FP16, VarType.BF16):
+                    continue
+                flows.add(n)
+                hit = True
+        if hit:
+            for n in op.output_arg_names:
+                v = block._find_var_recursive(n)
+                if n not in no_grad and v is not None and not v.stop_gradient and \
+                        v.dtype in (VarType.FP32, VarType.FP64, VarType.FP16, VarType.BF16):
+                    flows.add(n)
+    return flows
+
+
+def _append_grad_ops(block, path, flows, seeds):
+    """Append `<type>_grad` ops for `path` in reverse; returns {grad name: forward name}."""
+    have_grad = set(seeds)            # forward vars whose @GRAD exists so far
+    grad_ops = []
+    for op in reversed(path):
+        if op.type in NON_DIFFERENTIABLE_OPS:
+            continue
+        out_with_grad = [n for n in op.output_arg_names if n in have_grad]
+        in_need = [n for n in op.input_arg_names if n in flows]
+        if not out_with_grad or not in_need:
+            continue
+        inputs = collections.OrderedDict()
+        for slot, names in op.inputs.items():
+            inputs[slot] = list(names)
+        for slot, names in op.outputs.items():
+            inputs[slot] = list(names)
+            g = [grad_var_name(n) for n in names if n in have_grad]
+            if g:
+                inputs[slot + GRAD_SUFFIX] = g
+        outputs = collections.OrderedDict()
+        for slot, names in op.inputs.items():
+            g = [grad_var_name(n) for n in names if n in flows]
+            if g:
+                outputs[slot + GRAD_SUFFIX] = g
+        attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+        attrs[OP_ROLE_KEY] = OpRole.Backward
+        gop = block.append_op(type=op.type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs)
+        gop.callsite = op.callsite
+        grad_ops.append(gop)
+        have_grad.update(in_need)
+    _add_up_repeated_grads(block, grad_ops)
+    return have_grad
+
+
+def _add_up_repeated_grads(block, grad_ops):
+    """A variable used by several ops gets one contribution per use: rename them and `sum` them right
+    after the last contribution (Paddle's @RENAME@ scheme)."""
+    producers = collections.defaultdict(list)
+    for i, gop in enumerate(grad_ops):
+        for slot, names in gop.outputs.items():
+            for j, n in enumerate(names):
+                producers[n].append((i, slot, j))
+    inserts = []
+    for name, occ in producers.items():
+        if len(occ) < 2:
+            continue
+        parts = []
+        for k, (i, slot, j) in enumerate(occ):
+            new = "%s@RENAME@block%d@%d" % (name, block.idx, k)
+            grad_ops[i].outputs[slot][j] = new
+            parts.append(new)
+        inserts.append((max(i for i, _, _ in occ), name, parts))
+    # insert from the back so earlier positions stay valid
+    for last, name, parts in sorted(inserts, key=lambda t: -t[0]):
+        pos = block.ops.index(grad_ops[last]) + 1
+        block._insert_op(pos, type="sum", inputs={"X": parts}, outputs={"Out": [name]},
+                         attrs={OP_ROLE_KEY: OpRole.Backward, "use_mkldnn": False})
+    for _, name, parts in inserts:
+        fwd = block._find_var_recursive(name[: -len(GRAD_SUFFIX)])
+        for p in parts:
+            _create_grad_var(block, p, fwd)
+
+
+def _create_grad_var(block, gname, fwd, sparse=False):
+    if block.has_var(gname):
+        return block.var(gname)
+    return block.create_var(name=gname, shape=fwd.shape if fwd is not None else (),
+                            dtype=fwd.dtype if fwd is not None else VarType.FP32,
+                            lod_level=fwd.lod_level if fwd is not None else 0,
+                            type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR)
+
+
+def _sparse_grad_params(block, path):
+    out = set()
+    for op in path:
+        if op.type in ("lookup_table", "lookup_table_v2") and op.attrs.get("is_sparse"):
+            out.update(op.input("W"))
+    return out
+
+
+def _backward(block, targets, seeds_from, no_grad_set):
+    """Shared core of append_backward and gradients. `seeds_from(target)` appends the seed op."""
+    target_names = [t.name for t in targets]
+    end = max(i for i, op in enumerate(block.ops) if set(target_names) & set(op.output_arg_names)) + 1
+    no_grad = _names(no_grad_set)
+    for v in block.program.list_vars():
+        if v.stop_gradient and not isinstance(v, Parameter):
+            no_grad.add(v.name)
+    path = _op_path(block, target_names, end)
+    flows = _grad_flow(block, path, no_grad)
+    for t in targets:
+        seeds_from(t)
+    have = _append_grad_ops(block, path, flows, set(target_names))
+    sparse = _sparse_grad_params(block, path)
+    for n in have:
+        fwd = block._find_var_recursive(n)
+        _create_grad_var(block, grad_var_name(n), fwd, sparse=n in sparse)
+    return have
+
+
+def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
+    """Append the backward of `loss` (a [1] Variable) to its block; returns [(param, param@GRAD)]."""
+    if not isinstance(loss, Variable):
+        raise TypeError("append_backward: loss must be a Variable, got %s" % type(loss).__name__)
+    program = loss.block.program
+    block = program.global_block()
+    if loss.op is not None:
+        loss.op._set_attr(OP_ROLE_KEY, OpRole.Forward | OpRole.Loss)
+
+    def seed(t):
+        block.append_op(type="fill_constant", outputs={"Out": [grad_var_name(t.name)]},
+                        attrs={"shape": [1], "value": 1.0, "dtype": int(t.dtype), "force_cpu": False,
+                               OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+        _create_grad_var(block, grad_var_name(t.name), t)
+
+    have = _backward(block, [loss], seed, no_grad_set)
+    if parameter_list is not None:
+        wanted = _names(parameter_list)
+        params = [block.var(n) for n in wanted if block.has_var(n)]
+    else:
+        params = [p for p in block.all_parameters() if p.trainable]
+    params_grads = []
+    for p in params:
+        if p.name in have and p.name != loss.name:
+            params_grads.append((p, block.var(grad_var_name(p.name))))
+    _set_op_role_var(block, params_grads)
+    notify_changed(program, "append_backward")
+    return params_grads
+
+
+def _set_op_role_var(block, params_grads):
+    by_grad = {g.name: p.name for p, g in params_grads}
+    for op in block.ops:
+        if not is_autograd_op(op):
+            continue
+        role_var = []
+        for n in op.output_arg_names:
+            base = n.split("@RENAME@")[0]
+            if base in by_grad and n == base:
+                role_var += [by_grad[base], base]
+        if role_var:
+            op.attrs[OP_ROLE_VAR_KEY] = role_var
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
+    """d(sum of targets)/d(inputs): a list with one grad Variable (or None) per input."""
+    targets = [targets] if isinstance(targets, Variable) else list(targets)
+    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    if target_gradients is not None:
+        target_gradients = [target_gradients] if isinstance(target_gradients, Variable) else list(target_gradients)
+        if len(target_gradients) != len(targets):
+            raise ValueError("gradients: %d target_gradients for %d targets" % (len(target_gradients), len(targets)))
+    block = targets[0].block.program.global_block()
+    tg = dict(zip([t.name for t in targets], target_gradients or [None] * len(targets)))
+
+    def seed(t):
+        gname = grad_var_name(t.name)
+        _create_grad_var(block, gname, t)
+        given = tg[t.name]
+        if given is not None:
+            block.append_op(type="assign", inputs={"X": [given]}, outputs={"Out": [gname]},
+                            attrs={OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+        else:
+            block.append_op(type="fill_any_like", inputs={"X": [t]}, outputs={"Out": [gname]},
+                            attrs={"value": 1.0, OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+
+    # inputs the caller asks about must receive gradient even if they are data (stop_gradient) vars
+    saved = [(v, v.stop_gradient) for v in inputs]
+    for v in inputs:
+        v._stop_gradient = False
+    try:
+        have = _backward(block, targets, seed, no_grad_set)
+    finally:
+        for v, sg in saved:
+            v._stop_gradient = sg
+    notify_changed(block.program, "gradients")
+    return [block.var(grad_var_name(v.name)) if v.name in have else None for v in inputs]
+
+
+calc_gradient = gradients

@@ -1,0 +1,121 @@
+"""CompiledProgram, BuildStrategy, ExecutionStrategy (Paddle's fields and defaults).
+
+In one process on one place a data-parallel CompiledProgram runs its program as is; several places or
+trainers go to the data-parallel runner of the collective backend.
+"""
+
+import os
+
+from .framework import Program
+
+__all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
+
+
+class _Enum:
+    pass
+
+
+class BuildStrategy:
+    class ReduceStrategy(_Enum):
+        AllReduce = 0
+        Reduce = 1
+
+    class GradientScaleStrategy(_Enum):
+        CoeffNumDevice = 0
+        One = 1
+        Customized = 2
+
+    def __init__(self):
+        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
+        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
+        self.debug_graphviz_path = ""
+        self.enable_sequential_execution = False
+        self.fuse_elewise_add_act_ops = False
+        self.fuse_bn_act_ops = False
+        self.fuse_relu_depthwise_conv = False
+        self.fuse_broadcast_ops = False
+        self.fuse_all_optimizer_ops = False
+        self.fuse_all_reduce_ops = False
+        self.enable_inplace = False
+        self.memory_optimize = False
+        self.enable_backward_optimizer_op_deps = False
+        self.cache_runtime_context = False
+        self.mkldnn_enabled_op_types = set()
+        self.sync_batch_norm = False
+        self.remove_unnecessary_lock = True
+        self.num_trainers = 1
+        self.trainer_id = 0
+        self.trainers_endpoints = []
+        self.use_hierarchical_allreduce = False
+        self.hierarchical_allreduce_inter_nranks = 0
+        self.nccl_comm_num = 1
+        self.async_mode = False
+        self.is_distribution = False
+
+
+class ExecutionStrategy:
+    def __init__(self):
+        self.num_threads = 0
+        self.allow_op_delay = False
+        self.num_iteration_per_drop_scope = 100
+        self.num_iteration_per_run = 1
+        self.use_thread_barrier = False
+        self.use_experimental_executor = False
+        self.dry_run = False
+
+
+class CompiledProgram:
+    def __init__(self, program_or_graph, build_strategy=None):
+        if not isinstance(program_or_graph, Program):
+            raise TypeError("CompiledProgram expects a fluid.Program, got %s" % type(program_or_graph).__name__)
+        self._program = program_or_graph
+        self._build_strategy = build_strategy
+        self._exec_strategy = None
+        self._is_data_parallel = False
+        self._loss_name = None
+        self._share_vars_from = None
+        self._places = None
+        self._runner = None
+
+    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
+                           places=None):
+        if self._is_data_parallel:
+            raise ValueError("with_data_parallel has already been called on this CompiledProgram")
+        self._is_data_parallel = True
+        if build_strategy is not None:
+            self._build_strategy = build_strategy
+        self._build_strategy = self._build_strategy or BuildStrategy()
+        self._exec_strategy = exec_strategy or ExecutionStrategy()
+        self._loss_name = loss_name
+        self._share_vars_from = share_vars_from
+        self._places = places
+        return self
+
+    def with_inference_optimize(self, config):
+        raise NotImplementedError("CompiledProgram.with_inference_optimize (the inference engine) is not supported")
+
+    def _num_places(self):
+        if self._places is not None:
+            return len(self._places)
+        return int(os.environ.get("CPU_NUM", "1")) if not _uses_cuda(self) else 1
+
+    def _is_multi(self):
+        bs = self._build_strategy
+        return self._is_data_parallel and (self._num_places() > 1 or (bs is not None and bs.num_trainers > 1))
+
+    def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
+        if not self._is_multi():
+            if isinstance(feed, (list, tuple)):
+                if len(feed) != 1:
+                    raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
+                feed = feed[0]
+            return exe._run_program(self._program, feed, fetch_list, scope, return_numpy)
+        if self._runner is None:
+            from ..backends.data_parallel import DataParallelRunner
+            self._runner = DataParallelRunner(self, exe)
+        return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)
+
+
+def _uses_cuda(compiled):
+    from .core import CUDAPlace
+    return bool(compiled._places) and isinstance(compiled._places[0], CUDAPlace)

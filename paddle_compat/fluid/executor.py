@@ -1,0 +1,208 @@
+"""Executor: lower a Program's global block once (per feeds/fetches/scope/version), then run it.
+
+torch is imported on the first run, not at import: building programs stays torch-free.
+"""
+
+import contextlib
+
+import numpy as np
+
+from . import core
+from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
+from .dtypes import convert_dtype, dtype_name
+from .framework import Program, Variable, default_main_program
+
+__all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    if not isinstance(scope, Scope):
+        raise TypeError("scope_guard expects a fluid.Scope, got %s" % type(scope).__name__)
+    old = core._switch_scope(scope)
+    try:
+        yield
+    finally:
+        core._switch_scope(old)
+
+
+def as_numpy(tensor):
+    if isinstance(tensor, (list, tuple)):
+        return [as_numpy(t) for t in tensor]
+    if isinstance(tensor, LoDTensor):
+        if tensor.lod():
+            raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be completely "
+                               "cast to Python ndarray. Please set the parameter 'return_numpy' as 'False' to "
+                               "return LoDTensor itself directly.")
+        return np.array(tensor)
+    return tensor
+
+
+def _fetch_names(fetch_list):
+    if fetch_list is None:
+        return []
+    if isinstance(fetch_list, (Variable, str)):
+        fetch_list = [fetch_list]
+    if not isinstance(fetch_list, (list, tuple)):
+        raise TypeError("fetch_list must be a list of Variables or names, got %s" % type(fetch_list).__name__)
+    names = []
+    for f in fetch_list:
+        if isinstance(f, Variable):
+            names.append(f.name)
+        elif isinstance(f, str):
+            names.append(f)
+        else:
+            raise TypeError("fetch_list items must be Variables or variable names, got %r" % (f,))
+    return names
+
+
+class _FeedSpec:
+    __slots__ = ("name", "np_dtype", "shape", "check", "lod", "device")
+
+    def __init__(self, var, device):
+        self.name = var.name
+        self.np_dtype = np.dtype(dtype_name(var.dtype))
+        self.shape = tuple(var.shape)
+        self.check = var.need_check_feed
+        self.lod = var.lod_level > 0
+        self.device = device
+
+    def convert(self, value):
+        import torch
+        lod = None
+        if isinstance(value, LoDTensor):
+            t, lod = value._holder.value, value._holder.lod
+            if t is None:
+                raise ValueError("feed '%s': the LoDTensor holds no data" % self.name)
+            arr_dtype, shape = t.dtype, tuple(t.shape)
+            if str(arr_dtype) != "torch." + self.np_dtype.name:
+                raise ValueError("feed '%s': expected dtype %s, got %s" % (self.name, self.np_dtype.name,
+                                                                          str(arr_dtype)[6:]))
+        elif isinstance(value, torch.Tensor):
+            t, shape = value, tuple(value.shape)
+        else:
+            arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.np_dtype)
+            if arr.dtype != self.np_dtype:
+                raise ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'))"
+                                 % (self.name, self.np_dtype.name, arr.dtype.name, self.np_dtype.name))
+            if not arr.flags.c_contiguous or not arr.flags.writeable:
+                arr = np.array(arr, copy=True, order="C")
+            t, shape = torch.from_numpy(arr), arr.shape
+        if self.check:
+            want = self.shape
+            if len(shape) != len(want) or any(w >= 0 and w != g for w, g in zip(want, shape)):
+                raise ValueError("feed '%s': expected shape %s, got %s" % (self.name, list(want), list(shape)))
+        if self.device != "cpu" and t.device.type == "cpu":
+            t = t.to(self.device)
+        if self.lod:
+            return (t, lod)
+        return t
+
+
+class _Prepared:
+    def __init__(self, lowered, feed_specs, scope_of_fetch):
+        self.lowered = lowered
+        self.feed_specs = feed_specs
+        self.fetch_persistable = lowered.fetch_persistable
+
+    def run(self, feed, return_numpy):
+        feeds = [spec.convert(feed[spec.name]) for spec in self.feed_specs]
+        results = self.lowered(feeds)
+        out = []
+        for (t, lod), persist in zip(results, self.fetch_persistable):
+            if t is not None and getattr(t, "is_sparse", False):
+                t = t.to_dense()
+            if return_numpy:
+                if lod:
+                    raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be "
+                                       "completely cast to Python ndarray. Please set the parameter "
+                                       "'return_numpy' as 'False' to return LoDTensor itself directly.")
+                a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
+                out.append(a.copy() if persist else a)
+            else:
+                out.append(LoDTensor(_holder=ScopeVar(value=t.detach() if hasattr(t, "detach") else t, lod=lod)))
+        return out
+
+
+class Executor:
+    def __init__(self, place=None):
+        self.place = place if place is not None else CPUPlace()
+        self._device = None
+        self._cache = {}
+        self._closed = False
+        # Backends keep per-executor state here (RPC clients, process groups) and register what
+        # close() must do (tell pservers this trainer is done, ...).
+        self.runtime = {}
+        self._closers = []
+
+    @property
+    def device(self):
+        if self._device is None:
+            self._device = core.torch_device(self.place)
+        return self._device
+
+    def close(self):
+        """Release this executor; in distributed modes this tells the pservers this trainer is done."""
+        if self._closed:
+            return
+        self._closed = True
+        closers, self._closers = self._closers, []
+        for fn in reversed(closers):
+            fn()
+        self._cache.clear()
+
+    def _add_closer(self, fn):
+        self._closers.append(fn)
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
+            scope=None, return_numpy=True, use_program_cache=False, return_merged=True, use_prune=False):
+        if self._closed:
+            raise RuntimeError("Executor.run after Executor.close(): create a new Executor")
+        if program is None:
+            program = default_main_program()
+        if hasattr(program, "_run_with_executor"):   # CompiledProgram
+            return program._run_with_executor(self, feed, fetch_list, scope, return_numpy, return_merged)
+        if not isinstance(program, Program):
+            raise TypeError("Executor.run: program must be a fluid.Program or CompiledProgram, got %s"
+                            % type(program).__name__)
+        return self._run_program(program, feed, fetch_list, scope, return_numpy)
+
+    def _run_program(self, program, feed, fetch_list, scope, return_numpy):
+        if scope is None:
+            scope = global_scope()
+        if feed is None:
+            feed = {}
+        if not isinstance(feed, dict):
+            raise TypeError("feed must be a dict {variable name: value} when running a Program "
+                            "(a list of per-place dicts needs a data-parallel CompiledProgram)")
+        fetch_names = _fetch_names(fetch_list)
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), id(scope))
+        prepared = self._cache.get(key)
+        if prepared is None:
+            prepared = self._prepare(program, feed, fetch_names, scope)
+            self._cache[key] = prepared
+        return prepared.run(feed, return_numpy)
+
+    def _prepare(self, program, feed, fetch_names, scope):
+        from ..backends.lowering.codegen import lower_block
+        block = program.global_block()
+        specs = []
+        for name in feed:
+            if not isinstance(name, str):
+                raise TypeError("feed keys must be variable names, got %r" % (name,))
+            var = block._find_var_recursive(name)
+            if var is None:
+                raise ValueError("feed: '%s' is not a variable of the program" % name)
+            specs.append(_FeedSpec(var, self.device))
+        for f in fetch_names:
+            if not any(b.has_var(f) for b in program.blocks):
+                raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
+        lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
+                              executor=self, feed_lod={s.name for s in specs if s.lod})
+        return _Prepared(lowered, specs, scope)
+
+    # Paddle API that has no counterpart here
+    def infer_from_dataset(self, *args, **kwargs):
+        raise NotImplementedError("Executor.infer_from_dataset (fluid.Dataset) is not supported by paddle_compat")
+
+    train_from_dataset = infer_from_dataset

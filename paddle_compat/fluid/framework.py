@@ -1,0 +1,110 @@
+"""The IR: Program, Block, Variable, Parameter, Operator, and the default-program machinery.
+
+Pieces live in program.py / variable.py / operator.py / dtypes.py; this module is the one the rest of the
+package (and user code, as `fluid.framework`) imports them from.
+"""
+
+import contextlib
+
+from . import unique_name
+from .dtypes import VarDesc, VarType, convert_dtype, convert_np_dtype_to_dtype_, dtype_name
+from .operator import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, Operator, OpRole)
+from .program import Block, Program, change_hooks, notify_changed
+from .variable import Parameter, Variable
+
+__all__ = [
+    "Program", "Block", "Variable", "Parameter", "Operator", "OpRole", "default_main_program",
+    "default_startup_program", "program_guard", "name_scope", "switch_main_program",
+    "switch_startup_program", "in_dygraph_mode", "unique_name", "VarDesc", "convert_np_dtype_to_dtype_",
+    "grad_var_name", "GRAD_SUFFIX",
+]
+
+GRAD_SUFFIX = "@GRAD"
+EMPTY_VAR_NAME = "@EMPTY@"
+TEMP_VAR_NAME = "@TEMP@"
+
+
+def grad_var_name(name):
+    return name + GRAD_SUFFIX
+
+
+_main_program_ = Program()
+_startup_program_ = Program()
+
+
+def default_main_program():
+    return _main_program_
+
+
+def default_startup_program():
+    return _startup_program_
+
+
+def switch_main_program(program):
+    global _main_program_
+    prev = _main_program_
+    _main_program_ = program
+    return prev
+
+
+def switch_startup_program(program):
+    global _startup_program_
+    prev = _startup_program_
+    _startup_program_ = program
+    return prev
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    if not isinstance(main_program, Program):
+        raise TypeError("program_guard: main_program must be a Program, got %s" % type(main_program).__name__)
+    if startup_program is not None and not isinstance(startup_program, Program):
+        raise TypeError("program_guard: startup_program must be a Program, got %s"
+                        % type(startup_program).__name__)
+    main_program = switch_main_program(main_program)
+    if startup_program is not None:
+        startup_program = switch_startup_program(startup_program)
+    try:
+        yield
+    finally:
+        switch_main_program(main_program)
+        if startup_program is not None:
+            switch_startup_program(startup_program)
+
+
+@contextlib.contextmanager
+def name_scope(prefix=None):
+    """Records a '/'-joined scope path in each op's op_namescope attribute (Paddle's name_scope)."""
+    prog = default_main_program()
+    old = prog._name_scope
+    prefix = prefix or ""
+    base = old if old else "/"
+    prog._name_scope = base + (unique_name.generate(prefix) if prefix else "") + "/"
+    try:
+        yield
+    finally:
+        prog._name_scope = old
+
+
+def in_dygraph_mode():
+    return False
+
+
+def _current_expected_place():
+    from .core import CPUPlace
+    return CPUPlace()
+
+
+def cuda_places(device_ids=None):
+    from .core import CUDAPlace, get_cuda_device_count
+    if device_ids is None:
+        device_ids = range(get_cuda_device_count())
+    return [CUDAPlace(i) for i in device_ids]
+
+
+def cpu_places(device_count=None):
+    import os
+    from .core import CPUPlace
+    if device_count is None:
+        device_count = int(os.environ.get("CPU_NUM", "1"))
+    return [CPUPlace() for _ in range(device_count)]

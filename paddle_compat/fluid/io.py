@@ -1,0 +1,209 @@
+"""Saving and loading: one file per variable in Paddle's tensor format (or one combined file), each
+written atomically; inference models as a pruned program plus its parameters.
+
+Like Paddle, saving and loading build a small program of `save`/`load` ops and run it with the
+executor, so values are read from and written to the executor's scope.
+"""
+
+import json
+import os
+
+from . import framework
+from .framework import Parameter, Program, Variable, default_main_program, program_guard
+from .dtypes import VarType
+from .executor import Executor, global_scope
+from .serialization import program_from_dict, program_to_dict, prune_for_inference
+
+__all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
+           "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
+           "get_program_parameter", "get_program_persistable_vars"]
+
+MODEL_FILENAME = "__model__"
+
+
+def is_parameter(var):
+    return isinstance(var, Parameter)
+
+
+def is_persistable(var):
+    if var.type in (VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.READER, VarType.RAW):
+        return False
+    return var.persistable
+
+
+def is_belong_to_optimizer(var):
+    return getattr(var, "belong_to_optimizer", False)
+
+
+def get_program_parameter(program):
+    return [v for v in program.list_vars() if is_parameter(v)]
+
+
+def get_program_persistable_vars(program):
+    return [v for v in program.list_vars() if is_persistable(v)]
+
+
+def _check_exe(executor, fn):
+    if not isinstance(executor, Executor):
+        raise TypeError("%s: executor must be a fluid.Executor, got %s" % (fn, type(executor).__name__))
+
+
+def _select(main_program, vars, predicate, fn):
+    if main_program is None:
+        main_program = default_main_program()
+    if not isinstance(main_program, Program):
+        inner = getattr(main_program, "_program", None)
+        if inner is None:
+            raise TypeError("%s: main_program must be a fluid.Program, got %s" % (fn, type(main_program).__name__))
+        main_program = inner
+    if vars is None:
+        seen, out = set(), []
+        for v in main_program.list_vars():
+            if (predicate is None or predicate(v)) and v.name not in seen:
+                seen.add(v.name)
+                out.append(v)
+        return main_program, out
+    out = []
+    for v in vars:
+        if isinstance(v, str):
+            v = main_program.global_block().var(v)
+        if not isinstance(v, Variable):
+            raise TypeError("%s: vars must be Variables or names, got %r" % (fn, v))
+        out.append(v)
+    return main_program, out
+
+
+def _clone_var(block, var):
+    return block.create_var(name=var.name, shape=var.shape, dtype=var.dtype, type=var.type,
+                            lod_level=var.lod_level, persistable=True)
+
+
+def _io_program(ops_of):
+    prog = Program()
+    with program_guard(prog, Program()):
+        ops_of(prog.global_block())
+    return prog
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None):
+    """Save variables to dirname/<var name> (or all into dirname/filename), from the global scope."""
+    _check_exe(executor, "save_vars")
+    main_program, vs = _select(main_program, vars, predicate, "save_vars")
+    if _is_distributed_trainer(main_program) and vars is None:
+        from .io_dist import distributed_save
+        return distributed_save(executor, dirname, main_program, vs, filename)
+    dirname = os.path.normpath(dirname)
+    os.makedirs(dirname, exist_ok=True)
+
+    def build(block):
+        cloned = [_clone_var(block, v) for v in vs]
+        if filename is None:
+            for v in cloned:
+                block.append_op(type="save", inputs={"X": [v]},
+                                attrs={"file_path": os.path.join(dirname, v.name), "overwrite": True})
+        elif cloned:
+            block.append_op(type="save_combine", inputs={"X": cloned},
+                            attrs={"file_path": os.path.join(dirname, filename)})
+
+    executor.run(_io_program(build))
+
+
+def save_params(executor, dirname, main_program=None, filename=None):
+    return save_vars(executor, dirname, main_program, None, is_parameter, filename)
+
+
+def save_persistables(executor, dirname, main_program=None, filename=None):
+    return save_vars(executor, dirname, main_program, None, is_persistable, filename)
+
+
+def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None):
+    """Load variables from dirname (files named after the variables), into the global scope."""
+    _check_exe(executor, "load_vars")
+    main_program, vs = _select(main_program, vars, predicate, "load_vars")
+    if _is_pserver_program(main_program) and vars is None:
+        from .io_dist import pserver_load
+        return pserver_load(executor, dirname, main_program, vs)
+    if not os.path.isdir(dirname):
+        raise ValueError("load_vars: there is no directory %s" % dirname)
+    missing = [v.name for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
+    if missing:
+        raise ValueError("load_vars: %s has no file for variable(s) %s" % (dirname, ", ".join(missing[:10])))
+
+    def build(block):
+        cloned = [_clone_var(block, v) for v in vs]
+        if filename is None:
+            for v in cloned:
+                block.append_op(type="load", outputs={"Out": [v]},
+                                attrs={"file_path": os.path.join(dirname, v.name)})
+        elif cloned:
+            block.append_op(type="load_combine", outputs={"Out": cloned},
+                            attrs={"file_path": os.path.join(dirname, filename)})
+
+    executor.run(_io_program(build))
+
+
+def load_params(executor, dirname, main_program=None, filename=None):
+    return load_vars(executor, dirname, main_program, None, is_parameter, filename)
+
+
+def load_persistables(executor, dirname, main_program=None, filename=None):
+    return load_vars(executor, dirname, main_program, None, is_persistable, filename)
+
+
+def _is_distributed_trainer(program):
+    return bool(program._dist_info.get("role") == "trainer")
+
+
+def _is_pserver_program(program):
+    return bool(program._dist_info.get("role") == "pserver")
+
+
+def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
+                         model_filename=None, params_filename=None, export_for_deployment=True,
+                         program_only=False):
+    """Write the program pruned to target_vars (our JSON form of Paddle's __model__) and its parameters
+    (Paddle's tensor format). Returns the names of the targets."""
+    if isinstance(feeded_var_names, str):
+        feeded_var_names = [feeded_var_names]
+    if not all(isinstance(n, str) for n in feeded_var_names):
+        raise TypeError("save_inference_model: feeded_var_names must be a list of str")
+    if isinstance(target_vars, Variable):
+        target_vars = [target_vars]
+    if not all(isinstance(v, Variable) for v in target_vars):
+        raise TypeError("save_inference_model: target_vars must be Variables")
+    main_program = main_program or default_main_program()
+    if not isinstance(main_program, Program):
+        main_program = main_program._program
+    gb = main_program.global_block()
+    for n in feeded_var_names:
+        if not gb.has_var(n):
+            raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
+    pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
+    os.makedirs(dirname, exist_ok=True)
+    model = program_to_dict(pruned)
+    model["feed_var_names"] = list(feeded_var_names)
+    model["fetch_var_names"] = [v.name for v in target_vars]
+    from ..backends.tensor_format import atomic_write
+    atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),
+                 lambda f: f.write(json.dumps(model).encode("utf-8")))
+    if not program_only:
+        save_persistables(executor, dirname, pruned, params_filename)
+    return model["fetch_var_names"]
+
+
+def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
+    """Returns [program, feed target names, fetch target Variables]."""
+    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
+    if not os.path.isfile(path):
+        raise ValueError("load_inference_model: no model file %s" % path)
+    with open(path, "rb") as f:
+        head = f.read(1)
+        f.seek(0)
+        if head != b"{":
+            raise ValueError("load_inference_model: %s is not a model saved by paddle_compat (Paddle's protobuf "
+                             "ProgramDesc cannot be read; its parameter files can, with fluid.io.load_vars)" % path)
+        model = json.loads(f.read().decode("utf-8"))
+    program = program_from_dict(model)
+    load_persistables(executor, dirname, program, params_filename)
+    gb = program.global_block()
+    return [program, list(model["feed_var_names"]), [gb.var(n) for n in model["fetch_var_names"]]]

@@ -1,0 +1,40 @@
+"""Small shared pieces of the layer builders."""
+
+from ..layer_helper import LayerHelper
+
+
+def out_var(helper, dtype, shape, lod_level=0, stop_gradient=False):
+    return helper.create_variable_for_type_inference(dtype=dtype, shape=tuple(shape), lod_level=lod_level,
+                                                     stop_gradient=stop_gradient)
+
+
+def unary(op_type, x, attrs=None, name=None, shape=None, dtype=None, helper_type=None):
+    """One input X, one output Out (shape and LoD of X unless told otherwise)."""
+    helper = LayerHelper(helper_type or op_type, name=name)
+    out = out_var(helper, dtype or x.dtype, x.shape if shape is None else shape,
+                  lod_level=x.lod_level if shape is None else 0)
+    helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs or {})
+    return out
+
+
+def check_variable(x, arg, layer):
+    from ..framework import Variable
+    if not isinstance(x, Variable):
+        raise TypeError("%s: '%s' must be a Variable, got %s" % (layer, arg, type(x).__name__))
+
+
+def as_list(v, n, what):
+    if isinstance(v, int):
+        return [v] * n
+    v = list(v)
+    if len(v) != n:
+        raise ValueError("%s must be an int or a list of %d ints, got %s" % (what, n, v))
+    return v
+
+
+def broadcast_shape(xs, ys, axis):
+    """Paddle elementwise broadcast: Y's dims align with X's starting at `axis` (-1: trailing)."""
+    xs, ys = list(xs), list(ys)
+    if len(xs) >= len(ys):
+        return tuple(xs)
+    return tuple(ys)

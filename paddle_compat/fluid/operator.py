@@ -1,0 +1,163 @@
+"""Operator: one node of the recorded graph (type, named input/output slots of variable names, attrs)."""
+
+import collections
+import os
+import sys
+
+
+class OpRole:
+    """Paddle's op_role bits (core.op_proto_and_checker_maker.OpRole)."""
+    Forward = 0x0000
+    Backward = 0x0001
+    Optimize = 0x0002
+    RPC = 0x0004
+    Dist = 0x0008
+    LRSched = 0x0010
+    Loss = 0x0100
+    Collective = 0x0200  # not a Paddle 1.x bit; marks ops inserted by the collective transpiler
+    NotSpecified = 0x1000
+
+
+OP_ROLE_KEY = "op_role"
+OP_ROLE_VAR_KEY = "op_role_var"
+OP_NAMESCOPE_KEY = "op_namescope"
+OP_CALLSTACK_KEY = "op_callstack"
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_callsite():
+    """'file:line' of the first frame outside paddle_compat: where the user built this op."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR) and not fn.startswith("<"):
+            return "%s:%d" % (fn, f.f_lineno)
+        f = f.f_back
+    return "<unknown>"
+
+
+def _names(args):
+    """Normalise an input/output slot value (Variable, name, list of either) into a list of names."""
+    if args is None:
+        return []
+    if not isinstance(args, (list, tuple)):
+        args = [args]
+    out = []
+    for a in args:
+        if a is None:
+            continue
+        if isinstance(a, str):
+            out.append(a)
+        elif hasattr(a, "name"):
+            out.append(a.name)
+        else:
+            raise TypeError("op argument must be a Variable or a variable name, got %r" % (a,))
+    return out
+
+
+class _Abbrev(str):
+    def __repr__(self):
+        return str(self)
+
+
+class Operator:
+    def __init__(self, block, type, inputs=None, outputs=None, attrs=None, callsite=None):
+        self.block = block
+        self.type = type
+        self.inputs = collections.OrderedDict((k, _names(v)) for k, v in (inputs or {}).items())
+        self.outputs = collections.OrderedDict((k, _names(v)) for k, v in (outputs or {}).items())
+        self.attrs = dict(attrs or {})
+        self.callsite = callsite
+
+    # Paddle's Operator API -------------------------------------------------------------
+    def input(self, name):
+        return list(self.inputs.get(name, []))
+
+    def output(self, name):
+        return list(self.outputs.get(name, []))
+
+    @property
+    def input_names(self):
+        return list(self.inputs.keys())
+
+    @property
+    def output_names(self):
+        return list(self.outputs.keys())
+
+    @property
+    def input_arg_names(self):
+        return [n for v in self.inputs.values() for n in v]
+
+    @property
+    def output_arg_names(self):
+        return [n for v in self.outputs.values() for n in v]
+
+    def attr(self, name):
+        if name not in self.attrs:
+            raise ValueError("op '%s' has no attribute '%s'" % (self.type, name))
+        return self.attrs[name]
+
+    def has_attr(self, name):
+        return name in self.attrs
+
+    @property
+    def attr_names(self):
+        return list(self.attrs.keys())
+
+    def all_attrs(self):
+        return dict(self.attrs)
+
+    def _set_attr(self, name, val):
+        self.attrs[name] = val
+        self._touch()
+
+    set_attr = _set_attr
+
+    def _rename_input(self, old, new):
+        for k, v in self.inputs.items():
+            self.inputs[k] = [new if n == old else n for n in v]
+        self._touch()
+
+    def _rename_output(self, old, new):
+        for k, v in self.outputs.items():
+            self.outputs[k] = [new if n == old else n for n in v]
+        self._touch()
+
+    def _touch(self):
+        if self.block is not None:
+            self.block.program._bump()
+
+    @property
+    def idx(self):
+        for i, op in enumerate(self.block.ops):
+            if op is self:
+                return i
+        raise ValueError("operator is not in its block")
+
+    def copy_to(self, block):
+        op = Operator(block, self.type, self.inputs, self.outputs, self.attrs, self.callsite)
+        return op
+
+    # printing ----------------------------------------------------------------------------
+    def to_string(self, throw_on_error=False):
+        outs = ", ".join("%s=%s" % (k, v) for k, v in self.outputs.items())
+        ins = ", ".join("%s=%s" % (k, v) for k, v in self.inputs.items())
+        shown = []
+        for k in sorted(self.attrs):
+            if k in (OP_CALLSTACK_KEY,):
+                continue
+            v = self.attrs[k]
+            if hasattr(v, "idx") and hasattr(v, "ops"):
+                v = "block[%d]" % v.idx
+            elif isinstance(v, (list, tuple)) and v and hasattr(v[0], "ops"):
+                v = ["block[%d]" % b.idx for b in v]
+            elif hasattr(v, "dtype") and hasattr(v, "shape") or isinstance(v, (list, tuple)) and len(v) > 16:
+                v = _Abbrev("<%d values>" % len(v))
+            shown.append("%s = %r" % (k, v))
+        return "{%s} = %s(inputs={%s}%s)" % (outs, self.type, ins, (", " + ", ".join(shown)) if shown else "")
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return "<Operator %s>" % self.type

@@ -1,0 +1,318 @@
+"""Block and Program: ordered ops over named variables, the unit an Executor lowers and runs."""
+
+import collections
+import contextlib
+import copy
+import itertools
+
+from .dtypes import VarType
+from .operator import (OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole, user_callsite)
+from .variable import Parameter, Variable
+
+_program_ids = itertools.count()
+
+# Called with (program, what) after each public change of a program; tests install the verifier here.
+change_hooks = []
+
+
+def notify_changed(program, what):
+    for hook in change_hooks:
+        hook(program, what)
+
+
+class Block:
+    def __init__(self, program, idx, parent_idx=-1):
+        self.program = program
+        self.idx = idx
+        self.parent_idx = parent_idx
+        self.forward_block_idx = -1
+        self.vars = collections.OrderedDict()
+        self.ops = []
+
+    @property
+    def parent(self):
+        return self.program.block(self.parent_idx) if self.parent_idx >= 0 else None
+
+    # variables ---------------------------------------------------------------------------------
+    def var(self, name):
+        if not isinstance(name, str):
+            raise TypeError("var name must be str, got %r" % (name,))
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError("var %s not in this block" % name)
+        return v
+
+    def has_var(self, name):
+        return name in self.vars
+
+    def _find_var_recursive(self, name):
+        b = self
+        while b is not None:
+            if name in b.vars:
+                return b.vars[name]
+            b = b.parent
+        return None
+
+    def _var_recursive(self, name):
+        v = self._find_var_recursive(name)
+        if v is None:
+            raise ValueError("var %s is not in block %d or its ancestors" % (name, self.idx))
+        return v
+
+    def create_var(self, **kwargs):
+        name = kwargs.get("name")
+        if name is not None and name in self.vars:
+            # Paddle returns the existing variable (create_var is idempotent by name).
+            return self.vars[name]
+        v = Variable(self, **kwargs)
+        self.vars[v.name] = v
+        self.program._bump()
+        return v
+
+    def create_parameter(self, **kwargs):
+        """Parameters live in the global block (Paddle's rule)."""
+        gb = self.program.global_block()
+        name = kwargs.get("name")
+        if name in gb.vars and isinstance(gb.vars[name], Parameter):
+            return gb.vars[name]
+        initializer = kwargs.pop("initializer", None)
+        p = Parameter(gb, **kwargs)
+        gb.vars[p.name] = p
+        self.program._bump()
+        if initializer is not None:
+            initializer(p, gb)
+        return p
+
+    def _remove_var(self, name):
+        self.vars.pop(name, None)
+        self.program._bump()
+
+    remove_var = _remove_var
+
+    def _rename_var(self, old, new):
+        v = self.vars.pop(old)
+        v.name = new
+        self.vars[new] = v
+        for op in self.ops:
+            op._rename_input(old, new)
+            op._rename_output(old, new)
+        self.program._bump()
+        return v
+
+    def all_parameters(self):
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    def iter_parameters(self):
+        return iter(self.all_parameters())
+
+    # operators ---------------------------------------------------------------------------------
+    def _make_op(self, type, inputs, outputs, attrs, stop_gradient=False):
+        attrs = dict(attrs or {})
+        prog = self.program
+        attrs.setdefault(OP_ROLE_KEY, prog._current_role)
+        if prog._op_role_var and OP_ROLE_VAR_KEY not in attrs:
+            attrs[OP_ROLE_VAR_KEY] = list(prog._op_role_var)
+        if prog._name_scope and OP_NAMESCOPE_KEY not in attrs:
+            attrs[OP_NAMESCOPE_KEY] = prog._name_scope
+        op = Operator(self, type, inputs, outputs, attrs, callsite=user_callsite())
+        return op
+
+    def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.append(op)
+        self.program._bump()
+        return op
+
+    def _insert_op(self, index, type=None, inputs=None, outputs=None, attrs=None, **kw):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.insert(index, op)
+        self.program._bump()
+        return op
+
+    def _prepend_op(self, type=None, inputs=None, outputs=None, attrs=None, **kw):
+        return self._insert_op(0, type, inputs, outputs, attrs)
+
+    def _remove_op(self, index, end=None):
+        if end is None:
+            del self.ops[index]
+        else:
+            del self.ops[index:end]
+        self.program._bump()
+
+    insert_op = _insert_op
+    prepend_op = _prepend_op
+    remove_op = _remove_op
+
+    def _sync_with_cpp(self):
+        """No-op: there is no C++ desc to keep in sync."""
+
+    # printing ----------------------------------------------------------------------------------
+    def to_string(self, throw_on_error=False, with_details=False):
+        lines = ["{ // block %d%s" % (self.idx, (" (parent %d)" % self.parent_idx) if self.parent_idx >= 0 else "")]
+        for v in self.vars.values():
+            lines.append("    " + v.to_string())
+        if self.vars:
+            lines.append("")
+        for op in self.ops:
+            lines.append("    " + op.to_string())
+        lines.append("}")
+        return "\n".join(lines)
+
+    __str__ = to_string
+
+
+class Program:
+    def __init__(self):
+        self.blocks = [Block(self, 0)]
+        self.current_block_idx = 0
+        self._seed = 0
+        self._version = 0
+        self._uid = next(_program_ids)
+        self._current_role = OpRole.Forward
+        self._op_role_var = []
+        self._name_scope = ""
+        # attributes set by the transpilers (Paddle's names)
+        self._is_distributed = False
+        self._is_chief = False
+        self._endpoints = []
+        self._ps_endpoint = None
+        self._trainers_endpoints = []
+        self._distributed_lookup_table = None
+        self._nccl_comm_num = 1
+        # runtime facts the transpilers leave for the backends (dist mode, endpoints, ...)
+        self._dist_info = {}
+
+    def _bump(self):
+        self._version += 1
+
+    # blocks ------------------------------------------------------------------------------------
+    def global_block(self):
+        return self.blocks[0]
+
+    def block(self, index):
+        return self.blocks[index]
+
+    def current_block(self):
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self):
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx=None):
+        parent = self.current_block_idx if parent_idx is None else parent_idx
+        b = Block(self, len(self.blocks), parent)
+        self.blocks.append(b)
+        self.current_block_idx = b.idx
+        self._bump()
+        return b
+
+    def _rollback(self):
+        self.current_block_idx = self.current_block().parent_idx
+
+    # misc Paddle API ---------------------------------------------------------------------------
+    @property
+    def random_seed(self):
+        return self._seed
+
+    @random_seed.setter
+    def random_seed(self, seed):
+        if not isinstance(seed, int):
+            raise ValueError("Program.random_seed must be an int, got %r" % (seed,))
+        self._seed = seed
+
+    def list_vars(self):
+        for b in self.blocks:
+            for v in b.vars.values():
+                yield v
+
+    def all_parameters(self):
+        return self.global_block().all_parameters()
+
+    @property
+    def _op_role(self):
+        return self._current_role
+
+    @_op_role.setter
+    def _op_role(self, role):
+        self._current_role = role
+
+    @contextlib.contextmanager
+    def _role_guard(self, role, role_var=None):
+        old = (self._current_role, self._op_role_var)
+        self._current_role = role
+        self._op_role_var = [v if isinstance(v, str) else v.name for v in (role_var or [])]
+        try:
+            yield
+        finally:
+            self._current_role, self._op_role_var = old
+
+    def _optimized_guard(self, param_and_grads):
+        return self._role_guard(OpRole.Optimize, param_and_grads)
+
+    def _lr_schedule_guard(self, is_with_opt=False):
+        role = OpRole.LRSched | (OpRole.Optimize if is_with_opt else 0)
+        return self._role_guard(role)
+
+    def _backward_role_guard(self):
+        return self._role_guard(OpRole.Backward)
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return "<Program %d: %d blocks, %d ops>" % (self._uid, len(self.blocks), sum(len(b.ops) for b in self.blocks))
+
+    # cloning -----------------------------------------------------------------------------------
+    def clone(self, for_test=False):
+        """A deep copy. for_test: drop backward/optimize ops and set is_test on ops that have it
+        (Paddle's clone(for_test=True) = prune_backward + inference optimize)."""
+        p = Program()
+        p._seed = self._seed
+        for name in ("_is_distributed", "_is_chief", "_endpoints", "_ps_endpoint", "_trainers_endpoints",
+                     "_distributed_lookup_table", "_nccl_comm_num"):
+            setattr(p, name, copy.copy(getattr(self, name)))
+        p._dist_info = copy.deepcopy(self._dist_info)
+        p.blocks = []
+        for b in self.blocks:
+            nb = Block(p, b.idx, b.parent_idx)
+            nb.forward_block_idx = b.forward_block_idx
+            p.blocks.append(nb)
+        for b, nb in zip(self.blocks, p.blocks):
+            for v in b.vars.values():
+                nb.vars[v.name] = v._copy_meta_to(nb)
+            for op in b.ops:
+                role = op.attrs.get(OP_ROLE_KEY, 0)
+                if for_test and role & (OpRole.Backward | OpRole.Optimize):
+                    continue
+                nop = op.copy_to(nb)
+                for k, val in list(nop.attrs.items()):
+                    if isinstance(val, Block):
+                        nop.attrs[k] = p.blocks[val.idx]
+                    elif isinstance(val, (list, tuple)) and val and isinstance(val[0], Block):
+                        nop.attrs[k] = [p.blocks[x.idx] for x in val]
+                if for_test and "is_test" in nop.attrs:
+                    nop.attrs["is_test"] = True
+                nb.ops.append(nop)
+        if for_test:
+            _drop_grad_vars(p)
+        notify_changed(p, "clone")
+        return p
+
+    def _prune(self, targets):
+        from .serialization import prune_for_inference
+        names = [t if isinstance(t, str) else t.name for t in (targets if isinstance(targets, (list, tuple)) else [targets])]
+        return prune_for_inference(self, [], names)
+
+
+def _drop_grad_vars(program):
+    for b in program.blocks:
+        used = set()
+        for op in b.ops:
+            used.update(op.input_arg_names)
+            used.update(op.output_arg_names)
+        for name in list(b.vars):
+            if "@GRAD" in name and name not in used:
+                del b.vars[name]

@@ -1,0 +1,111 @@
+"""Variable and Parameter: named, typed slots of a Block. They hold no data; a Scope does."""
+
+from .dtypes import VarType, convert_dtype
+
+
+def _flag_property(name, doc):
+    key = "_" + name
+
+    def get(self):
+        return getattr(self, key)
+
+    def set(self, value):
+        setattr(self, key, bool(value))
+        if self.block is not None:
+            self.block.program._bump()
+
+    return property(get, set, doc=doc)
+
+
+class Variable:
+    """A named variable of a Block. Arithmetic and comparisons append elementwise ops
+    (see layers/math_op_patch.py), as in Paddle."""
+
+    def __init__(self, block, type=VarType.LOD_TENSOR, name=None, shape=None, dtype=None, lod_level=None,
+                 persistable=None, error_clip=None, stop_gradient=False, is_data=False, need_check_feed=False,
+                 belong_to_optimizer=False, **kwargs):
+        from . import unique_name
+        self.block = block
+        self.name = name if name is not None else unique_name.generate("_generated_var")
+        self.type = type
+        self.shape = tuple(int(d) for d in shape) if shape is not None else ()
+        self.dtype = convert_dtype(dtype) if dtype is not None else VarType.FP32
+        self.lod_level = int(lod_level) if lod_level is not None else 0
+        self._persistable = bool(persistable) if persistable is not None else False
+        self._stop_gradient = bool(stop_gradient)
+        self.error_clip = error_clip
+        self.is_data = is_data
+        self.need_check_feed = need_check_feed
+        self.belong_to_optimizer = belong_to_optimizer
+        self.op = None
+
+    persistable = _flag_property("persistable", "kept in the scope across runs (params, optimizer state)")
+    stop_gradient = _flag_property("stop_gradient", "no gradient flows through this variable")
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def _copy_meta_to(self, block, cls=None, **extra):
+        kw = dict(type=self.type, name=self.name, shape=self.shape, dtype=self.dtype, lod_level=self.lod_level,
+                  persistable=self.persistable, error_clip=self.error_clip, stop_gradient=self.stop_gradient,
+                  is_data=self.is_data, need_check_feed=self.need_check_feed,
+                  belong_to_optimizer=self.belong_to_optimizer)
+        kw.update(extra)
+        return (cls or Variable)(block, **kw)
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        kind = "persist " if self.persistable else ""
+        s = "%svar %s : %s.shape%s.dtype(%s)" % (kind, self.name, self.type.name, self.shape, self.dtype)
+        if self.lod_level:
+            s += ".lod_level(%d)" % self.lod_level
+        if self.stop_gradient:
+            s += ".stop_gradient(True)"
+        return s
+
+    def __str__(self):
+        return self.to_string()
+
+    def __repr__(self):
+        return "<Variable %s %s %s>" % (self.name, self.shape, self.dtype)
+
+    # identity-based hashing: __eq__ is overloaded into an elementwise op (as in Paddle)
+    __hash__ = object.__hash__
+
+    def astype(self, dtype):
+        from .layers import tensor
+        return tensor.cast(self, dtype)
+
+
+class Parameter(Variable):
+    """A trainable, persistable variable of the global block."""
+
+    def __init__(self, block, shape, dtype, **kwargs):
+        if shape is None or len(shape) == 0:
+            raise ValueError("Parameter shape must be a non-empty list")
+        for d in shape:
+            if int(d) < 0:
+                raise ValueError("Parameter shape dims must be positive, got %s" % (list(shape),))
+        self.trainable = kwargs.pop("trainable", True)
+        self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
+        self.regularizer = kwargs.pop("regularizer", None)
+        self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
+        self.do_model_average = kwargs.pop("do_model_average", None)
+        self.is_distributed = kwargs.pop("is_distributed", False)
+        kwargs["persistable"] = True
+        super().__init__(block, shape=shape, dtype=dtype, **kwargs)
+
+    def _copy_meta_to(self, block, cls=None, **extra):
+        v = super()._copy_meta_to(block, cls=cls or Parameter, trainable=self.trainable,
+                                  optimize_attr=dict(self.optimize_attr), regularizer=self.regularizer,
+                                  gradient_clip_attr=self.gradient_clip_attr,
+                                  do_model_average=self.do_model_average, is_distributed=self.is_distributed,
+                                  **extra)
+        return v
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        s = super().to_string()
+        return ("trainable param " if self.trainable else "param ") + s[len("persist "):]
+
+    def __repr__(self):
+        return "<Parameter %s %s %s>" % (self.name, self.shape, self.dtype)
