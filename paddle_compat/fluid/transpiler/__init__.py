@@ -2,7 +2,8 @@
 
 import warnings
 
-from .distribute_transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: F401
+from .config import DistributeTranspilerConfig  # noqa: F401
+from .distribute_transpiler import DistributeTranspiler  # noqa: F401
 from .ps_dispatcher import HashName, PSDispatcher, RoundRobin  # noqa: F401
 
 __all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "RoundRobin", "HashName", "PSDispatcher",

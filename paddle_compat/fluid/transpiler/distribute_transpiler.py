@@ -1,19 +1,75 @@
-"""Placeholder until the pserver-mode issue lands: config object only."""
+"""DistributeTranspiler: a thin facade. It validates arguments, freezes the config, and chains pure passes:
+pserver mode (pserver_passes.py), nccl2 mode (nccl2.py), collective mode (collective.py)."""
 
+from .. import framework
+from .config import DistributeTranspilerConfig
+from .endpoints import parse_endpoint, parse_endpoints
 
-class DistributeTranspilerConfig:
-    slice_var_up = True
-    split_method = None
-    min_block_size = 8192
-    enable_dc_asgd = False
-    mode = "pserver"
-    print_log = False
-    wait_port = True
+__all__ = ["DistributeTranspiler", "DistributeTranspilerConfig"]
 
 
 class DistributeTranspiler:
     def __init__(self, config=None):
-        self.config = config or DistributeTranspilerConfig()
+        if config is not None and not isinstance(config, DistributeTranspilerConfig):
+            raise TypeError("DistributeTranspiler(config=...) expects a DistributeTranspilerConfig, got %s"
+                            % type(config).__name__)
+        self.config = config if config is not None else DistributeTranspilerConfig()
+        self._result = None
 
-    def transpile(self, *args, **kwargs):
-        raise NotImplementedError("DistributeTranspiler is not implemented yet")
+    def transpile(self, trainer_id, program=None, pservers="127.0.0.1:6174", trainers=1, sync_mode=True,
+                  startup_program=None, current_endpoint="127.0.0.1:6174", **kwargs):
+        if "workers" in kwargs:   # the seed docs' nccl2 example spells `trainers` as `workers`
+            trainers = kwargs.pop("workers")
+        if kwargs:
+            raise TypeError("transpile() got unexpected arguments %s" % sorted(kwargs))
+        if not isinstance(trainer_id, int) or isinstance(trainer_id, bool) or trainer_id < 0:
+            raise ValueError("transpile: trainer_id must be a non-negative int, got %r" % (trainer_id,))
+        program = program if program is not None else framework.default_main_program()
+        startup_program = startup_program if startup_program is not None else framework.default_startup_program()
+        if not isinstance(program, framework.Program) or not isinstance(startup_program, framework.Program):
+            raise TypeError("transpile: program and startup_program must be fluid.Program")
+        cfg = self.config.frozen()
+        if cfg.mode == "pserver":
+            if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
+                raise ValueError("transpile: in pserver mode trainers is the number of trainers (an int >= 1), "
+                                 "got %r" % (trainers,))
+            if trainer_id >= trainers:
+                raise ValueError("transpile: trainer_id %d is out of range for %d trainers" % (trainer_id, trainers))
+            eps = parse_endpoints(pservers, "pservers")
+            from .pserver_passes import transpile_pserver
+            self._result = transpile_pserver(cfg, program, startup_program, trainer_id, eps, trainers,
+                                             bool(sync_mode) and cfg.sync_mode)
+            return
+        eps = parse_endpoints(trainers, "trainers") if not isinstance(trainers, (list, tuple)) else \
+            parse_endpoints(",".join(trainers), "trainers")
+        current = parse_endpoint(current_endpoint, "current_endpoint")
+        if trainer_id >= len(eps):
+            raise ValueError("transpile: trainer_id %d is out of range for %d trainer endpoints" % (trainer_id, len(eps)))
+        if current != eps[trainer_id]:
+            raise ValueError("transpile: current_endpoint %s is not trainer %d's endpoint %s (trainers=%s)"
+                             % (current, trainer_id, eps[trainer_id], ",".join(eps)))
+        if cfg.mode == "nccl2":
+            from .nccl2 import transpile_nccl2
+            self._result = transpile_nccl2(cfg, program, startup_program, trainer_id, eps, current)
+        else:
+            from .collective import transpile_collective
+            self._result = transpile_collective(cfg, program, startup_program, trainer_id, eps, current)
+
+    def _pserver_result(self):
+        if self._result is None or not hasattr(self._result, "trainer_program"):
+            raise RuntimeError("call transpile(...) in pserver mode before asking for trainer/pserver programs")
+        return self._result
+
+    def get_trainer_program(self, wait_port=True):
+        return self._pserver_result().trainer_program(wait_port)
+
+    def get_pserver_program(self, endpoint):
+        return self._pserver_result().pserver_program(parse_endpoint(endpoint, "endpoint"))
+
+    def get_pserver_programs(self, endpoint):
+        ep = parse_endpoint(endpoint, "endpoint")
+        return self._pserver_result().pserver_program(ep), self._pserver_result().pserver_startup_program(ep)
+
+    def get_startup_program(self, endpoint, pserver_program=None, startup_program=None):
+        """Deprecated form of get_pserver_programs(endpoint)[1]."""
+        return self._pserver_result().pserver_startup_program(parse_endpoint(endpoint, "endpoint"))

@@ -1,0 +1,122 @@
+"""Our train step vs the same MLP hand-written in torch, in one process, alternating, one thread.
+
+Targets (issue 2): step-time ratio <= 1.10 for 784-1024-1024-10 batch 256, <= 1.25 for 784-200-200-10 batch 32.
+Prints the median step time of each side and their ratio (ours / torch).
+
+    python benchmarks/executor_overhead.py [--rounds 7] [--steps 50]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import paddle_compat as fluid  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def xavier(rng, fan_in, fan_out):
+    lim = np.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-lim, lim, (fan_in, fan_out)).astype(np.float32)
+
+
+def make_ours(sizes, init, lr):
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        img = fluid.layers.data(name="img", shape=[sizes[0]], dtype="float32")
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        h = img
+        for i, (w, b) in enumerate(init):
+            act = "softmax" if i == len(init) - 1 else "relu"
+            h = fluid.layers.fc(h, size=w.shape[1], act=act,
+                                param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(w)),
+                                bias_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(b)))
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(h, label))
+        fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start, scope=scope)
+
+    def step(x, y):
+        return exe.run(main, feed={"img": x, "label": y}, fetch_list=[loss], scope=scope)[0]
+    return step
+
+
+def make_torch(init, lr):
+    """The baseline a torch user would write: nn.Linear layers, softmax + NLL of log, SGD."""
+    layers = []
+    for i, (w, b) in enumerate(init):
+        lin = torch.nn.Linear(w.shape[0], w.shape[1])
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(w.T))
+            lin.bias.copy_(torch.from_numpy(b))
+        layers.append(lin)
+        layers.append(torch.nn.Softmax(dim=1) if i == len(init) - 1 else torch.nn.ReLU())
+    model = torch.nn.Sequential(*layers)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def step(x, y):
+        xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+        prob = model(xt)
+        loss = -torch.log(prob.gather(1, yt)).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.detach().numpy().reshape(1)
+    return step
+
+
+def timed(step, data, steps):
+    t0 = time.perf_counter()
+    for i in range(steps):
+        x, y = data[i % len(data)]
+        step(x, y)
+    return (time.perf_counter() - t0) / steps
+
+
+def bench(sizes, batch, rounds, steps):
+    rng = np.random.RandomState(0)
+    init = [(xavier(rng, a, b), np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
+    data = [(rng.uniform(0, 1, (batch, sizes[0])).astype(np.float32),
+             rng.randint(0, sizes[-1], (batch, 1)).astype(np.int64)) for _ in range(8)]
+    ours, ref = make_ours(sizes, init, 0.01), make_torch(init, 0.01)
+    # same numbers before timing anything
+    a, b = ours(*data[0]), ref(*data[0])
+    assert abs(float(a[0]) - float(b[0])) < 1e-4 * max(1.0, abs(float(b[0]))), (a, b)
+    timed(ours, data, 5)
+    timed(ref, data, 5)
+    t_ours, t_ref = [], []
+    for _ in range(rounds):
+        t_ours.append(timed(ours, data, steps))
+        t_ref.append(timed(ref, data, steps))
+    mo, mr = statistics.median(t_ours), statistics.median(t_ref)
+    return mo, mr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=0, help="steps per round (default: by model size)")
+    args = ap.parse_args()
+    cases = [("784-1024-1024-10", [784, 1024, 1024, 10], 256, 1.10, 10),
+             ("784-200-200-10", [784, 200, 200, 10], 32, 1.25, 200)]
+    ok = True
+    for name, sizes, batch, target, steps in cases:
+        mo, mr = bench(sizes, batch, args.rounds, args.steps or steps)
+        ratio = mo / mr
+        ok &= ratio <= target
+        print("%-18s batch %-4d ours %8.3f ms  torch %8.3f ms  ratio %.3f  (target <= %.2f) %s"
+              % (name, batch, mo * 1e3, mr * 1e3, ratio, target, "ok" if ratio <= target else "MISSED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

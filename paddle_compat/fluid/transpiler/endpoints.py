@@ -1,0 +1,31 @@
+"""Parsing and checking "ip:port" endpoints; errors name the bad value."""
+
+__all__ = ["parse_endpoint", "parse_endpoints"]
+
+
+def parse_endpoint(ep, what="endpoint"):
+    if not isinstance(ep, str):
+        raise TypeError("%s must be an 'ip:port' string, got %r" % (what, ep))
+    ep = ep.strip()
+    host, sep, port = ep.rpartition(":")
+    if not sep or not host:
+        raise ValueError("%s %r is not of the form ip:port" % (what, ep))
+    try:
+        p = int(port)
+    except ValueError:
+        raise ValueError("%s %r: port %r is not a number" % (what, ep, port))
+    if not 0 < p < 65536:
+        raise ValueError("%s %r: port %d is out of range 1..65535" % (what, ep, p))
+    return "%s:%d" % (host, p)
+
+
+def parse_endpoints(eps, what="endpoints"):
+    if isinstance(eps, (list, tuple)):
+        eps = ",".join(eps)
+    if not isinstance(eps, str) or not eps.strip():
+        raise ValueError("%s must be a comma-separated 'ip:port,ip:port' string, got %r" % (what, eps))
+    out = [parse_endpoint(e, "%s entry" % what) for e in eps.split(",") if e.strip()]
+    dup = sorted(set(e for e in out if out.count(e) > 1))
+    if dup:
+        raise ValueError("%s lists %s more than once" % (what, ", ".join(dup)))
+    return out

@@ -1,0 +1,62 @@
+"""Program verifier (like torch.fx's Graph.lint): every input is defined before use, every op type is known.
+
+Tests install it as a change hook (tests/conftest.py), so it runs after every public program change.
+"""
+
+from .backward import is_autograd_op
+
+__all__ = ["verify", "ProgramError"]
+
+# Op types that have meaning only inside another op's lowering or are markers of Paddle's graph.
+_MARKER_OPS = frozenset(["feed", "fetch"])
+
+
+class ProgramError(ValueError):
+    pass
+
+
+def _known_types():
+    try:
+        from ..backends.lowering.registry import known_op_types
+    except ImportError:  # torch missing: only structure is checked
+        return None
+    return known_op_types()
+
+
+def verify(program, known=None):
+    """Raise ProgramError naming the first problem found, else return None."""
+    if known is None:
+        known = _known_types()
+    for block in program.blocks:
+        defined = set()
+        b = block.parent
+        while b is not None:
+            defined.update(b.vars)
+            b = b.parent
+        for v in block.vars.values():
+            if v.persistable or v.is_data:
+                defined.add(v.name)
+        for i, op in enumerate(block.ops):
+            where = "block %d op %d '%s'%s" % (block.idx, i, op.type,
+                                               (" (created at %s)" % op.callsite) if op.callsite else "")
+            if known is not None and op.type not in known and op.type not in _MARKER_OPS \
+                    and not is_autograd_op(op):
+                raise ProgramError("%s: unknown op type" % where)
+            for slot, names in list(op.inputs.items()) + list(op.outputs.items()):
+                for n in names:
+                    if block._find_var_recursive(n) is None:
+                        raise ProgramError("%s: slot %s names variable '%s', which no block declares"
+                                           % (where, slot, n))
+            if block.idx == 0:
+                for slot, names in op.inputs.items():
+                    for n in names:
+                        if n not in defined and not _grad_marker_input(op, slot):
+                            raise ProgramError("%s: input %s='%s' is used before any op defines it"
+                                               % (where, slot, n))
+            defined.update(op.output_arg_names)
+    return None
+
+
+def _grad_marker_input(op, slot):
+    # Grad ops list forward outputs and @GRAD inputs as dependencies; those are defined by construction.
+    return is_autograd_op(op)

@@ -1,0 +1,43 @@
+"""Parity with real PaddlePaddle 3.3.1: same data, same initial weights, same per-step losses."""
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+import reference_data as R
+
+pytestmark = pytest.mark.parity
+
+FIT_X, FIT_Y, MNIST_X, MNIST_Y = R.make_data()
+FIT_INIT, MLP_INIT = R.make_init()
+REF = R.load_reference()
+
+
+def _train(build, feeds, steps=20):
+    loss = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    return np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0][0]) for s in range(steps)])
+
+
+CASES = {
+    "fit_a_line/sgd": (lambda: R.build_fit_a_line(fluid, FIT_INIT),
+                       lambda s: {"x": R.batch(FIT_X, s), "y": R.batch(FIT_Y, s)}),
+    "mlp/sgd": (lambda: R.build_mlp(fluid, MLP_INIT, "sgd"),
+                lambda s: {"img": R.batch(MNIST_X, s), "label": R.batch(MNIST_Y, s)}),
+    "mlp/adam": (lambda: R.build_mlp(fluid, MLP_INIT, "adam"),
+                 lambda s: {"img": R.batch(MNIST_X, s), "label": R.batch(MNIST_Y, s)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_losses_match_paddle(case):
+    build, feeds = CASES[case]
+    ours = _train(build, feeds)
+    ref = np.array(REF["single_static/" + case])
+    rel = np.abs(ours - ref) / np.abs(ref)
+    # The reference README: MLP/SGD at lr 0.1 amplifies rounding chaotically after ~13 steps; compare
+    # 12 steps strictly there. Everything else is held to 1e-4 at all 20 steps.
+    strict = 12 if case == "mlp/sgd" else 20
+    assert rel[:strict].max() < 1e-4, (case, rel)
+    assert rel.max() < 1e-2, (case, rel)
