@@ -41,3 +41,15 @@ def test_losses_match_paddle(case):
     strict = 12 if case == "mlp/sgd" else 20
     assert rel[:strict].max() < 1e-4, (case, rel)
     assert rel.max() < 1e-2, (case, rel)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs a CUDA device")
+def test_mlp_adam_on_cuda_place():
+    build, feeds = CASES["mlp/adam"]
+    loss = build()
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    exe.run(fluid.default_startup_program())
+    ours = np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0][0]) for s in range(20)])
+    ref = np.array(REF["single_static/mlp/adam"])
+    assert (np.abs(ours - ref) / np.abs(ref)).max() < 1e-4

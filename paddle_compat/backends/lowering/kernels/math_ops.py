@@ -46,7 +46,7 @@ def _aligner(op, ctx):
 
     def align(x, y):
         xn, yn = x.dim(), y.dim()
-        if yn >= xn or axis == -1 or axis == xn - yn:
+        if axis == -1 or axis == xn - yn:
             return y
         ys = list(y.shape)
         while ys and axis + len(ys) > xn and ys[-1] == 1:

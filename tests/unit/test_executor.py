@@ -1,0 +1,155 @@
+"""Executor behaviour: feeds, fetches, scopes, caching, and errors that name what is wrong."""
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from helpers import param, rand
+
+L = fluid.layers
+
+
+def _net():
+    x = L.data(name="x", shape=[3])
+    y = L.data(name="y", shape=[1], dtype="int64")
+    h = L.fc(x, 4, act="relu")
+    loss = L.mean(L.cross_entropy(L.fc(h, 2, act="softmax"), y))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    return loss
+
+
+def _feed(n=2):
+    return {"x": rand(n, 3), "y": np.zeros((n, 1), np.int64)}
+
+
+def test_missing_feed_names_the_variable():
+    loss = _net()
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    with pytest.raises(Exception, match="data variable 'y'.*not fed"):
+        exe.run(feed={"x": rand(2, 3)}, fetch_list=[loss])
+
+
+def test_startup_not_run_names_the_parameter():
+    loss = _net()
+    with pytest.raises(Exception, match="fc_0.w_0.*startup program"):
+        fluid.Executor().run(feed=_feed(), fetch_list=[loss])
+
+
+def test_unknown_feed_and_fetch_names():
+    loss = _net()
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    with pytest.raises(ValueError, match="feed: 'nope' is not a variable"):
+        exe.run(feed=dict(_feed(), nope=rand(2, 3)), fetch_list=[loss])
+    with pytest.raises(ValueError, match="fetch_list: 'bar' is not a variable"):
+        exe.run(feed=_feed(), fetch_list=["bar"])
+
+
+def test_wrong_feed_shape_and_dtype_name_expected_and_given():
+    loss = _net()
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    with pytest.raises(ValueError, match=r"feed 'x': expected shape \[-1, 3\], got \[2, 4\]"):
+        exe.run(feed={"x": rand(2, 4), "y": np.zeros((2, 1), np.int64)}, fetch_list=[loss])
+    with pytest.raises(ValueError, match="feed 'y': expected dtype int64, got float32"):
+        exe.run(feed={"x": rand(2, 3), "y": np.zeros((2, 1), np.float32)}, fetch_list=[loss])
+    # nothing was lost: the program still runs afterwards
+    assert np.isfinite(exe.run(feed=_feed(), fetch_list=[loss])[0]).all()
+
+
+def test_op_failure_names_op_shapes_and_callsite():
+    a = L.data(name="a", shape=[3])
+    b = L.data(name="b", shape=[3])
+    c = L.matmul(a, b, transpose_y=False)  # [N,3] x [N,3]: inner dims 3 vs N only known at run time
+    exe = fluid.Executor()
+    with pytest.raises(RuntimeError) as info:
+        exe.run(feed={"a": rand(2, 3), "b": rand(2, 3)}, fetch_list=[c])
+    msg = str(info.value)
+    assert "op 'matmul'" in msg and "a[2, 3]" in msg and "b[2, 3]" in msg and "test_executor.py" in msg
+
+
+def test_fetch_returns_copies_of_params_and_program_cache():
+    loss = _net()
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    w_before, = exe.run(feed=_feed(), fetch_list=["fc_0.w_0"])
+    exe.run(feed=_feed(), fetch_list=[loss])
+    assert not np.array_equal(w_before, param("fc_0.w_0")), "fetched array must not alias the live parameter"
+    n = len(exe._cache)   # startup + two distinct fetch lists
+    assert n == 3
+    for _ in range(3):
+        exe.run(feed=_feed(), fetch_list=[loss])
+    assert len(exe._cache) == n
+
+
+def test_program_change_invalidates_cache():
+    x = L.data(name="x", shape=[3])
+    y = L.scale(x, 2.0)
+    exe = fluid.Executor()
+    xv = rand(2, 3)
+    np.testing.assert_allclose(exe.run(feed={"x": xv}, fetch_list=[y])[0], 2 * xv, rtol=1e-6)
+    z = L.scale(y, 3.0)
+    np.testing.assert_allclose(exe.run(feed={"x": xv}, fetch_list=[z])[0], 6 * xv, rtol=1e-6)
+
+
+def test_scopes_are_separate_and_tensor_set():
+    x = L.data(name="x", shape=[2])
+    y = L.fc(x, 1, bias_attr=False, param_attr=fluid.ParamAttr(name="w"))
+    exe = fluid.Executor()
+    s1, s2 = fluid.Scope(), fluid.Scope()
+    exe.run(fluid.default_startup_program(), scope=s1)
+    exe.run(fluid.default_startup_program(), scope=s2)
+    s1.find_var("w").get_tensor().set(np.array([[1.0], [2.0]], np.float32), fluid.CPUPlace())
+    s2.find_var("w").get_tensor().set(np.array([[3.0], [4.0]], np.float32), fluid.CPUPlace())
+    xv = np.array([[1.0, 1.0]], np.float32)
+    assert exe.run(feed={"x": xv}, fetch_list=[y], scope=s1)[0][0, 0] == 3.0
+    with fluid.scope_guard(s2):
+        assert exe.run(feed={"x": xv}, fetch_list=[y])[0][0, 0] == 7.0
+    assert fluid.global_scope().find_var("w") is None
+    t = s1.find_var("w").get_tensor()
+    assert t.shape() == [2, 1] and np.array(t).tolist() == [[1.0], [2.0]]
+
+
+def test_return_numpy_false_gives_lod_tensor():
+    x = L.data(name="x", shape=[2])
+    y = L.scale(x, 1.0)
+    out, = fluid.Executor().run(feed={"x": rand(3, 2)}, fetch_list=[y], return_numpy=False)
+    assert isinstance(out, fluid.LoDTensor) and np.array(out).shape == (3, 2)
+
+
+def test_feed_lists_and_torch_tensors_are_accepted():
+    import torch
+    x = L.data(name="x", shape=[2])
+    y = L.scale(x, 2.0)
+    exe = fluid.Executor()
+    assert exe.run(feed={"x": [[1.0, 2.0]]}, fetch_list=[y])[0].tolist() == [[2.0, 4.0]]
+    assert exe.run(feed={"x": torch.ones(1, 2)}, fetch_list=[y])[0].tolist() == [[2.0, 2.0]]
+
+
+def test_closed_executor_refuses_to_run():
+    exe = fluid.Executor()
+    exe.close()
+    with pytest.raises(RuntimeError, match="close"):
+        exe.run(fluid.Program())
+
+
+def test_compiled_program_single_place_and_parallel_executor():
+    loss = _net()
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    compiled = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)
+    a = exe.run(compiled, feed=_feed(), fetch_list=[loss])[0]
+    pe = fluid.ParallelExecutor(use_cuda=False, loss_name=loss.name)
+    b = pe.run(fetch_list=[loss.name], feed=_feed())[0]
+    assert a.shape == (1,) and b.shape == (1,) and b[0] < a[0]   # trained one more step on the same batch
+    with pytest.raises(ValueError, match="already been called"):
+        compiled.with_data_parallel(loss_name=loss.name)
+
+
+def test_build_and_execution_strategy_fields():
+    bs, es = fluid.BuildStrategy(), fluid.ExecutionStrategy()
+    assert bs.reduce_strategy == fluid.BuildStrategy.ReduceStrategy.AllReduce
+    assert bs.gradient_scale_strategy == fluid.BuildStrategy.GradientScaleStrategy.CoeffNumDevice
+    assert bs.num_trainers == 1 and bs.trainer_id == 0 and bs.nccl_comm_num == 1
+    assert es.num_threads == 0 and es.num_iteration_per_drop_scope == 100
