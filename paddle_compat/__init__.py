@@ -7,7 +7,9 @@ Importing this package loads neither torch nor torch.distributed.rpc nor mpi4py.
 from . import fluid  # noqa: F401
 from .fluid import *  # noqa: F401,F403
 from .fluid import (backward, clip, compiler, core, executor, framework, initializer, io, layers,  # noqa: F401
-                    optimizer, param_attr, regularizer, transpiler, unique_name)
+                    metrics, nets, optimizer, param_attr, profiler, regularizer, transpiler, unique_name)
+from . import reader  # noqa: F401
+from .reader import batch  # noqa: F401  (paddle.batch)
 from .fluid import __all__ as _fluid_all
 
 __version__ = "0.1.0"

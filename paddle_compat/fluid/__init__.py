@@ -1,7 +1,7 @@
 """paddle_compat.fluid: Paddle Fluid 1.x's API. `import paddle_compat as fluid` gives the same names."""
 
 from . import (backward, clip, compiler, core, dtypes, executor, framework, initializer, io, layers,  # noqa: F401
-               lod_tensor, optimizer, param_attr, regularizer, unique_name)
+               lod_tensor, metrics, nets, optimizer, param_attr, profiler, regularizer, unique_name)
 from .backward import append_backward, gradients
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
 from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, Scope, is_compiled_with_cuda)
@@ -39,5 +39,5 @@ __all__ = [
     "append_backward", "gradients", "cpu_places", "cuda_places", "in_dygraph_mode", "is_compiled_with_cuda",
     "data", "embedding", "force_init_on_cpu", "init_on_cpu",
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
-    "framework", "executor", "core", "compiler", "transpiler", "param_attr",
+    "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
 ]

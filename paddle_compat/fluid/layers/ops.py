@@ -11,7 +11,7 @@ __all__ = [
     "elementwise_min", "elementwise_pow", "elementwise_mod", "elementwise_floordiv",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "mean",
     "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "logical_xor",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "prelu", "label_smooth",
 ]
 
 
@@ -190,3 +190,29 @@ def mean(x, name=None):
     """Mean of all elements; a [1] tensor (Fluid 1.x's `mean` op)."""
     check_variable(x, "x", "mean")
     return unary("mean", x, {}, name=name, shape=(1,))
+
+
+def prelu(x, mode, param_attr=None, name=None):
+    """max(0, x) + alpha * min(0, x); alpha is one number ('all'), one per channel, or one per element."""
+    from ..initializer import Constant
+    if mode not in ("all", "channel", "element"):
+        raise ValueError("prelu: mode must be 'all', 'channel' or 'element', got %r" % (mode,))
+    helper = LayerHelper("prelu", param_attr=param_attr, name=name)
+    shape = [1] if mode == "all" else [1, x.shape[1], 1, 1] if mode == "channel" else [1] + list(x.shape[1:])
+    alpha = helper.create_parameter(attr=helper.param_attr, shape=shape, dtype=x.dtype,
+                                    default_initializer=Constant(0.25))
+    out = out_var(helper, x.dtype, x.shape, x.lod_level)
+    helper.append_op(type="prelu", inputs={"X": [x], "Alpha": [alpha]}, outputs={"Out": [out]}, attrs={"mode": mode})
+    return out
+
+
+def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError("label_smooth: epsilon must be in [0, 1], got %s" % epsilon)
+    helper = LayerHelper("label_smooth", name=name)
+    out = out_var(helper, dtype, label.shape)
+    inputs = {"X": [label]}
+    if prior_dist is not None:
+        inputs["PriorDist"] = [prior_dist]
+    helper.append_op(type="label_smooth", inputs=inputs, outputs={"Out": [out]}, attrs={"epsilon": float(epsilon)})
+    return out

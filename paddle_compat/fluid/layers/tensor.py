@@ -10,7 +10,7 @@ from .helpers import check_variable, out_var
 
 __all__ = ["fill_constant", "fill_constant_batch_size_like", "assign", "cast", "concat", "sums",
            "create_parameter", "create_global_var", "create_tensor", "zeros", "ones", "argmax", "argmin",
-           "increment", "shape", "zeros_like", "ones_like", "range"]
+           "increment", "shape", "zeros_like", "ones_like", "range", "slice", "pad"]
 
 
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
@@ -179,4 +179,35 @@ def range(start, end, step, dtype):
         n = len(np.arange(start, end, step))
     out = out_var(helper, dtype, [n], stop_gradient=True)
     helper.append_op(type="range", inputs=ins, outputs={"Out": [out]})
+    return out
+
+
+def slice(input, axes, starts, ends):
+    """input[starts[i]:ends[i]] along axes[i] (negative indices and out-of-range ends clamp, as in Paddle)."""
+    if not (len(axes) == len(starts) == len(ends)):
+        raise ValueError("slice: axes, starts and ends must have the same length")
+    helper = LayerHelper("slice")
+    shape = list(input.shape)
+    for a, s, e in zip(axes, starts, ends):
+        d = shape[a]
+        if d >= 0:
+            s2 = max(0, s + d if s < 0 else min(s, d))
+            e2 = max(0, e + d if e < 0 else min(e, d))
+            shape[a] = max(0, e2 - s2)
+    out = out_var(helper, input.dtype, shape, input.lod_level)
+    helper.append_op(type="slice", inputs={"Input": [input]}, outputs={"Out": [out]},
+                     attrs={"axes": list(axes), "starts": list(starts), "ends": list(ends)})
+    return out
+
+
+def pad(x, paddings, pad_value=0.0, name=None):
+    """paddings = [before_0, after_0, before_1, after_1, ...] for every dim of x."""
+    if len(paddings) != 2 * len(x.shape):
+        raise ValueError("pad: paddings needs 2 numbers per dim of %s (%d), got %d"
+                         % (x.name, len(x.shape), len(paddings)))
+    helper = LayerHelper("pad", name=name)
+    shape = [d + paddings[2 * i] + paddings[2 * i + 1] if d >= 0 else -1 for i, d in enumerate(x.shape)]
+    out = out_var(helper, x.dtype, shape)
+    helper.append_op(type="pad", inputs={"X": [x]}, outputs={"Out": [out]},
+                     attrs={"paddings": list(paddings), "pad_value": float(pad_value)})
     return out

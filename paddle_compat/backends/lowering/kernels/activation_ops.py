@@ -69,3 +69,13 @@ def pow_(op, ctx):
 def softmax(op, ctx):
     axis = attr(op, "axis", -1)
     return lambda x: torch.softmax(x, axis)
+
+
+@register("prelu", inputs=("X", "Alpha"))
+def prelu(op, ctx):
+    mode = attr(op, "mode", "all")
+
+    def k(x, alpha):
+        a = alpha.reshape(1) if mode == "all" else alpha
+        return torch.where(x > 0, x, a * x)
+    return k

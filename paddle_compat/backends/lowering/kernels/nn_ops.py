@@ -107,3 +107,18 @@ def norm(op, ctx):
         n = torch.sqrt(torch.sum(x * x, dim=axis, keepdim=True) + eps)
         return x / n, n.detach()
     return k
+
+
+@register("layer_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "Mean", "Variance"))
+def layer_norm(op, ctx):
+    begin, eps = attr(op, "begin_norm_axis", 1), float(attr(op, "epsilon", 1e-5))
+
+    def k(x, scale, bias):
+        norm_shape = tuple(x.shape[begin:])
+        y = F.layer_norm(x, norm_shape, scale.reshape(norm_shape) if scale is not None else None,
+                         bias.reshape(norm_shape) if bias is not None else None, eps)
+        with torch.no_grad():
+            flat = x.reshape(x.shape[:begin].numel() if begin else 1, -1)
+            var, mean = torch.var_mean(flat, dim=1, unbiased=False)
+        return y, mean, var
+    return k

@@ -175,3 +175,36 @@ def accuracy(op, ctx):
         acc = (correct.to(torch.float32) / max(total, 1)).reshape(1)
         return acc, correct.reshape(1).to(torch.int64), torch.tensor([total], dtype=torch.int64)
     return k
+
+
+@register("slice", inputs=("Input",))
+def slice_(op, ctx):
+    axes, starts, ends = list(attr(op, "axes")), list(attr(op, "starts")), list(attr(op, "ends"))
+
+    def k(x):
+        idx = [slice(None)] * x.dim()
+        for a, s, e in zip(axes, starts, ends):
+            idx[a] = slice(s, min(e, x.shape[a]) if e >= 0 else e)
+        return x[tuple(idx)]
+    return k
+
+
+@register("pad")
+def pad(op, ctx):
+    p, value = list(attr(op, "paddings")), float(attr(op, "pad_value", 0.0))
+    # torch pads the last dim first: [before_last, after_last, before_prev, ...]
+    tp = []
+    for i in range(len(p) // 2 - 1, -1, -1):
+        tp += [p[2 * i], p[2 * i + 1]]
+    return lambda x: F.pad(x, tp, value=value)
+
+
+@register("label_smooth", inputs=("X", "PriorDist"))
+def label_smooth(op, ctx):
+    eps = float(attr(op, "epsilon", 0.1))
+
+    def k(x, prior):
+        if prior is not None:
+            return (1 - eps) * x + eps * prior.reshape(1, -1)
+        return (1 - eps) * x + eps / x.shape[-1]
+    return k
