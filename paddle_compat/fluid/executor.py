@@ -180,6 +180,9 @@ class Executor:
         prepared = self._cache.get(key)
         if prepared is None:
             prepared = self._prepare(program, feed, fetch_names, scope)
+            # a program edited between runs leaves stale lowerings behind: drop them
+            for old in [k for k in self._cache if k[0] == key[0] and k[1] != key[1]]:
+                del self._cache[old]
             self._cache[key] = prepared
         return prepared.run(feed, return_numpy)
 

@@ -153,3 +153,13 @@ def test_build_and_execution_strategy_fields():
     assert bs.gradient_scale_strategy == fluid.BuildStrategy.GradientScaleStrategy.CoeffNumDevice
     assert bs.num_trainers == 1 and bs.trainer_id == 0 and bs.nccl_comm_num == 1
     assert es.num_threads == 0 and es.num_iteration_per_drop_scope == 100
+
+
+def test_stale_lowerings_are_dropped_when_a_program_changes():
+    x = L.data(name="x", shape=[3])
+    y = L.scale(x, 2.0)
+    exe = fluid.Executor()
+    for i in range(5):
+        L.scale(y, float(i))   # each edit bumps the program version
+        exe.run(feed={"x": rand(1, 3)}, fetch_list=[y])
+    assert len(exe._cache) == 1
