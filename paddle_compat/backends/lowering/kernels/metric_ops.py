@@ -1,8 +1,9 @@
 """auc: Paddle's bucketed AUC with persistable bucket counts (and a sliding window of recent batches).
 
 The statistics are a few thousand int64 counters updated by a batch of a few dozen predictions: numpy on
-CPU views does that in a few microseconds per call where the same dozen torch calls cost ~10x more.
-Tensors on another device are copied to the host and back (the metric is not on the training path).
+views of the CPU tensors does that with less per-call overhead than the same dozen torch calls (~60 us
+against ~130 us per op here). Tensors on another device are copied to the host and back (the metric is
+not on the training path).
 """
 
 import numpy as np
@@ -63,8 +64,8 @@ def auc(op, ctx):
             out = bucket_auc(sp[total:total + bucket], sn[total:total + bucket])
             sp[(slide + 1) * bucket] += 1
             sn[(slide + 1) * bucket] += 1
-        if stat_pos.device.type != "cpu":
-            stat_pos.copy_(torch.from_numpy(sp).reshape(stat_pos.shape))
-            stat_neg.copy_(torch.from_numpy(sn).reshape(stat_neg.shape))
+        for t, arr in ((stat_pos, sp), (stat_neg, sn)):
+            if t.device.type != "cpu" or not t.is_contiguous():   # we worked on a copy: write it back
+                t.copy_(torch.from_numpy(arr).reshape(t.shape))
         return torch.tensor([out], dtype=torch.float64, device=predict.device), stat_pos, stat_neg
     return k
