@@ -226,3 +226,13 @@ def test_embedding_then_pool_on_lod_ids():
     ids_np = np.array([[1], [4], [4], [9], [0]], np.int64)
     got, = _run([pooled], {"ids": fluid.create_lod_tensor(ids_np, [[3, 0, 2]], PLACE)})
     np.testing.assert_array_equal(got, [table[1] + table[4] + table[4], np.zeros(3), table[9] + table[0]])
+
+
+def test_lod_that_does_not_fit_its_tensor_is_caught():
+    """reshape keeps its input's LoD (Paddle's ShareLoD) even when the rows change: pooling must refuse."""
+    x = fluid.layers.data(name="x", shape=[2], dtype="float32", lod_level=1)
+    y = fluid.layers.reshape(x, [-1, 4])
+    out = fluid.layers.sequence_pool(y, "sum")
+    feed = {"x": fluid.create_lod_tensor(np.ones((4, 2), np.float32), [[1, 3]], PLACE)}
+    with pytest.raises(RuntimeError, match="covers 4 rows but the tensor has 2"):
+        _run([out], feed)

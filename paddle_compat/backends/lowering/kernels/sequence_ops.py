@@ -12,12 +12,18 @@ from ..registry import register
 from .common import attr
 
 
-def _offsets(lod, op, slot="X"):
+def _offsets(lod, op, slot="X", rows=None):
+    """The last LoD level; with `rows`, checked to cover exactly that many rows (segment_reduce runs
+    unchecked, so a LoD that does not fit its tensor must be caught here)."""
     if not lod:
         raise ValueError("%s: input %s=%s carries no LoD (feed a LoDTensor with sequence lengths, e.g. "
                          "fluid.create_lod_tensor, to a variable declared with lod_level=1)"
                          % (op.type, slot, op.input(slot)[0] if op.input(slot) else "?"))
-    return lod[-1]
+    off = lod[-1]
+    if rows is not None and int(off[-1]) != rows:
+        raise ValueError("%s: the LoD of %s=%s covers %d rows but the tensor has %d"
+                         % (op.type, slot, op.input(slot)[0], int(off[-1]), rows))
+    return off
 
 
 def _lengths(off):
@@ -60,7 +66,7 @@ def sequence_pool(op, ctx):
                          % ptype)
 
     def k(x, lod):
-        off = _offsets(lod, op)
+        off = _offsets(lod, op, rows=x.shape[0])
         out_lod = tuple(lod[:-1]) or None
         x2, restore = _rows_view(x)
         if ptype == "SUM" and pad == 0.0:   # the CTR hot path: one kernel (empty sequences sum to 0)
@@ -110,7 +116,7 @@ def _max_pool(x2, off, lengths, pad):
 def sequence_softmax(op, ctx):
     """Softmax over the rows of each sequence (X is [T, 1] or [T]); the output keeps X's LoD."""
     def k(x, lod):
-        off = _offsets(lod, op)
+        off = _offsets(lod, op, rows=x.shape[0])
         if x.dim() > 2 or (x.dim() == 2 and x.shape[1] != 1):
             raise ValueError("sequence_softmax: X must be [T, 1] or [T], got %s" % list(x.shape))
         flat = x.reshape(-1)
@@ -130,7 +136,7 @@ def sequence_concat(op, ctx):
     names = op.input("X")
 
     def k(xs, lods):
-        offs = [_offsets(l, op) if l else _offsets(None, op) for l in lods]
+        offs = [_offsets(l, op, rows=x.shape[0]) for l, x in zip(lods, xs)]
         n = offs[0].numel() - 1
         for name, o in zip(names, offs):
             if o.numel() - 1 != n:
