@@ -13,7 +13,7 @@ import sys
 from ...fluid.backward import NON_DIFFERENTIABLE_OPS
 from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
-from . import registry
+from . import fusion, registry
 from .autograd_region import autograd, find_regions
 
 _ids = itertools.count()
@@ -113,6 +113,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     block = program.block(block_idx)
     ctx = LowerCtx(program, block, scope, device, executor)
     regions = find_regions(block, fetch_names)
+    fused = fusion.plan(block, fetch_names)   # {op index: fused replacement, or None: runs inside it}
     region_at = {r.start: r for r in regions}
     covered = set(i for r in regions for i in r.op_idx)
     last_region = max((r.start for r in regions), default=-1)
@@ -170,6 +171,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 body.append(("__set_grad(False)", None))
         if i in covered:
             continue
+        if i in fused:
+            op = fused[i]
+            if op is None:
+                continue
         spec = registry.get(op.type)
         kname = "k%d" % i
         g[kname] = spec.factory(op, ctx)
