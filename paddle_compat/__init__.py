@@ -8,8 +8,7 @@ from . import fluid  # noqa: F401
 from .fluid import *  # noqa: F401,F403
 from .fluid import (backward, clip, compiler, core, executor, framework, initializer, io, layers,  # noqa: F401
                     metrics, nets, optimizer, param_attr, profiler, regularizer, transpiler, unique_name)
-from . import reader  # noqa: F401
-from .reader import batch  # noqa: F401  (paddle.batch)
+from .fluid.reader_decorator import batch  # noqa: F401  (paddle.batch, for scripts that used it)
 from .fluid import __all__ as _fluid_all
 
 __version__ = "0.1.0"

@@ -1,10 +1,12 @@
 """paddle_compat.fluid: Paddle Fluid 1.x's API. `import paddle_compat as fluid` gives the same names."""
 
-from . import (backward, clip, compiler, core, dtypes, executor, framework, initializer, io, layers,  # noqa: F401
-               lod_tensor, metrics, nets, optimizer, param_attr, profiler, regularizer, unique_name)
+from . import (backward, clip, compiler, core, data_feeder, dtypes, executor, framework, initializer, io,  # noqa: F401
+               layers, lod_tensor, metrics, nets, optimizer, param_attr, profiler, reader, regularizer,
+               unique_name)
 from .backward import append_backward, gradients
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
 from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, Scope, is_compiled_with_cuda)
+from .data_feeder import DataFeeder
 from .executor import Executor, global_scope, scope_guard
 from .framework import (Program, Variable, cpu_places, cuda_places, default_main_program,
                         default_startup_program, in_dygraph_mode, name_scope, program_guard)
@@ -40,4 +42,5 @@ __all__ = [
     "data", "embedding", "force_init_on_cpu", "init_on_cpu",
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
+    "DataFeeder", "reader",
 ]

@@ -66,6 +66,9 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         elif self.clip_norm != context[self.group_name + "_clip_value"]:
             raise ValueError("GradientClipByGlobalNorm: all params of group '%s' need the same clip_norm"
                              % self.group_name)
+        if grad.type == framework.VarType.SELECTED_ROWS:
+            # repeated rows must be added up before squaring (Paddle merges here too)
+            grad = layers.get_tensor_from_selected_rows(layers.merge_selected_rows(grad))
         context[self.group_name].append(layers.reduce_sum(input=layers.square(grad)))
         self.context = context
 

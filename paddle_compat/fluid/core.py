@@ -121,6 +121,8 @@ class ScopeVar:
         return LoDTensor(_holder=self)
 
     def get_selected_rows(self):
+        if getattr(self.value, "is_sparse", False):   # a row-sparse gradient held as torch COO
+            return SelectedRows._from_torch(self.value)
         if not isinstance(self.value, SelectedRows):
             self.value = SelectedRows()
         return self.value
@@ -138,8 +140,77 @@ class ScopeVar:
         return "<ScopeVar %s: %s>" % (self.name, type(self.value).__name__)
 
 
+def _lod_level_list(level):
+    """One LoD level (list, numpy array or torch tensor of offsets) -> list of python ints."""
+    if hasattr(level, "tolist"):
+        return [int(x) for x in level.tolist()]
+    return [int(x) for x in level]
+
+
+def lod_as_lists(lod):
+    """A LoD as Paddle shows it: a list of levels, each a list of int offsets ([] when there is none)."""
+    return [_lod_level_list(level) for level in (lod or ())]
+
+
+def lod_as_tensors(lod, device="cpu"):
+    """A LoD as the generated code carries it: a tuple of int64 torch tensors of offsets on `device`
+    (None when there is no LoD). Kernels index with them directly, so they live where the data lives."""
+    if not lod:
+        return None
+    import torch
+    out = []
+    for level in lod:
+        if isinstance(level, torch.Tensor):
+            t = level if level.dtype == torch.int64 else level.to(torch.int64)
+        else:
+            t = torch.as_tensor(np.asarray(level, dtype=np.int64))
+        if device != "cpu" or t.device.type != "cpu":
+            if t.device != torch.device(device):
+                t = t.to(device)
+        out.append(t)
+    return tuple(out)
+
+
+def check_lod(lod, height=None):
+    """Paddle's CheckLoD: each level starts at 0, never decreases, ends where the next level (or the
+    tensor's rows) ends. Returns an error string, or None when the LoD is valid."""
+    for i, level in enumerate(lod):
+        if len(level) < 2:
+            return "LoD level %d needs at least 2 offsets, got %s" % (i, level)
+        if level[0] != 0:
+            return "LoD level %d must start at 0, got %s" % (i, level)
+        if any(b < a for a, b in zip(level, level[1:])):
+            return "LoD level %d must be non-decreasing, got %s" % (i, level)
+        if i + 1 < len(lod):
+            if level[-1] != len(lod[i + 1]) - 1:
+                return ("LoD level %d ends at %d but level %d holds %d sequences"
+                        % (i, level[-1], i + 1, len(lod[i + 1]) - 1))
+        elif height is not None and level[-1] != height:
+            return "the last LoD level ends at %d but the tensor has %d rows" % (level[-1], height)
+    return None
+
+
+def lengths_to_offsets(lengths):
+    """Sequence lengths -> int64 offsets [0, l0, l0+l1, ...] (numpy)."""
+    lens = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if lens.size and lens.min() < 0:
+        raise ValueError("sequence lengths must be >= 0, got %s" % (list(lengths),))
+    offs = np.empty(lens.size + 1, dtype=np.int64)
+    offs[0] = 0
+    np.cumsum(lens, out=offs[1:])
+    return offs
+
+
+class EOFException(Exception):
+    """Raised by Executor.run when a non-iterable DataLoader / PyReader has no more batches
+    (Paddle's fluid.core.EOFException); call loader.reset() and start() again for the next pass."""
+
+
 class LoDTensor:
-    """A tensor with level-of-detail (sequence offset) info. `np.array(t)` reads it, `t.set(a, place)` writes it."""
+    """A tensor with level-of-detail (sequence offset) info. `np.array(t)` reads it, `t.set(a, place)` writes it.
+
+    The LoD is kept as offsets (Paddle's form): [[0, 2, 5]] means rows 0-1 and 2-4 are two sequences.
+    """
 
     def __init__(self, _holder=None):
         self._holder = _holder if _holder is not None else ScopeVar()
@@ -147,11 +218,17 @@ class LoDTensor:
     # data ------------------------------------------------------------------------------------------
     def set(self, array, place=None):
         device = torch_device(place) if place is not None else None
-        arr = np.array(array, copy=True)
-        if arr.dtype == np.float64 and not isinstance(array, np.ndarray):
-            arr = arr.astype(np.float32)
         import torch
-        t = torch.from_numpy(np.ascontiguousarray(arr))
+        if isinstance(array, torch.Tensor):
+            t = array.detach().clone()
+        else:
+            arr = np.array(array, copy=True)
+            if arr.dtype == np.float64 and not isinstance(array, np.ndarray):
+                arr = arr.astype(np.float32)
+            if arr.dtype == object:
+                raise TypeError("LoDTensor.set: cannot make a tensor of ragged or mixed data; flatten the "
+                                "sequences and give their lengths with set_recursive_sequence_lengths")
+            t = torch.from_numpy(np.ascontiguousarray(arr))
         if device is not None and device != "cpu":
             t = t.to(device)
         old = self._holder.value
@@ -167,7 +244,11 @@ class LoDTensor:
         if t is None:
             raise RuntimeError("tensor %r is not initialized" % (self._holder.name or "",))
         a = t.detach().cpu().numpy()
-        return a.astype(dtype) if dtype is not None else a
+        if dtype is not None:
+            return a.astype(dtype)
+        # np.array(t) (copy=True) is a snapshot, as in Paddle: a view would change under the next
+        # in-place optimizer update of a parameter; np.asarray(t) may share memory
+        return a.copy() if copy else a
 
     def shape(self):
         t = self._holder.value
@@ -185,58 +266,66 @@ class LoDTensor:
 
     # LoD -------------------------------------------------------------------------------------------
     def lod(self):
-        return [list(level) for level in (self._holder.lod or [])]
+        return lod_as_lists(self._holder.lod)
 
     def set_lod(self, lod):
-        lod = [list(map(int, level)) for level in lod]
-        for i, level in enumerate(lod):
-            if not level or level[0] != 0 or any(b < a for a, b in zip(level, level[1:])):
-                raise ValueError("LoD level %d must start at 0 and be non-decreasing, got %s" % (i, level))
-        self._holder.lod = lod
+        lod = lod_as_lists(lod)
+        shape = self.shape()
+        err = check_lod(lod, shape[0] if shape else None)
+        if err:
+            raise ValueError("LoDTensor.set_lod: " + err)
+        self._holder.lod = lod_as_tensors(lod)
 
     def recursive_sequence_lengths(self):
-        return [[b - a for a, b in zip(level, level[1:])] for level in (self._holder.lod or [])]
+        return [[b - a for a, b in zip(level, level[1:])] for level in self.lod()]
 
     def set_recursive_sequence_lengths(self, lengths):
-        lod = []
-        for level in lengths:
-            offs = [0]
-            for n in level:
-                if int(n) < 0:
-                    raise ValueError("sequence lengths must be >= 0, got %s" % (level,))
-                offs.append(offs[-1] + int(n))
-            lod.append(offs)
-        self._holder.lod = lod
+        if not isinstance(lengths, (list, tuple)) or any(not hasattr(level, "__len__") for level in lengths):
+            raise TypeError("set_recursive_sequence_lengths expects a list of levels, each a list of "
+                            "sequence lengths, e.g. [[2, 3]]; got %r" % (lengths,))
+        lod = [lengths_to_offsets(level) for level in lengths]
+        for i in range(len(lod) - 1):
+            if lod[i][-1] != len(lod[i + 1]) - 1:
+                raise ValueError("LoDTensor.set_recursive_sequence_lengths: level %d covers %d sequences but "
+                                 "level %d has %d" % (i, lod[i][-1], i + 1, len(lod[i + 1]) - 1))
+        # kept as torch offsets: that is what a run consumes, so feeding converts nothing
+        self._holder.lod = lod_as_tensors(lod)
 
     def has_valid_recursive_sequence_lengths(self):
-        lod = self._holder.lod or []
+        lod = self.lod()
         if not lod:
             return True
-        for i, level in enumerate(lod):
-            if level[0] != 0:
-                return False
-            nxt = len(lod[i + 1]) - 1 if i + 1 < len(lod) else (self.shape()[0] if self.shape() else 0)
-            if level[-1] != nxt:
-                return False
-        return True
+        shape = self.shape()
+        return check_lod(lod, shape[0] if shape else 0) is None
 
     def __repr__(self):
         return "LoDTensor(shape=%s, lod=%s)" % (self.shape(), self.lod())
 
 
 class SelectedRows:
-    """Row-sparse tensor: `rows` index into a [height, ...] dense tensor; `value` holds those rows."""
+    """Row-sparse tensor (Paddle's SelectedRows): `rows()` index into a [height, ...] dense tensor and
+    `get_tensor()` holds those rows, one per entry of rows(); a row may repeat (values add up).
+
+    Inside generated code a row-sparse gradient is a torch sparse COO tensor (what autograd gives for
+    embedding(is_sparse=True)); this class is how it is shown to users (fetch with return_numpy=False).
+    """
 
     def __init__(self, rows=None, height=0, value=None):
-        self._rows = list(rows) if rows is not None else []
-        self._height = height
+        self._rows = [int(r) for r in rows] if rows is not None else []
+        self._height = int(height)
         self._value = value
+
+    @classmethod
+    def _from_torch(cls, t):
+        """A torch sparse COO tensor (rows in indices[0], uncoalesced) -> SelectedRows sharing its values."""
+        rows = t._indices()[0].tolist()
+        return cls(rows, t.shape[0], t._values().detach())
 
     def rows(self):
         return list(self._rows)
 
     def set_rows(self, rows):
-        self._rows = list(rows)
+        self._rows = [int(r) for r in rows]
 
     def height(self):
         return self._height
@@ -246,6 +335,20 @@ class SelectedRows:
 
     def get_tensor(self):
         return LoDTensor(_holder=ScopeVar(value=self._value))
+
+    def numel(self):
+        v = self._value
+        return 0 if v is None else int(v.numel())
+
+    def to_dense(self):
+        """The dense [height, ...] array these rows stand for (repeated rows added up)."""
+        vals = np.array(self.get_tensor())
+        out = np.zeros((self._height,) + vals.shape[1:], dtype=vals.dtype)
+        np.add.at(out, np.asarray(self._rows, dtype=np.int64), vals)
+        return out
+
+    def __repr__(self):
+        return "SelectedRows(height=%d, %d rows)" % (self._height, len(self._rows))
 
 
 class Scope:

@@ -57,11 +57,13 @@ def _fetch_names(fetch_list):
 
 
 class _FeedSpec:
-    __slots__ = ("name", "np_dtype", "shape", "check", "lod", "device")
+    __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device")
 
     def __init__(self, var, device):
+        import torch
         self.name = var.name
         self.np_dtype = np.dtype(dtype_name(var.dtype))
+        self.torch_dtype = getattr(torch, self.np_dtype.name)
         self.shape = tuple(var.shape)
         self.check = var.need_check_feed
         self.lod = var.lod_level > 0
@@ -74,13 +76,17 @@ class _FeedSpec:
             t, lod = value._holder.value, value._holder.lod
             if t is None:
                 raise ValueError("feed '%s': the LoDTensor holds no data" % self.name)
-            arr_dtype, shape = t.dtype, tuple(t.shape)
-            if str(arr_dtype) != "torch." + self.np_dtype.name:
+            shape = t.shape
+            if t.dtype != self.torch_dtype:
                 raise ValueError("feed '%s': expected dtype %s, got %s" % (self.name, self.np_dtype.name,
-                                                                          str(arr_dtype)[6:]))
+                                                                          str(t.dtype)[6:]))
         elif isinstance(value, torch.Tensor):
             t, shape = value, tuple(value.shape)
         else:
+            if self.lod and isinstance(value, list):
+                raise ValueError("feed '%s' is a LoD variable: a Python list cannot carry its sequence lengths; "
+                                 "feed a LoDTensor (fluid.create_lod_tensor(data, [lengths], place)) or use "
+                                 "fluid.DataFeeder" % self.name)
             arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.np_dtype)
             if arr.dtype != self.np_dtype:
                 raise ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'))"
@@ -94,7 +100,13 @@ class _FeedSpec:
                 raise ValueError("feed '%s': expected shape %s, got %s" % (self.name, list(want), list(shape)))
         if self.device != "cpu" and t.device.type == "cpu":
             t = t.to(self.device)
-        if self.lod:
+        if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
+            if lod:
+                rows = int(lod[-1][-1])
+                if rows != shape[0]:
+                    raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
+                                     % (self.name, rows, shape[0]))
+                lod = core.lod_as_tensors(lod, self.device)
             return (t, lod)
         return t
 
@@ -111,6 +123,11 @@ class _Prepared:
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):
             if t is not None and getattr(t, "is_sparse", False):
+                # a row-sparse gradient: numpy gets the dense array (repeated rows added up),
+                # return_numpy=False the rows themselves
+                if not return_numpy:
+                    out.append(core.SelectedRows._from_torch(t))
+                    continue
                 t = t.to_dense()
             if return_numpy:
                 if lod:
@@ -172,6 +189,13 @@ class Executor:
             scope = global_scope()
         if feed is None:
             feed = {}
+        if isinstance(feed, (list, tuple)):
+            # what an iterable DataLoader yields: one dict per place (Paddle accepts one for a Program)
+            if len(feed) != 1 or not isinstance(feed[0], dict):
+                raise TypeError("feed is a list of %d items; a Program runs on one place and takes a dict or a "
+                                "list holding one dict (several places need a data-parallel CompiledProgram)"
+                                % len(feed))
+            feed = feed[0]
         if not isinstance(feed, dict):
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")

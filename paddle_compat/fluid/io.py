@@ -12,11 +12,14 @@ from . import framework
 from .framework import Parameter, Program, Variable, default_main_program, program_guard
 from .dtypes import VarType
 from .executor import Executor, global_scope
+from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fluid.io.PyReader)
+from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
+                               shuffle)
 from .serialization import program_from_dict, program_to_dict, prune_for_inference
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
-           "get_program_parameter", "get_program_persistable_vars"]
+           "get_program_parameter", "get_program_persistable_vars", "DataLoader", "PyReader"]
 
 MODEL_FILENAME = "__model__"
 

@@ -18,13 +18,14 @@ CLAIMED = {
         "append_backward", "gradients", "cpu_places", "cuda_places", "in_dygraph_mode", "is_compiled_with_cuda",
         "data", "embedding", "force_init_on_cpu", "init_on_cpu", "layers", "optimizer", "initializer",
         "regularizer", "clip", "io", "backward", "unique_name", "framework", "executor", "core", "compiler",
-        "transpiler", "param_attr", "fluid", "metrics", "nets", "profiler",
+        "transpiler", "param_attr", "fluid", "metrics", "nets", "profiler", "DataFeeder", "reader",
     ],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu"],
     "paddle_compat.fluid.profiler": ["profiler", "start_profiler", "stop_profiler", "reset_profiler"],
-    "paddle_compat.reader": ["batch", "shuffle", "buffered", "chain", "compose", "map_readers", "firstn", "cache"],
+    "paddle_compat.fluid.reader_decorator": ["batch", "shuffle", "buffered", "chain", "compose", "map_readers",
+                                             "firstn", "cache"],
     "paddle_compat.fluid.layers": [
         "data", "fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "relu", "sigmoid", "tanh",
         "softmax", "leaky_relu", "cross_entropy", "softmax_with_cross_entropy", "square_error_cost",
@@ -54,7 +55,8 @@ CLAIMED = {
                                  "ErrorClipByValue", "set_gradient_clip"],
     "paddle_compat.fluid.io": [
         "save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
-        "save_inference_model", "load_inference_model",
+        "save_inference_model", "load_inference_model", "DataLoader", "PyReader", "batch", "shuffle",
+        "buffered", "chain", "compose", "map_readers", "firstn", "cache",
     ],
     "paddle_compat.fluid.backward": ["append_backward", "gradients", "calc_gradient"],
     "paddle_compat.fluid.framework": [

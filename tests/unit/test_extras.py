@@ -82,9 +82,9 @@ def test_reader_helpers():
     batches = list(fluid.batch(samples, 3)())
     assert [len(b) for b in batches] == [3, 3, 1] and batches[0][1] == (1, 1)
     assert [len(b) for b in fluid.batch(samples, 3, drop_last=True)()] == [3, 3]
-    shuffled = sorted(fluid.reader.shuffle(samples, 4)())
+    shuffled = sorted(fluid.io.shuffle(samples, 4)())
     assert shuffled == list(samples())
-    assert list(fluid.reader.firstn(samples, 2)()) == [(0, 0), (1, 1)]
+    assert list(fluid.io.firstn(samples, 2)()) == [(0, 0), (1, 1)]
     with pytest.raises(ValueError, match="batch_size"):
         fluid.batch(samples, 0)
 

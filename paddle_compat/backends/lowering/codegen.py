@@ -11,8 +11,9 @@ import linecache
 import sys
 
 from ...fluid.backward import NON_DIFFERENTIABLE_OPS
+from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
-from . import registry
+from . import fusion, registry
 from .autograd_region import autograd, find_regions
 
 _ids = itertools.count()
@@ -76,7 +77,7 @@ class LoweredBlock:
     def __call__(self, feeds):
         try:
             return self.fn(feeds)
-        except OpRunError:
+        except (OpRunError, EOFException):   # EOF ends a non-iterable reader's pass: the user catches it
             raise
         except Exception as e:  # re-raise naming the op that failed
             raise self._op_error(e, sys.exc_info()[2]) from e
@@ -112,6 +113,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     block = program.block(block_idx)
     ctx = LowerCtx(program, block, scope, device, executor)
     regions = find_regions(block, fetch_names)
+    fused = fusion.plan(block, fetch_names)   # {op index: fused replacement, or None: runs inside it}
     region_at = {r.start: r for r in regions}
     covered = set(i for r in regions for i in r.op_idx)
     last_region = max((r.start for r in regions), default=-1)
@@ -169,6 +171,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 body.append(("__set_grad(False)", None))
         if i in covered:
             continue
+        if i in fused:
+            op = fused[i]
+            if op is None:
+                continue
         spec = registry.get(op.type)
         kname = "k%d" % i
         g[kname] = spec.factory(op, ctx)
@@ -185,9 +191,13 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             for a in arg_names:
                 if a in has_lod and first_lod is None:
                     first_lod = a
-        for slot in spec.lod_in:
+        for s in spec.lod_in:
+            slot, is_list = s.rstrip("*"), s.endswith("*")
             arg_names = op.inputs.get(slot, [])
-            args.append(names.lod(arg_names[0]) if arg_names and arg_names[0] in has_lod else "None")
+            if is_list:
+                args.append("[%s]" % ", ".join(names.lod(a) if a in has_lod else "None" for a in arg_names))
+            else:
+                args.append(names.lod(arg_names[0]) if arg_names and arg_names[0] in has_lod else "None")
         outs = []
         for s in spec.outputs:
             slot, is_list = s.rstrip("*"), s.endswith("*")
@@ -197,9 +207,14 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             else:
                 outs.append(local(arg_names[0]) if arg_names else "_")
         lod_outs = []
-        for slot in spec.lod_out:
+        for s in spec.lod_out:
+            slot, is_list = s.rstrip("*"), s.endswith("*")
             arg_names = op.outputs.get(slot, [])
-            lod_outs.append(names.lod(arg_names[0]) if arg_names else "_")
+            if is_list:
+                lod_outs.append("[%s]" % ", ".join(names.lod(a) for a in arg_names) if arg_names else "_")
+            else:
+                lod_outs.append(names.lod(arg_names[0]) if arg_names else "_")
+        lod_out_slots = set(s.rstrip("*") for s in spec.lod_out)
         call = "%s(%s)" % (kname, ", ".join(args))
         targets = outs + lod_outs
         if not targets:
@@ -214,10 +229,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 v = block._find_var_recursive(a)
                 if v is None:
                     continue
-                if v.lod_level > 0 and slot not in spec.lod_out and first_lod is not None and a != first_lod:
+                if v.lod_level > 0 and slot not in lod_out_slots and first_lod is not None and a != first_lod:
                     body.append(("%s = %s" % (names.lod(a), names.lod(first_lod)), None))
                     has_lod.add(a)
-                elif v.lod_level > 0 and slot in spec.lod_out:
+                elif v.lod_level > 0 and slot in lod_out_slots:
                     has_lod.add(a)
                 if i < last_region and (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
                         v.dtype in FLOAT_TYPES and op.type not in NON_DIFFERENTIABLE_OPS:
@@ -259,8 +274,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
         k += 1
     for n in scope_reads:
         lines.append("        %s = h_%s.value" % (local(n), local(n)))
-        if n in has_lod:
-            lines.append("        %s = h_%s.lod" % (names.lod(n), local(n)))
+        if n in has_lod:   # the scope may hold offsets as lists (set by the user): tensors here
+            lines.append("        %s = __lod(h_%s.lod, __dev)" % (names.lod(n), local(n)))
     for n in sorted(leaves_wanting_grad):
         if n in defined:
             lines.append("        if not %s.requires_grad: %s.requires_grad_(True)" % (local(n), local(n)))
@@ -279,6 +294,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     src = "\n".join(lines) + "\n"
 
     import torch
+    g["__lod"] = lod_as_tensors
+    g["__dev"] = device
     g["__is_grad"] = torch.is_grad_enabled
     g["__set_grad"] = torch._C._set_grad_enabled
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)

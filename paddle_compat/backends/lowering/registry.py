@@ -4,10 +4,11 @@ A kernel factory receives (op, ctx) once, when a block is lowered, and returns a
 the generated code calls directly on every run. Slot specs say how arguments are passed:
   inputs:  "X" one tensor (None if the slot is absent), "X*" a list of tensors (duplicable slot)
   outputs: "Out" one tensor, "Out*" a list of tensors
-LoD-aware kernels list the input slots whose LoD they read (`lod_in`, passed after the tensors, one
-offsets list per slot) and the output slots whose LoD they compute (`lod_out`, returned after the
-tensors). Outputs not listed share the LoD of the first LoD input (Paddle's ShareLoD), when the output
-variable has lod_level > 0.
+LoD-aware kernels list the input slots whose LoD they read (`lod_in`, passed after the tensors) and the
+output slots whose LoD they compute (`lod_out`, returned after the tensors); "X*" there means one LoD per
+variable of a duplicable slot. A LoD is a tuple of int64 offset tensors, one per level, on the data's
+device (None when the variable has none). Outputs not listed share the LoD of the first LoD input
+(Paddle's ShareLoD), when the output variable has lod_level > 0.
 """
 
 __all__ = ["register", "get", "known_op_types", "KernelSpec"]

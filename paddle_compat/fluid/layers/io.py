@@ -3,7 +3,7 @@
 from ..dtypes import VarType
 from ..layer_helper import LayerHelper
 
-__all__ = ["data"]
+__all__ = ["data", "py_reader", "read_file"]
 
 
 def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=VarType.LOD_TENSOR,
@@ -26,3 +26,34 @@ def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type
     return helper.create_global_variable(name=name, shape=shape, dtype=dtype, type=type,
                                          stop_gradient=stop_gradient, lod_level=lod_level, is_data=True,
                                          need_check_feed=True)
+
+
+def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):
+    """A reader variable feeding the program from Python (Paddle 1.x): `read_file(reader)` gives its data
+    variables; `reader.decorate_paddle_reader(batched_reader)` or `reader.decorate_tensor_provider(fn)`
+    sets the source; `reader.start()`, then run until fluid.core.EOFException, then `reader.reset()`.
+    shapes include the batch dim (e.g. [(-1, 784), (-1, 1)])."""
+    from .. import unique_name
+    from ..reader import PyReader
+    if len(shapes) != len(dtypes) or (lod_levels is not None and len(lod_levels) != len(shapes)):
+        raise ValueError("py_reader: shapes, dtypes (and lod_levels) must have one entry per variable")
+    lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)
+    prefix = name or unique_name.generate("py_reader")
+    feed_vars = [data(name="%s_data_%d" % (prefix, i), shape=list(s), dtype=dt, lod_level=lv,
+                      append_batch_size=False)
+                 for i, (s, dt, lv) in enumerate(zip(shapes, dtypes, lod_levels))]
+    loader = PyReader(feed_list=feed_vars, capacity=capacity, use_double_buffer=use_double_buffer, iterable=False)
+    reader = loader._reader_var
+    reader._loader, reader._data_vars = loader, feed_vars
+    reader.start, reader.reset = loader.start, loader.reset
+    reader.decorate_paddle_reader = reader.decorate_sample_list_generator = loader.set_sample_list_generator
+    reader.decorate_tensor_provider = reader.decorate_batch_generator = loader.set_batch_generator
+    return reader
+
+
+def read_file(reader):
+    """The data variables of a py_reader (one Variable, or a list of them)."""
+    feed_vars = getattr(reader, "_data_vars", None)
+    if feed_vars is None:
+        raise TypeError("read_file: expected the reader returned by fluid.layers.py_reader, got %r" % (reader,))
+    return feed_vars[0] if len(feed_vars) == 1 else list(feed_vars)

@@ -3,6 +3,7 @@
 import functools
 import operator
 
+from .. import unique_name
 from ..dtypes import VarType
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
@@ -11,7 +12,8 @@ from .helpers import as_list, check_variable, out_var
 
 __all__ = ["fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "softmax", "mul", "matmul",
            "reshape", "transpose", "split", "topk", "one_hot", "autoincreased_step_counter", "flatten",
-           "squeeze", "unsqueeze", "stack", "gather", "l2_normalize", "expand"]
+           "squeeze", "unsqueeze", "stack", "gather", "l2_normalize", "expand", "merge_selected_rows",
+           "get_tensor_from_selected_rows"]
 
 
 def _prod(xs):
@@ -390,3 +392,20 @@ def autoincreased_step_counter(counter_name=None, begin=1, step=1):
                                                        outputs={"Out": [counter]}, attrs={"step": float(step)})
         counter.stop_gradient = True
     return counter
+
+
+def merge_selected_rows(x, name=None):
+    """A row-sparse (SelectedRows) variable with its repeated rows added up, rows sorted."""
+    helper = LayerHelper("merge_selected_rows", name=name)
+    out = helper.create_variable(name=unique_name.generate("merge_selected_rows.tmp"), dtype=x.dtype,
+                                 shape=x.shape, type=VarType.SELECTED_ROWS)
+    helper.append_op(type="merge_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})
+    return out
+
+
+def get_tensor_from_selected_rows(x, name=None):
+    """The values of a row-sparse variable as a dense [rows, ...] tensor (one row per entry of rows)."""
+    helper = LayerHelper("get_tensor_from_selected_rows", name=name)
+    out = out_var(helper, x.dtype, [-1] + list(x.shape[1:]))
+    helper.append_op(type="get_tensor_from_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})
+    return out

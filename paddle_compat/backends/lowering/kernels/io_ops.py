@@ -5,6 +5,7 @@ import os
 import numpy as np
 import torch
 
+from ....fluid.core import lod_as_tensors
 from ... import tensor_format as tf
 from ..registry import register
 from .common import attr
@@ -57,7 +58,7 @@ def load(op, ctx):
         with open(path, "rb") as f:
             arr, lod = tf.read_lod_tensor(f, path)
         _check_shape(ctx, name, arr, path)
-        return torch.from_numpy(arr).to(device), lod or None
+        return torch.from_numpy(arr).to(device), lod_as_tensors(lod, device)
     return k
 
 

@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from ...selected_rows import make_rows, merge_rows
 from ..registry import register
 from .common import attr
 
@@ -180,16 +181,28 @@ register("reduce_prod")(_reduce(_prod))
 @register("clip")
 def clip(op, ctx):
     lo, hi = float(attr(op, "min")), float(attr(op, "max"))
-    return lambda x: torch.clamp(x, lo, hi)
+
+    def k(x):
+        if x.is_sparse:   # row-sparse: merge repeated rows, clip the merged values (Paddle's kernel)
+            rows, values = merge_rows(x)
+            return make_rows(rows, torch.clamp(values, lo, hi), x.shape[0])
+        return torch.clamp(x, lo, hi)
+    return k
 
 
 @register("clip_by_norm")
 def clip_by_norm(op, ctx):
     max_norm = float(attr(op, "max_norm"))
 
-    def k(x):
+    def dense(x):
         norm = torch.sqrt(torch.sum(x * x))
         return torch.where(norm > max_norm, x * (max_norm / norm), x)
+
+    def k(x):
+        if x.is_sparse:   # the norm of the merged rows (Paddle's kernel merges first)
+            rows, values = merge_rows(x)
+            return make_rows(rows, dense(values), x.shape[0])
+        return dense(x)
     return k
 
 

@@ -1,12 +1,21 @@
 """Optimizer ops, updating parameters and state in place (ParamOut is Param, as Paddle's programs say).
 
 Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
-scales epsilon by sqrt(1-beta2^t)). Row-sparse gradients (torch sparse COO, Paddle's SelectedRows) touch only
-their rows in sgd; other optimizers see them densified, which is Paddle's non-lazy behaviour.
+scales epsilon by sqrt(1-beta2^t)). Row-sparse gradients (torch sparse COO, Paddle's SelectedRows; see
+backends/selected_rows.py) follow Paddle's sparse kernels:
+  sgd      updates only the gradient's rows, one row entry at a time in the order given (repeats are
+           applied one after the other, as Paddle's loop does; no merge);
+  adagrad  merges repeated rows, then updates moment and param on those rows only;
+  adam     lazy_mode=True: merges, then moments and param of those rows only; lazy_mode=False (Paddle's
+           default): every row's moments decay and every row moves (a missing row has gradient 0), which
+           is the dense update of the densified gradient;
+  others   (momentum, rmsprop, adamax) densify, which is what Paddle's sparse variants compute.
+Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
 """
 
 import torch
 
+from ...selected_rows import merge_rows, rows_values
 from ..registry import register
 from .common import attr
 
@@ -26,8 +35,8 @@ def _no_grad(fn):
 def sgd(op, ctx):
     def k(p, g, lr):
         if g.is_sparse:
-            g = g.coalesce()
-            p.index_add_(0, g.indices()[0], g.values() * (-lr))
+            rows, values = rows_values(g)
+            p.index_add_(0, rows, values * (-lr))    # p[row] -= lr * g, entry by entry
             return p
         return p.sub_(lr * g)
     return _no_grad(k)
@@ -53,13 +62,23 @@ def momentum(op, ctx):
 def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
     in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
+    lazy = bool(attr(op, "lazy_mode", False))
 
     def k(p, g, lr, m1, m2, b1p, b2p):
-        g = _dense(g)
         lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
-        m1.mul_(b1).add_(g * (1 - b1))
-        m2.mul_(b2).add_(g * g * (1 - b2))
-        p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps * torch.sqrt(1 - b2p))))
+        if lazy and g.is_sparse:
+            rows, g = merge_rows(g)
+            m1_r = m1.index_select(0, rows) * b1 + g * (1 - b1)
+            m2_r = m2.index_select(0, rows) * b2 + g * g * (1 - b2)
+            m1.index_copy_(0, rows, m1_r)
+            m2.index_copy_(0, rows, m2_r)
+            p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps * torch.sqrt(1 - b2p)))
+            p.index_copy_(0, rows, p_r)
+        else:
+            g = _dense(g)
+            m1.mul_(b1).add_(g * (1 - b1))
+            m2.mul_(b2).add_(g * g * (1 - b2))
+            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps * torch.sqrt(1 - b2p))))
         if in_place_pows:
             b1p.mul_(b1)
             b2p.mul_(b2)
@@ -73,7 +92,12 @@ def adagrad(op, ctx):
     eps = float(attr(op, "epsilon", 1e-6))
 
     def k(p, g, m, lr):
-        g = _dense(g)
+        if g.is_sparse:
+            rows, g = merge_rows(g)
+            m_r = m.index_select(0, rows) + g * g
+            m.index_copy_(0, rows, m_r)
+            p.index_copy_(0, rows, p.index_select(0, rows) - lr * g / (torch.sqrt(m_r) + eps))
+            return p, m
         m.add_(g * g)
         p.sub_(lr * g / (torch.sqrt(m) + eps))
         return p, m

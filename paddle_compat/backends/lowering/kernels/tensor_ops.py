@@ -3,6 +3,7 @@
 import torch
 import torch.nn.functional as F
 
+from ...selected_rows import make_rows, merge_rows, rows_values
 from ..registry import register
 from .common import attr, torch_dtype
 
@@ -155,13 +156,14 @@ def lookup_table(op, ctx):
     sparse = bool(attr(op, "is_sparse", False))
 
     def k(ids, w):
-        flat = ids.reshape(-1) if ids.shape[-1] == 1 else ids
-        flat = flat.long()
+        # Paddle's ids end in a dim of 1 ([N, 1] -> [N, D]); squeezing the int ids (not the float output)
+        # keeps a view op out of the autograd graph
+        flat = ids.view(ids.shape[:-1]) if ids.dim() > 1 and ids.shape[-1] == 1 else ids
+        if flat.dtype != torch.int64:
+            flat = flat.long()
         out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
         if padding_idx >= 0:  # Paddle outputs zeros for padding ids (torch would return the row)
             out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
-        if ids.dim() > 1 and ids.shape[-1] == 1:
-            return out.reshape(tuple(ids.shape[:-1]) + (w.shape[1],))
         return out
     return k
 
@@ -207,4 +209,23 @@ def label_smooth(op, ctx):
         if prior is not None:
             return (1 - eps) * x + eps * prior.reshape(1, -1)
         return (1 - eps) * x + eps / x.shape[-1]
+    return k
+
+
+@register("merge_selected_rows")
+def merge_selected_rows(op, ctx):
+    def k(x):
+        if not x.is_sparse:
+            raise TypeError("merge_selected_rows: %s is not row-sparse (SelectedRows)" % op.input("X")[0])
+        rows, values = merge_rows(x)
+        return make_rows(rows, values, x.shape[0])
+    return k
+
+
+@register("get_tensor_from_selected_rows")
+def get_tensor_from_selected_rows(op, ctx):
+    def k(x):
+        if not x.is_sparse:
+            raise TypeError("get_tensor_from_selected_rows: %s is not row-sparse (SelectedRows)" % op.input("X")[0])
+        return rows_values(x)[1]
     return k

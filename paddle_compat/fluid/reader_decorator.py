@@ -1,6 +1,6 @@
-"""paddle.reader / paddle.batch: composing Python sample generators (pure Python, as in Paddle 1.x).
+"""Reader decorators (Paddle 1.x paddle.reader / fluid.io.batch ...): composing Python sample generators.
 
-    reader = paddle_compat.batch(paddle_compat.reader.shuffle(my_reader, buf_size=500), batch_size=32)
+    reader = fluid.io.batch(fluid.io.shuffle(my_reader, buf_size=500), batch_size=32)
 """
 
 import itertools

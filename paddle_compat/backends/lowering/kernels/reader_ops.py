@@ -1,0 +1,26 @@
+"""read: the head op a non-iterable DataLoader / PyReader puts in the main program; each run takes the
+loader's next batch (fluid.core.EOFException after the last one)."""
+
+from ..registry import register
+from .common import attr
+
+
+@register("read", inputs=(), outputs=("Out*",), lod_out=("Out*",))
+def read(op, ctx):
+    from ....fluid.executor import _FeedSpec   # the executor's feed checks and conversion, reused
+    from ....fluid.reader import loader_for
+    reader_id = attr(op, "reader_id")
+    specs = [_FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]
+
+    def k():
+        feed = loader_for(reader_id)._next_feed()
+        values, lods = [], []
+        for spec in specs:
+            if spec.name not in feed:
+                raise ValueError("read: the DataLoader's batch has no value for %s" % spec.name)
+            v = spec.convert(feed[spec.name])
+            t, lod = v if spec.lod else (v, None)
+            values.append(t)
+            lods.append(lod)
+        return values, lods
+    return k

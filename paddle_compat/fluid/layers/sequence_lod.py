@@ -1,0 +1,79 @@
+"""Layers on variable-length sequences (LoD input): sequence_pool (+ first/last step), sequence_softmax,
+sequence_concat, sequence_expand. Paddle's op types and attributes.
+
+A variable carries a LoD at run time only when it is declared with lod_level > 0 (data layers, and what
+ops compute from them), so these builders check that statically and say how to fix it.
+"""
+
+from ..layer_helper import LayerHelper
+from .helpers import check_variable, out_var
+
+__all__ = ["sequence_pool", "sequence_first_step", "sequence_last_step", "sequence_softmax", "sequence_concat",
+           "sequence_expand"]
+
+_POOL_TYPES = ("average", "sum", "sqrt", "max", "last", "first")
+
+
+def _need_lod(x, arg, layer):
+    check_variable(x, arg, layer)
+    if x.lod_level < 1:
+        raise ValueError("%s: '%s' (%s) has lod_level=0, so it carries no sequences; declare the data it comes "
+                         "from with lod_level=1 (e.g. fluid.layers.data(name, shape=[1], dtype='int64', "
+                         "lod_level=1))" % (layer, arg, x.name))
+
+
+def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
+    """One row per sequence: average, sum, sqrt (sum / sqrt(len)), max, last or first. Empty sequences
+    give pad_value."""
+    _need_lod(input, "input", "sequence_pool")
+    if not isinstance(pool_type, str) or pool_type.lower() not in _POOL_TYPES:
+        raise ValueError("sequence_pool: pool_type must be one of %s, got %r" % (", ".join(_POOL_TYPES), pool_type))
+    helper = LayerHelper("sequence_pool")
+    shape = [-1] + list(input.shape[1:])
+    pool_out = out_var(helper, input.dtype, shape, input.lod_level - 1)
+    max_index = out_var(helper, "int32", shape, stop_gradient=True)
+    helper.append_op(type="sequence_pool", inputs={"X": [input]}, outputs={"Out": [pool_out], "MaxIndex": [max_index]},
+                     attrs={"pooltype": pool_type.upper(), "is_test": bool(is_test), "pad_value": float(pad_value)})
+    return pool_out
+
+
+def sequence_first_step(input):
+    return sequence_pool(input=input, pool_type="first")
+
+
+def sequence_last_step(input):
+    return sequence_pool(input=input, pool_type="last")
+
+
+def sequence_softmax(input, use_cudnn=False, name=None):
+    """Softmax over the rows of each sequence; input is [T, 1] (or [T])."""
+    _need_lod(input, "input", "sequence_softmax")
+    helper = LayerHelper("sequence_softmax", name=name)
+    out = out_var(helper, input.dtype, input.shape, input.lod_level)
+    helper.append_op(type="sequence_softmax", inputs={"X": [input]}, outputs={"Out": [out]},
+                     attrs={"use_cudnn": bool(use_cudnn)})
+    return out
+
+
+def sequence_concat(input, name=None):
+    """Sequence i of the result is sequence i of every input, in order (all inputs have as many sequences)."""
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError("sequence_concat: input must be a non-empty list of Variables")
+    for i, x in enumerate(input):
+        _need_lod(x, "input[%d]" % i, "sequence_concat")
+    helper = LayerHelper("sequence_concat", name=name)
+    out = out_var(helper, input[0].dtype, [-1] + list(input[0].shape[1:]), 1)
+    helper.append_op(type="sequence_concat", inputs={"X": list(input)}, outputs={"Out": [out]})
+    return out
+
+
+def sequence_expand(x, y, ref_level=-1, name=None):
+    """Repeat each sequence of x (each row, if x has no LoD) as many times as y's matching sequence at
+    ref_level (-1: y's last level) has elements."""
+    check_variable(x, "x", "sequence_expand")
+    _need_lod(y, "y", "sequence_expand")
+    helper = LayerHelper("sequence_expand", name=name)
+    out = out_var(helper, x.dtype, [-1] + list(x.shape[1:]), x.lod_level)
+    helper.append_op(type="sequence_expand", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
+                     attrs={"ref_level": int(ref_level)})
+    return out

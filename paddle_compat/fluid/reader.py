@@ -1,0 +1,224 @@
+"""DataLoader.from_generator and PyReader: feeding a program from a Python generator.
+
+iterable=True: `for data in loader(): exe.run(prog, feed=data, ...)`, each `data` a list with one feed
+dict (or list of LoDTensors, return_list=True) per place.
+iterable=False: the loader puts a `read` op at the head of the main program; after `loader.start()` each
+`exe.run(prog)` takes the next batch, and the run after the last batch raises fluid.core.EOFException;
+`loader.reset()` ends the pass. Batches are made on demand in the calling thread (no prefetch queue:
+for in-memory generators a thread buys nothing under the GIL), so `capacity` and `use_double_buffer`
+are accepted and not used.
+"""
+
+import itertools
+import weakref
+
+from . import core, unique_name
+from .data_feeder import DataFeeder
+from .dtypes import VarType
+from .framework import Variable
+from .program import notify_changed
+
+__all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
+
+# reader_id attr of a `read` op -> the loader that serves it (the read kernel looks it up at run time)
+_LOADERS = weakref.WeakValueDictionary()
+_ids = itertools.count()
+
+
+def loader_for(reader_id):
+    loader = _LOADERS.get(reader_id)
+    if loader is None:
+        raise RuntimeError("the DataLoader/PyReader behind this program's read op (%s) no longer exists; keep "
+                           "a reference to it while the program runs" % reader_id)
+    return loader
+
+
+def _batched(sample_reader, batch_size, drop_last):
+    batch_size = int(batch_size)
+    if batch_size <= 0:
+        raise ValueError("batch_size must be a positive int, got %s" % batch_size)
+
+    def reader():
+        batch = []
+        for sample in sample_reader():
+            batch.append(sample)
+            if len(batch) == batch_size:
+                yield batch
+                batch = []
+        if batch and not drop_last:
+            yield batch
+    return reader
+
+
+class GeneratorLoader:
+    """What DataLoader.from_generator returns."""
+
+    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
+                 drop_last=True):
+        if not feed_list:
+            raise ValueError("DataLoader.from_generator: feed_list (the data Variables to feed) is required")
+        for v in feed_list:
+            if not isinstance(v, Variable):
+                raise TypeError("DataLoader.from_generator: feed_list must hold Variables, got %r" % (v,))
+        if capacity is not None and int(capacity) <= 0:
+            raise ValueError("DataLoader.from_generator: capacity must be positive, got %s" % capacity)
+        self._feed_list = list(feed_list)
+        self._iterable = bool(iterable)
+        self._return_list = bool(return_list)
+        self._drop_last = bool(drop_last)
+        self._batch_reader = None      # () -> iterator of per-batch feed dicts {name: LoDTensor}
+        self._places = None
+        self._it = None                # non-iterable: the running pass
+        self._state = "idle"           # idle | running | exhausted
+        self._id = "py_reader_%d" % next(_ids)
+        _LOADERS[self._id] = self
+        if not self._iterable:
+            self._add_read_op(self._feed_list[0].block.program)
+
+    # data sources ----------------------------------------------------------------------------------
+    def _feeder(self, place):
+        return DataFeeder(self._feed_list, place or core.CPUPlace(), program=self._feed_list[0].block.program)
+
+    def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
+        """reader() yields samples (one field per feed variable); they are batched here."""
+        return self.set_sample_list_generator(_batched(reader, batch_size, drop_last), places)
+
+    def set_sample_list_generator(self, reader, places=None):
+        """reader() yields lists of samples (one minibatch each)."""
+        self._places = self._check_places(places)
+        feeder = self._feeder(self._places[0])
+
+        def batches():
+            for samples in reader():
+                yield feeder.feed(samples)
+        self._batch_reader = batches
+        return self
+
+    def set_batch_generator(self, reader, places=None):
+        """reader() yields one minibatch at a time: a list/tuple of numpy arrays or LoDTensors, one per feed
+        variable in feed_list order (LoD variables need LoDTensors)."""
+        self._places = self._check_places(places)
+        place = self._places[0]
+        names = [v.name for v in self._feed_list]
+
+        def batches():
+            for fields in reader():
+                if isinstance(fields, dict) or len(fields) != len(names):
+                    raise ValueError("DataLoader batch generator: expected a list of %d arrays (%s) per batch, "
+                                     "got %r" % (len(names), ", ".join(names), type(fields).__name__))
+                out = {}
+                for n, f in zip(names, fields):
+                    if isinstance(f, core.LoDTensor):
+                        out[n] = f
+                    else:
+                        t = core.LoDTensor()
+                        t.set(f, place)
+                        out[n] = t
+                yield out
+        self._batch_reader = batches
+        return self
+
+    def _check_places(self, places):
+        if places is None:
+            return [core.CPUPlace()]
+        if isinstance(places, core.Place):
+            return [places]
+        places = list(places)
+        if not places or not all(isinstance(p, core.Place) for p in places):
+            raise TypeError("DataLoader: places must be a Place or a non-empty list of Places, got %r" % (places,))
+        return places
+
+    def _batches(self):
+        if self._batch_reader is None:
+            raise RuntimeError("DataLoader has no data source: call set_sample_generator, "
+                               "set_sample_list_generator or set_batch_generator first")
+        return self._batch_reader()
+
+    def _shape(self, feed):
+        if self._return_list:
+            return [feed[v.name] for v in self._feed_list]
+        return feed
+
+    # iterable mode ---------------------------------------------------------------------------------
+    def __call__(self):
+        return iter(self)
+
+    def __iter__(self):
+        if not self._iterable:
+            raise RuntimeError("this DataLoader was made with iterable=False: call start() and run the program "
+                               "until fluid.core.EOFException instead of iterating it")
+        n = len(self._places or [None])
+        group = []
+        for feed in self._batches():
+            group.append(self._shape(feed))
+            if len(group) == n:
+                yield group
+                group = []
+        if group and not self._drop_last:
+            yield group
+
+    # non-iterable mode -----------------------------------------------------------------------------
+    def _add_read_op(self, program):
+        block = program.global_block()
+        reader = block.create_var(name=unique_name.generate("create_py_reader"), type=VarType.READER,
+                                  persistable=True, stop_gradient=True)
+        block._prepend_op(type="read", inputs={"Reader": [reader]}, outputs={"Out": self._feed_list},
+                          attrs={"reader_id": self._id, "drop_last": self._drop_last})
+        notify_changed(program, "read")
+        self._reader_var = reader
+
+    def start(self):
+        if self._iterable:
+            raise RuntimeError("start() is for DataLoaders made with iterable=False; iterate this one instead")
+        if self._state == "running":
+            raise RuntimeError("DataLoader.start(): already started; call reset() after EOFException first")
+        self._it = iter(self._batches())
+        self._state = "running"
+
+    def reset(self):
+        if self._iterable:
+            raise RuntimeError("reset() is for DataLoaders made with iterable=False")
+        self._it = None
+        self._state = "idle"
+
+    def _next_feed(self):
+        """The next batch for the program's read op; EOFException when the pass is over."""
+        if self._state == "idle":
+            raise RuntimeError("the program reads from a DataLoader/PyReader that was not started: call "
+                               "loader.start() before exe.run (and loader.reset() after EOFException)")
+        if self._state == "exhausted":
+            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+        try:
+            return next(self._it)
+        except StopIteration:
+            self._state = "exhausted"
+            self._it = None
+            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+
+
+class DataLoader:
+    @staticmethod
+    def from_generator(feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
+                       use_multiprocess=False, drop_last=True):
+        return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, drop_last)
+
+    @staticmethod
+    def from_dataset(dataset, places, drop_last=True):
+        raise NotImplementedError("DataLoader.from_dataset (fluid.Dataset) is not supported by paddle_compat; "
+                                  "use DataLoader.from_generator")
+
+
+class PyReader(GeneratorLoader):
+    """fluid.io.PyReader (Paddle 1.5's name for the same loader; decorate_* set the data source)."""
+
+    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False):
+        super().__init__(feed_list, capacity, use_double_buffer, iterable, return_list, drop_last=True)
+
+    def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
+        return self.set_sample_generator(sample_generator, batch_size, drop_last, places)
+
+    def decorate_sample_list_generator(self, reader, places=None):
+        return self.set_sample_list_generator(reader, places)
+
+    def decorate_batch_generator(self, reader, places=None):
+        return self.set_batch_generator(reader, places)
