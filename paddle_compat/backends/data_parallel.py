@@ -44,6 +44,7 @@ class DataParallelRunner:
         self._scopes = {}          # id(user scope) -> [scope per place]
         self._split = None         # (program version, StepSplit)
         self._autograd_for = self._make_reducer
+        self._lowering_fetch = ()
 
     # ---- set-up --------------------------------------------------------------------------------------
     def _communicator(self, scope):
@@ -110,7 +111,9 @@ class DataParallelRunner:
         return scopes
 
     def _make_reducer(self, block, region):
-        return GradAllReducer(self._comm, block, region, self._divisor)
+        # Gradients are views of reused buffers unless one of them is fetched (the caller keeps it).
+        fetched = set(self._lowering_fetch).intersection(region.wanted)
+        return GradAllReducer(self._comm, block, region, self._divisor, reuse_buffers=not fetched)
 
     def _step_split(self):
         if self._split is None or self._split[0] != self._program._version:
@@ -129,6 +132,7 @@ class DataParallelRunner:
                 if len(feed) != 1:
                     raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
                 feed = feed[0]
+            self._lowering_fetch = fetch
             outs = self._exes[0]._run_program(self._program, feed, fetch, scope, return_numpy,
                                               autograd_for=self._autograd_for if self._comm else None)
             return outs if return_merged else [[o] for o in outs]

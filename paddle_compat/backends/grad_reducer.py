@@ -29,8 +29,12 @@ class GradAllReducer:
     """Callable like autograd_region.autograd; returns the gradients with parameter ones averaged."""
 
     def __init__(self, comm, block, region, divisor, first_bucket_bytes=FIRST_BUCKET_BYTES,
-                 bucket_bytes=BUCKET_BYTES):
+                 bucket_bytes=BUCKET_BYTES, reuse_buffers=True):
+        """reuse_buffers: flatten into the same buffers every step (the returned gradients are views of them,
+        so only when nothing keeps a gradient past the step, e.g. a fetched one)."""
         self.comm = comm
+        self.reuse_buffers = reuse_buffers
+        self.flat_buffers = {}
         self.divisor = float(divisor)
         self.first_bucket_bytes, self.bucket_bytes = first_bucket_bytes, bucket_bytes
         names = region.wanted_forward()
@@ -105,7 +109,12 @@ class _Step:
 
     def _launch(self, b):
         parts = [g.to_dense() if g.is_sparse else g for g in self.slots[b]]
-        flat = torch.cat([g.reshape(-1) for g in parts]) if len(parts) > 1 else parts[0].reshape(-1).clone()
+        flat = self.r.flat_buffers.get(b)
+        if flat is None:
+            flat = parts[0].new_empty(sum(self.r.buckets[b].numels))
+            if self.r.reuse_buffers:
+                self.r.flat_buffers[b] = flat
+        torch.cat([g.reshape(-1) for g in parts], out=flat)
         self.works.append((flat, self.r.comm.allreduce_async(flat)))
 
     def finish(self, grads):

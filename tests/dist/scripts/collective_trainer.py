@@ -54,10 +54,10 @@ def transpile(mode, tid, eps, main, start, collective_mode=None, spell_workers=F
         t.transpile(tid, program=main, startup_program=start, trainers=",".join(eps), current_endpoint=eps[tid])
 
 
-def run_config(name, tid, eps, steps, out):
+def run_config(name, tid, eps, steps, out, use_cuda=False):
     main, start, loss = build()
     scope = fluid.Scope()
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(fluid.CUDAPlace(tid) if use_cuda else fluid.CPUPlace())
     with fluid.scope_guard(scope), fluid.program_guard(main, start):
         if name.startswith("fleet"):
             from paddle_compat.fluid.incubate.fleet.base import role_maker
@@ -82,7 +82,7 @@ def run_config(name, tid, eps, steps, out):
                 transpile("collective", tid, eps, main, start, collective_mode=name)
             exe.run(start)
             if name == "pe":
-                pe = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main, num_trainers=len(eps),
+                pe = fluid.ParallelExecutor(use_cuda, loss_name=loss.name, main_program=main, num_trainers=len(eps),
                                             trainer_id=tid)
                 step = lambda s: pe.run(fetch_list=[loss.name], feed=feed(s, tid))[0]  # noqa: E731
             elif name == "compiled":
@@ -93,7 +93,7 @@ def run_config(name, tid, eps, steps, out):
             else:
                 step = lambda s: exe.run(main, feed=feed(s, tid), fetch_list=[loss])[0]  # noqa: E731
         losses = [float(np.asarray(step(s)).reshape(-1)[0]) for s in range(steps)]
-        params = {p: np.array(scope.find_var(p).value.detach().numpy()) for p in PARAMS}
+        params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy()) for p in PARAMS}
         if name.startswith("fleet"):
             fleet.save_persistables(exe, os.path.join(out, "%s_saved_%d" % (name, tid)))
     np.savez(os.path.join(out, "%s_%d.npz" % (name, tid)), losses=np.array(losses), **params)
@@ -107,12 +107,13 @@ def main():
     ap.add_argument("--configs", required=True)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--use_cuda", action="store_true", help="trainer i on GPU i (NCCL); set FLAGS_selected_gpus=i")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
     eps = a.endpoints.split(",")
     for name in a.configs.split(","):
-        run_config(name, a.trainer_id, eps, a.steps, a.out)
+        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda)
 
 
 if __name__ == "__main__":
