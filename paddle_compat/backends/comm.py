@@ -213,10 +213,11 @@ def connect(endpoints, rank, device="cpu", tag="nccl2"):
             raise RendezvousError("trainer %d registered endpoint %s but this trainer's list says %s: the trainers "
                                   "were given different endpoint lists" % (r, got, endpoints[r]))
     backend = "nccl" if str(device).startswith("cuda") else "gloo"
-    remaining = datetime.timedelta(seconds=max(t_end - time.monotonic(), 1.0))
+    # the group's own timeout bounds every later collective too: the full deadline, not what is left of it
+    op_timeout = datetime.timedelta(seconds=timeout_s)
     try:
-        pg = _nccl_group(st, rank, n, device, remaining) if backend == "nccl" else \
-            _gloo_group(st, rank, n, _split(endpoints[rank])[0], remaining)
+        pg = _nccl_group(st, rank, n, device, op_timeout) if backend == "nccl" else \
+            _gloo_group(st, rank, n, _split(endpoints[rank])[0], op_timeout)
     except Exception as e:
         raise RendezvousError("building the %s group over trainers %s failed (this is trainer %d): %s"
                               % (backend, ",".join(endpoints), rank, e)) from e
@@ -270,10 +271,7 @@ def _release():
     _rings.clear()
     while _live:
         c = _live.pop()
-        try:
-            c.sync()
-        except Exception:
-            pass
+        c.pending = []
         c.pg = None
     gc.collect()
     _stores.clear()

@@ -56,6 +56,8 @@ def test_two_trainers_match_local_gradient_averaging(tmp_path):
         saved = str(tmp_path / ("%s_saved_0" % name))
         assert set(T.PARAMS) <= set(os.listdir(saved)), name
         assert not (tmp_path / ("%s_saved_1" % name)).exists()
+        assert (tmp_path / ("%s_model_0" % name) / "__model__").exists()
+        assert not (tmp_path / ("%s_model_1" % name)).exists()
         main, start, _ = T.build()
         scope = fluid.Scope()
         exe = fluid.Executor(fluid.CPUPlace())
@@ -78,3 +80,18 @@ def test_missing_trainer_is_named_within_the_deadline(tmp_path):
     assert rcs["only0"] != 0 and rcs["only1"] != 0
     assert "RendezvousError" in out0 and alone0[1] in out0 and "never joined" in out0, out0[-2000:]
     assert "RendezvousError" in out1 and "could not reach trainer 0 at %s" % alone1[0] in out1, out1[-2000:]
+
+
+@pytest.mark.parametrize("config", ["pe", "grad_allreduce"])
+def test_trainer_dying_mid_training_fails_its_peer_with_a_named_error(tmp_path, config):
+    """No hang: the surviving trainer's allreduce errors (peer gone, or FLAGS_rpc_deadline), naming the group."""
+    eps = endpoints(2)
+    with Cluster(tmp_path) as c:
+        for t in (0, 1):
+            args = [SCRIPT, "--trainer_id", str(t), "--endpoints", ",".join(eps), "--configs", config, "--steps", "4",
+                    "--out", str(tmp_path)] + (["--die_at", "2"] if t == 1 else [])
+            c.start("trainer%d" % t, args, base_env(FLAGS_rpc_deadline=5000))
+        rcs = c.wait(60)
+        out0 = c.procs[0].output
+    assert rcs == {"trainer0": rcs["trainer0"], "trainer1": 3} and rcs["trainer0"] != 0, out0[-2000:]
+    assert "CommError" in out0 and ",".join(eps) in out0, out0[-3000:]

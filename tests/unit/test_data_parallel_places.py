@@ -121,3 +121,35 @@ def test_lr_counter_advances_once_per_step(two_cpus):
     np.testing.assert_allclose(got_lr, [0.025, 0.025])   # step 2 on both places: 0.1 * 0.5^2
     counter = fluid.global_scope().find_var("@LR_DECAY_COUNTER@")
     assert int(np.array(counter.get_tensor()).reshape(-1)[0]) == 2
+
+
+def test_gradient_scale_one_sums_gradients(two_cpus):
+    """GradientScaleStrategy.One: per-place gradients are summed, i.e. averaging with twice the rate."""
+    def runner(main, loss, exe, scope):
+        bs = fluid.BuildStrategy()
+        bs.gradient_scale_strategy = fluid.BuildStrategy.GradientScaleStrategy.One
+        prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs)
+        return lambda feed, fetch: exe.run(prog, feed=feed, fetch_list=fetch, scope=scope)
+    losses, params = _train(runner, 2)
+    ref_losses, ref_params = dp_reference.averaged_sgd(T.build, lambda s: [T.feed(s, 0), T.feed(s, 1)], 2, 0.2)
+    np.testing.assert_allclose(losses, ref_losses, rtol=0, atol=1e-5)
+    for p in T.PARAMS:
+        np.testing.assert_allclose(params[p], ref_params[p], rtol=0, atol=1e-5, err_msg=p)
+
+
+def test_test_program_shares_the_places_of_the_training_program(two_cpus):
+    main, start, loss = T.build()
+    test_prog = main.clone(for_test=True)
+    with fluid.program_guard(main, start):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    train = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main)
+    test = fluid.ParallelExecutor(False, main_program=test_prog, share_vars_from=train)
+    both = {k: np.concatenate([T.feed(0, 0)[k], T.feed(0, 1)[k]]) for k in ("img", "label")}
+    train.run(fetch_list=[loss.name], feed=both)
+    got = test.run(fetch_list=[loss.name], feed=both)[0]
+    # the same evaluation in one place, on the updated parameters
+    want = [exe.run(test_prog, feed=T.feed(0, t), fetch_list=[loss.name])[0][0] for t in (0, 1)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert test._compiled_program._runner._scopes == train._compiled_program._runner._scopes

@@ -48,13 +48,13 @@ def transpile(mode, tid, eps, main, start, collective_mode=None, spell_workers=F
     config.mode = mode
     config.collective_mode = collective_mode
     t = fluid.DistributeTranspiler(config=config)
-    if spell_workers:   # the seed documents' nccl2 example
-        t.transpile(tid, program=main, startup_program=start, workers=",".join(eps), current_endpoint=eps[tid])
+    if spell_workers:   # the seed documents' nccl2 example, default programs and all
+        t.transpile(tid, workers=",".join(eps), current_endpoint=eps[tid])
     else:
         t.transpile(tid, program=main, startup_program=start, trainers=",".join(eps), current_endpoint=eps[tid])
 
 
-def run_config(name, tid, eps, steps, out, use_cuda=False):
+def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1):
     main, start, loss = build()
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CUDAPlace(tid) if use_cuda else fluid.CPUPlace())
@@ -82,8 +82,7 @@ def run_config(name, tid, eps, steps, out, use_cuda=False):
                 transpile("collective", tid, eps, main, start, collective_mode=name)
             exe.run(start)
             if name == "pe":
-                pe = fluid.ParallelExecutor(use_cuda, loss_name=loss.name, main_program=main, num_trainers=len(eps),
-                                            trainer_id=tid)
+                pe = fluid.ParallelExecutor(use_cuda, loss_name=loss.name, num_trainers=len(eps), trainer_id=tid)
                 step = lambda s: pe.run(fetch_list=[loss.name], feed=feed(s, tid))[0]  # noqa: E731
             elif name == "compiled":
                 bs = fluid.BuildStrategy()
@@ -92,10 +91,16 @@ def run_config(name, tid, eps, steps, out, use_cuda=False):
                 step = lambda s: exe.run(prog, feed=feed(s, tid), fetch_list=[loss])[0]  # noqa: E731
             else:
                 step = lambda s: exe.run(main, feed=feed(s, tid), fetch_list=[loss])[0]  # noqa: E731
-        losses = [float(np.asarray(step(s)).reshape(-1)[0]) for s in range(steps)]
+        losses = []
+        for s in range(steps):
+            if s == die_at:
+                print("trainer %d stops at step %d" % (tid, s), flush=True)
+                os._exit(3)
+            losses.append(float(np.asarray(step(s)).reshape(-1)[0]))
         params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy()) for p in PARAMS}
         if name.startswith("fleet"):
             fleet.save_persistables(exe, os.path.join(out, "%s_saved_%d" % (name, tid)))
+            fleet.save_inference_model(exe, os.path.join(out, "%s_model_%d" % (name, tid)), ["img", "label"], [loss])
     np.savez(os.path.join(out, "%s_%d.npz" % (name, tid)), losses=np.array(losses), **params)
     print("%s trainer %d losses %s" % (name, tid, losses), flush=True)
 
@@ -108,12 +113,13 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--out", required=True)
     ap.add_argument("--use_cuda", action="store_true", help="trainer i on GPU i (NCCL); set FLAGS_selected_gpus=i")
+    ap.add_argument("--die_at", type=int, default=-1, help="exit abruptly before this step (failure tests)")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
     eps = a.endpoints.split(",")
     for name in a.configs.split(","):
-        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda)
+        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at)
 
 
 if __name__ == "__main__":
