@@ -31,9 +31,10 @@ def _launch(tmp_path, eps, configs, extra_env=None, trainers=(0, 1), timeout=150
             env = base_env(PADDLE_TRAINER_ID=t, PADDLE_TRAINER_ENDPOINTS=",".join(eps),
                            PADDLE_CURRENT_ENDPOINT=eps[t], PADDLE_TRAINERS_NUM=len(eps),
                            FLAGS_rpc_deadline=60000, **(extra_env or {}))
+            # trainer 1 starts from other weights: trainer 0's must be broadcast to it
             c.start("trainer%d" % t, [SCRIPT, "--trainer_id", str(t), "--endpoints", ",".join(eps),
-                                      "--configs", ",".join(configs), "--steps", str(STEPS), "--out", str(tmp_path)],
-                    env)
+                                      "--configs", ",".join(configs), "--steps", str(STEPS), "--out", str(tmp_path)]
+                    + (["--perturb_init"] if t == 1 else []), env)
         rcs = c.wait(timeout)
         return rcs, c.report()
 

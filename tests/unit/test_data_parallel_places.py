@@ -153,3 +153,17 @@ def test_test_program_shares_the_places_of_the_training_program(two_cpus):
     want = [exe.run(test_prog, feed=T.feed(0, t), fetch_list=[loss.name])[0][0] for t in (0, 1)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
     assert test._compiled_program._runner._scopes == train._compiled_program._runner._scopes
+
+
+def test_several_trainers_need_the_nccl2_startup_or_endpoints():
+    x, m = _mean_of_x()
+    pe = fluid.ParallelExecutor(False, loss_name=m.name, num_trainers=2, trainer_id=1)
+    with pytest.raises(RuntimeError, match="no NCCLID: run the startup program transpiled in nccl2 mode"):
+        pe.run(fetch_list=[m], feed={"x": np.ones((2, 1), np.float32)})
+    bs = fluid.BuildStrategy()
+    bs.num_trainers, bs.trainer_id, bs.trainers_endpoints = 2, 0, ["127.0.0.1:6170"]
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(build_strategy=bs)
+    with pytest.raises(ValueError, match="trainers_endpoints lists 1 endpoints but num_trainers is 2"):
+        fluid.Executor(fluid.CPUPlace()).run(prog, feed={"x": np.ones((2, 1), np.float32)}, fetch_list=[m])
+    with pytest.raises(ValueError, match="trainer_id 2 is out of range for num_trainers 2"):
+        fluid.ParallelExecutor(False, loss_name=m.name, num_trainers=2, trainer_id=2)

@@ -25,13 +25,16 @@ _, MLP_INIT = R.make_init()
 PARAMS = ["fc_%d.%s_0" % (i, k) for i in range(3) for k in ("w", "b")]
 
 
-def build():
+def build(perturb=False):
+    """perturb: start from other weights; trainer 0's must reach every trainer (broadcast)."""
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start), fluid.unique_name.guard():
         img = fluid.layers.data(name="img", shape=[784], dtype="float32")
         label = fluid.layers.data(name="label", shape=[1], dtype="int64")
         h = img
         for i, ((w, b), act) in enumerate(zip(MLP_INIT, ["relu", "relu", "softmax"])):
+            if perturb:
+                w, b = w + np.float32(0.01), b - np.float32(0.01)
             h = fluid.layers.fc(h, w.shape[1], act=act,
                                 param_attr=fluid.ParamAttr("fc_%d.w_0" % i, fluid.initializer.NumpyArrayInitializer(w)),
                                 bias_attr=fluid.ParamAttr("fc_%d.b_0" % i, fluid.initializer.NumpyArrayInitializer(b)))
@@ -54,8 +57,8 @@ def transpile(mode, tid, eps, main, start, collective_mode=None, spell_workers=F
         t.transpile(tid, program=main, startup_program=start, trainers=",".join(eps), current_endpoint=eps[tid])
 
 
-def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1):
-    main, start, loss = build()
+def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=False):
+    main, start, loss = build(perturb)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CUDAPlace(tid) if use_cuda else fluid.CPUPlace())
     with fluid.scope_guard(scope), fluid.program_guard(main, start):
@@ -100,6 +103,7 @@ def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1):
         params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy()) for p in PARAMS}
         if name.startswith("fleet"):
             fleet.save_persistables(exe, os.path.join(out, "%s_saved_%d" % (name, tid)))
+            fleet.barrier_worker()
             fleet.save_inference_model(exe, os.path.join(out, "%s_model_%d" % (name, tid)), ["img", "label"], [loss])
     np.savez(os.path.join(out, "%s_%d.npz" % (name, tid)), losses=np.array(losses), **params)
     print("%s trainer %d losses %s" % (name, tid, losses), flush=True)
@@ -114,12 +118,13 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--use_cuda", action="store_true", help="trainer i on GPU i (NCCL); set FLAGS_selected_gpus=i")
     ap.add_argument("--die_at", type=int, default=-1, help="exit abruptly before this step (failure tests)")
+    ap.add_argument("--perturb_init", action="store_true", help="start from weights other than trainer 0's")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
     eps = a.endpoints.split(",")
     for name in a.configs.split(","):
-        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at)
+        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at, a.perturb_init)
 
 
 if __name__ == "__main__":
