@@ -7,7 +7,8 @@
   feed_split.py), each place runs forward+backward on its own copy of the persistables, gradients are summed
   across places (and allreduced across trainers), scaled, and every place applies the same update
   (step_split.py). Fetched values are concatenated along dim 0, one slice per place.
-- At the first run, trainer 0's persistables are broadcast to every trainer (unless share_vars_from).
+- At the first run, trainer 0's persistables are broadcast to every trainer; a program compiled with
+  share_vars_from uses the other program's places and copies instead.
 
 The trainers' group is the value of the scope's `NCCLID` variable, set by the startup program's gen_nccl_id
 (nccl2 transpile), or formed here from BuildStrategy.trainers_endpoints when there is none.
@@ -87,14 +88,20 @@ class DataParallelRunner:
         if scopes is not None:
             return scopes
         shared = self._compiled._share_vars_from
-        runner = getattr(shared, "_runner", None) if shared is not None else None
-        if runner is not None and id(scope) in runner._scopes:
-            scopes = runner._scopes[id(scope)]
-            self._comm = runner._comm
+        if shared is not None:
+            # Use the other program's places (its runner's scopes), set up by whichever runs first.
+            if shared._runner is None:
+                shared._runner = DataParallelRunner(shared, self._exes[0])
+            scopes = shared._runner._place_scopes(scope)
+            if len(scopes) != len(self._places):
+                raise ValueError("share_vars_from: that program runs on %d places, this one on %d"
+                                 % (len(scopes), len(self._places)))
+            if self._num_trainers > 1:
+                self._comm = shared._runner._comm
         else:
             c = self._communicator(scope)
             persist = self._persistables(scope)
-            if c is not None and shared is None:
+            if c is not None:
                 with torch.no_grad():
                     c.broadcast_([h.value for _, h in persist], root=0)
             scopes = [scope]

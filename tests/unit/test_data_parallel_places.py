@@ -147,8 +147,10 @@ def test_test_program_shares_the_places_of_the_training_program(two_cpus):
     train = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main)
     test = fluid.ParallelExecutor(False, main_program=test_prog, share_vars_from=train)
     both = {k: np.concatenate([T.feed(0, 0)[k], T.feed(0, 1)[k]]) for k in ("img", "label")}
+    before = test.run(fetch_list=[loss.name], feed=both)[0]      # evaluating first sets up the shared places
     train.run(fetch_list=[loss.name], feed=both)
     got = test.run(fetch_list=[loss.name], feed=both)[0]
+    assert not np.allclose(before, got)
     # the same evaluation in one place, on the updated parameters
     want = [exe.run(test_prog, feed=T.feed(0, t), fetch_list=[loss.name])[0][0] for t in (0, 1)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
