@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from dist_utils import Cluster, base_env, endpoints
+from dist_utils import Cluster, base_env, endpoints, free_ports
 import dp_reference
 import paddle_compat as fluid
 
@@ -66,6 +66,26 @@ def test_two_trainers_match_local_gradient_averaging(tmp_path):
             fluid.io.load_vars(exe, saved, main, vars=[main.global_block().var(p) for p in T.PARAMS])
         for p in T.PARAMS:
             assert np.array_equal(np.array(scope.find_var(p).get_tensor()), got_params[name][p]), (name, p)
+
+
+def test_fleet_under_torchrun(tmp_path):
+    """torchrun sets only RANK/WORLD_SIZE/MASTER_*: the role maker derives the trainer endpoints."""
+    port = free_ports(1)[0]
+    with Cluster(tmp_path) as c:
+        c.start("torchrun", ["-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                             "--master_port", str(port), SCRIPT, "--configs", "fleet_nccl2,fleet_collective",
+                             "--steps", "3", "--out", str(tmp_path)], base_env(FLAGS_rpc_deadline=60000))
+        rcs = c.wait(150)
+        out = c.procs[0].output
+    assert rcs["torchrun"] == 0, out[-4000:]
+    assert "derived from torchrun's MASTER_ADDR/MASTER_PORT" in out
+    ref_losses, ref_params = dp_reference.averaged_sgd(T.build, lambda s: [T.feed(s, 0), T.feed(s, 1)], 3, 0.1)
+    for name in ("fleet_nccl2", "fleet_collective"):
+        got = [np.load(str(tmp_path / ("%s_%d.npz" % (name, t)))) for t in (0, 1)]
+        for t in (0, 1):
+            np.testing.assert_allclose(got[t]["losses"], ref_losses[:, t], rtol=0, atol=1e-5, err_msg=name)
+        for p in T.PARAMS:
+            assert np.array_equal(got[0][p], got[1][p]), (name, p)
 
 
 def test_missing_trainer_is_named_within_the_deadline(tmp_path):

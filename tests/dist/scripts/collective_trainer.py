@@ -111,8 +111,8 @@ def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=Fa
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--trainer_id", type=int, required=True)
-    ap.add_argument("--endpoints", required=True)
+    ap.add_argument("--trainer_id", type=int, default=None, help="default: torchrun's RANK")
+    ap.add_argument("--endpoints", default=None, help="default: as the role maker derives them under torchrun")
     ap.add_argument("--configs", required=True)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--out", required=True)
@@ -122,6 +122,10 @@ def main():
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
+    if a.trainer_id is None:   # under torchrun
+        a.trainer_id = int(os.environ["RANK"])
+        port, world = int(os.environ["MASTER_PORT"]), int(os.environ["WORLD_SIZE"])
+        a.endpoints = ",".join("%s:%d" % (os.environ["MASTER_ADDR"], port + 1 + r) for r in range(world))
     eps = a.endpoints.split(",")
     for name in a.configs.split(","):
         run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at, a.perturb_init)
