@@ -169,3 +169,14 @@ def test_several_trainers_need_the_nccl2_startup_or_endpoints():
         fluid.Executor(fluid.CPUPlace()).run(prog, feed={"x": np.ones((2, 1), np.float32)}, fetch_list=[m])
     with pytest.raises(ValueError, match="trainer_id 2 is out of range for num_trainers 2"):
         fluid.ParallelExecutor(False, loss_name=m.name, num_trainers=2, trainer_id=2)
+
+
+def test_lod_fetch_is_merged_across_places(two_cpus):
+    s = fluid.layers.data(name="s", shape=[1], dtype="float32", lod_level=1)
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel()
+    t = fluid.create_lod_tensor(np.arange(6, dtype=np.float32).reshape(6, 1), [[1, 2, 3]], fluid.CPUPlace())
+    exe = fluid.Executor(fluid.CPUPlace())
+    got, = exe.run(prog, feed={"s": t}, fetch_list=[s], return_numpy=False)
+    assert got.lod() == [[0, 1, 3, 6]] and np.array(got).ravel().tolist() == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(RuntimeError, match="holds LoD information"):
+        exe.run(prog, feed={"s": t}, fetch_list=[s])
