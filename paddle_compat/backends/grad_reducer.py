@@ -71,7 +71,9 @@ class GradAllReducer:
         step = _Step(self, inputs)
         outs = [t for t in targets if t.requires_grad]
         if outs:
-            gos = [s for t, s in zip(targets, seeds) if t.requires_grad]
+            # Average by scaling the loss gradient (Paddle's scale_loss_grad): free, unlike a pass over the
+            # flattened gradients; the gradients read outside the region are scaled alike, as in Paddle.
+            gos = [s if self.divisor == 1.0 else s / self.divisor for t, s in zip(targets, seeds) if t.requires_grad]
             handles = []
             for b, bucket in enumerate(self.buckets):
                 for j, pos in enumerate(bucket.positions):
@@ -128,8 +130,6 @@ class _Step:
             self._launch(b)
         for b, (flat, work) in enumerate(self.works):
             self.r.comm.wait(work, "gradient allreduce")
-            if self.r.divisor != 1.0:
-                flat.div_(self.r.divisor)
             off = 0
             bucket = buckets[b]
             for pos, shape, n in zip(bucket.positions, bucket.shapes, bucket.numels):
