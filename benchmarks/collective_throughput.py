@@ -7,7 +7,7 @@ rank, in the same two processes, alternating round by round so machine noise hit
 Prints median samples/s (both ranks together) of each side, and the median of the per-round ratios
 ours/DDP (each round pairs adjacent timings, so slow drifts of a shared machine cancel); target >= 0.9.
 
-    python benchmarks/collective_throughput.py [--rounds 7] [--steps 10]
+    python benchmarks/collective_throughput.py [--rounds 15] [--steps 4]
 """
 
 import argparse
@@ -135,8 +135,8 @@ def worker(rank, eps, ddp_port, rounds, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--endpoints", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--ddp_port", type=int, default=None, help=argparse.SUPPRESS)
