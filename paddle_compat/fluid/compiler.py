@@ -4,8 +4,6 @@ In one process on one place a data-parallel CompiledProgram runs its program as 
 trainers go to the data-parallel runner of the collective backend.
 """
 
-import os
-
 from .framework import Program
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
@@ -94,17 +92,26 @@ class CompiledProgram:
     def with_inference_optimize(self, config):
         raise NotImplementedError("CompiledProgram.with_inference_optimize (the inference engine) is not supported")
 
-    def _num_places(self):
+    def _resolve_places(self, exe_place):
+        """with_data_parallel(places=None) runs on the selected GPUs with a CUDA executor (FLAGS_selected_gpus,
+        one per trainer under the launcher), else on CPU_NUM CPU places (Paddle's rule)."""
+        from .core import CUDAPlace
+        from .framework import cpu_places, cuda_places
         if self._places is not None:
-            return len(self._places)
-        return int(os.environ.get("CPU_NUM", "1")) if not _uses_cuda(self) else 1
+            if not self._places:
+                raise ValueError("with_data_parallel(places=[]): give at least one place")
+            return list(self._places)
+        if isinstance(exe_place, CUDAPlace):
+            return cuda_places() or [exe_place]
+        return cpu_places()
 
-    def _is_multi(self):
+    def _is_multi(self, exe_place):
         bs = self._build_strategy
-        return self._is_data_parallel and (self._num_places() > 1 or (bs is not None and bs.num_trainers > 1))
+        return self._is_data_parallel and (len(self._resolve_places(exe_place)) > 1 or
+                                           (bs is not None and bs.num_trainers > 1))
 
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
-        if not self._is_multi():
+        if self._runner is None and not self._is_multi(exe.place):
             if isinstance(feed, (list, tuple)):
                 if len(feed) != 1:
                     raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
@@ -115,7 +122,3 @@ class CompiledProgram:
             self._runner = DataParallelRunner(self, exe)
         return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)
 
-
-def _uses_cuda(compiled):
-    from .core import CUDAPlace
-    return bool(compiled._places) and isinstance(compiled._places[0], CUDAPlace)

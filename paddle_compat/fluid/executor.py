@@ -184,7 +184,7 @@ class Executor:
                             % type(program).__name__)
         return self._run_program(program, feed, fetch_list, scope, return_numpy)
 
-    def _run_program(self, program, feed, fetch_list, scope, return_numpy):
+    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None):
         if scope is None:
             scope = global_scope()
         if feed is None:
@@ -200,17 +200,17 @@ class Executor:
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
         fetch_names = _fetch_names(fetch_list)
-        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), id(scope))
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), id(scope), autograd_for)
         prepared = self._cache.get(key)
         if prepared is None:
-            prepared = self._prepare(program, feed, fetch_names, scope)
+            prepared = self._prepare(program, feed, fetch_names, scope, autograd_for)
             # a program edited between runs leaves stale lowerings behind: drop them
             for old in [k for k in self._cache if k[0] == key[0] and k[1] != key[1]]:
                 del self._cache[old]
             self._cache[key] = prepared
         return prepared.run(feed, return_numpy)
 
-    def _prepare(self, program, feed, fetch_names, scope):
+    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None):
         from ..backends.lowering.codegen import lower_block
         block = program.global_block()
         specs = []
@@ -225,7 +225,7 @@ class Executor:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
-                              executor=self, feed_lod={s.name for s in specs if s.lod})
+                              executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for)
         return _Prepared(lowered, specs, scope)
 
     # Paddle API that has no counterpart here

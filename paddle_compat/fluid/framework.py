@@ -96,9 +96,18 @@ def _current_expected_place():
 
 
 def cuda_places(device_ids=None):
+    """Paddle's rule: device_ids=None means FLAGS_selected_gpus (set per process by the launcher), else all."""
+    import os
     from .core import CUDAPlace, get_cuda_device_count
     if device_ids is None:
-        device_ids = range(get_cuda_device_count())
+        sel = os.environ.get("FLAGS_selected_gpus", "").strip()
+        if sel:
+            try:
+                device_ids = [int(s) for s in sel.split(",") if s.strip()]
+            except ValueError:
+                raise ValueError("FLAGS_selected_gpus must be a comma-separated list of GPU ids, got %r" % sel)
+        else:
+            device_ids = range(get_cuda_device_count())
     return [CUDAPlace(i) for i in device_ids]
 
 

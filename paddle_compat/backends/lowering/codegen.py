@@ -109,7 +109,9 @@ class LoweredBlock:
 
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
-                feed_lod=()):
+                feed_lod=(), autograd_for=None):
+    """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
+    gradient call of a region (the data-parallel runner overlaps its allreduce with it)."""
     block = program.block(block_idx)
     ctx = LowerCtx(program, block, scope, device, executor)
     regions = find_regions(block, fetch_names)
@@ -164,7 +166,11 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             sd = ", ".join(need(s, op) for s in r.seeds)
             xs = ", ".join(need(x, op) for x in r.wanted_forward())
             outs = ", ".join(local(w) for w in r.wanted)
-            body.append(("%s, = __ag((%s,), (%s,), (%s,))" % (outs, tg, xs, sd) if r.wanted else "pass",
+            ag = "__ag"
+            if autograd_for is not None and r.wanted:
+                ag = "__ag%d" % i
+                g[ag] = autograd_for(block, r)
+            body.append(("%s, = %s((%s,), (%s,), (%s,))" % (outs, ag, tg, xs, sd) if r.wanted else "pass",
                          (op, names)))
             defined.update(r.wanted)
             if i == last_region:

@@ -1,0 +1,250 @@
+"""Data-parallel execution of a CompiledProgram: several trainers (processes) and/or several places per process.
+
+- One place per trainer (the nccl2 layout: one process per GPU, or per CPU worker): the program runs as is;
+  its gradient call is swapped for GradAllReducer, which averages parameter gradients across trainers with
+  bucketed allreduces that overlap the backward pass.
+- Several places in one process (CPU_NUM, or several GPUs): the feed is split across places (Paddle's rule,
+  feed_split.py), each place runs forward+backward on its own copy of the persistables, gradients are summed
+  across places (and allreduced across trainers), scaled, and every place applies the same update
+  (step_split.py). Fetched values are concatenated along dim 0, one slice per place.
+- At the first run, trainer 0's persistables are broadcast to every trainer; a program compiled with
+  share_vars_from uses the other program's places and copies instead.
+
+The trainers' group is the value of the scope's `NCCLID` variable, set by the startup program's gen_nccl_id
+(nccl2 transpile), or formed here from BuildStrategy.trainers_endpoints when there is none.
+"""
+
+import torch
+
+from . import comm as comm_mod
+from .feed_split import split_feed
+from .grad_reducer import GradAllReducer
+from .step_split import split_step
+
+__all__ = ["DataParallelRunner"]
+
+NCCL_ID_VAR = "NCCLID"
+
+
+class DataParallelRunner:
+    def __init__(self, compiled, exe):
+        bs = compiled._build_strategy
+        self._compiled = compiled
+        self._program = compiled._program
+        self._places = compiled._resolve_places(exe.place)
+        self._exes = [type(exe)(p) for p in self._places]
+        self._num_trainers = int(bs.num_trainers or 1)
+        self._trainer_id = int(bs.trainer_id or 0)
+        self._endpoints = list(bs.trainers_endpoints or [])
+        if not 0 <= self._trainer_id < self._num_trainers:
+            raise ValueError("BuildStrategy.trainer_id %d is out of range for num_trainers %d"
+                             % (self._trainer_id, self._num_trainers))
+        ndev = len(self._places) * self._num_trainers
+        self._divisor = ndev if bs.gradient_scale_strategy == bs.GradientScaleStrategy.CoeffNumDevice else 1
+        self._comm = None
+        self._scopes = {}          # id(user scope) -> [scope per place]
+        self._split = None         # (program version, StepSplit)
+        self._autograd_for = self._make_reducer
+        self._lowering_fetch = ()
+
+    # ---- set-up --------------------------------------------------------------------------------------
+    def _communicator(self, scope):
+        if self._num_trainers == 1:
+            return None
+        if self._comm is not None:
+            return self._comm
+        holder = scope.find_var(NCCL_ID_VAR)
+        c = holder.value if holder is not None else None
+        if not isinstance(c, comm_mod.Communicator):
+            if not self._endpoints:
+                raise RuntimeError(
+                    "data-parallel run with num_trainers=%d but the scope has no NCCLID: run the startup program "
+                    "transpiled in nccl2 mode (DistributeTranspilerConfig.mode='nccl2') first, or set "
+                    "BuildStrategy.trainers_endpoints" % self._num_trainers)
+            if len(self._endpoints) != self._num_trainers:
+                raise ValueError("BuildStrategy.trainers_endpoints lists %d endpoints but num_trainers is %d"
+                                 % (len(self._endpoints), self._num_trainers))
+            c = comm_mod.connect(self._endpoints, self._trainer_id, self._exes[0].device, tag="nccl2")
+        if c.nranks != self._num_trainers or c.rank != self._trainer_id:
+            raise ValueError("num_trainers=%d, trainer_id=%d disagree with the nccl2 transpile (%d trainers, this "
+                             "is trainer %d): pass the same values to ParallelExecutor / BuildStrategy"
+                             % (self._num_trainers, self._trainer_id, c.nranks, c.rank))
+        self._comm = c
+        return c
+
+    def _persistables(self, scope):
+        """(name, holder) of every initialised dense persistable the program uses, in name order."""
+        out = []
+        for v in sorted(self._program.global_block().vars.values(), key=lambda v: v.name):
+            if not v.persistable:
+                continue
+            h = scope.find_var(v.name)
+            if h is not None and isinstance(h.value, torch.Tensor) and not h.value.is_sparse:
+                out.append((v.name, h))
+        return out
+
+    def _place_scopes(self, scope):
+        scopes = self._scopes.get(id(scope))
+        if scopes is not None:
+            return scopes
+        shared = self._compiled._share_vars_from
+        if shared is not None:
+            # Use the other program's places (its runner's scopes), set up by whichever runs first.
+            if shared._runner is None:
+                shared._runner = DataParallelRunner(shared, self._exes[0])
+            scopes = shared._runner._place_scopes(scope)
+            if len(scopes) != len(self._places):
+                raise ValueError("share_vars_from: that program runs on %d places, this one on %d"
+                                 % (len(scopes), len(self._places)))
+            if self._num_trainers > 1:
+                self._comm = shared._runner._comm
+        else:
+            c = self._communicator(scope)
+            persist = self._persistables(scope)
+            if c is not None:
+                with torch.no_grad():
+                    c.broadcast_([h.value for _, h in persist], root=0)
+            scopes = [scope]
+            for p in range(1, len(self._places)):
+                s = scope.new_scope()
+                dev = self._exes[p].device
+                for name, h in persist:
+                    local = s.var(name)
+                    local.value = h.value.detach().to(dev, copy=True)
+                    local.lod = h.lod
+                scopes.append(s)
+        self._communicator(scope)
+        self._scopes[id(scope)] = scopes
+        return scopes
+
+    def _make_reducer(self, block, region):
+        # Gradients are views of reused buffers unless one of them is fetched (the caller keeps it).
+        fetched = set(self._lowering_fetch).intersection(region.wanted)
+        return GradAllReducer(self._comm, block, region, self._divisor, reuse_buffers=not fetched)
+
+    def _step_split(self):
+        if self._split is None or self._split[0] != self._program._version:
+            self._split = (self._program._version, split_step(self._program))
+        return self._split[1]
+
+    # ---- running -------------------------------------------------------------------------------------
+    def run(self, feed, fetch_list, scope, return_numpy, return_merged):
+        from ..fluid.core import global_scope
+        from ..fluid.executor import _fetch_names
+        scope = scope if scope is not None else global_scope()
+        fetch = _fetch_names(fetch_list)
+        scopes = self._place_scopes(scope)
+        if len(self._places) == 1:
+            if isinstance(feed, (list, tuple)):
+                if len(feed) != 1:
+                    raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
+                feed = feed[0]
+            self._lowering_fetch = fetch
+            outs = self._exes[0]._run_program(self._program, feed, fetch, scope, return_numpy,
+                                              autograd_for=self._autograd_for if self._comm else None)
+            return outs if return_merged else [[o] for o in outs]
+        per_place = self._run_places(split_feed(feed, len(self._places), self._program.global_block()),
+                                     fetch, scopes)
+        return _merge(fetch, per_place, return_numpy, return_merged)
+
+    def _run_places(self, feeds, fetch, scopes):
+        sp = self._step_split()
+        n = len(self._places)
+        if sp.apply is None:
+            return [[_value(r) for r in self._exes[p]._run_program(sp.compute, feeds[p], fetch, scopes[p], False)]
+                    for p in range(n)]
+        from_compute = [f for f in fetch if f not in sp.grads and f not in sp.apply_outputs
+                        and not _persistable(sp.apply, f)]
+        computed = []
+        for p in range(n):
+            want = [w for w in sp.iface if w not in feeds[p]] + [f for f in from_compute if f not in sp.iface]
+            res = self._exes[p]._run_program(sp.compute, feeds[p], want, scopes[p], False)
+            computed.append(dict(zip(want, res)))
+        avg = self._average([[_value(computed[p][g])[0] for p in range(n)] for g in sp.grads])
+        apply_fetch = [f for f in fetch if f not in from_compute and f not in sp.grads]
+        results = []
+        for p in range(n):
+            fd = {}
+            for name in sp.iface:
+                if name in sp.grads:
+                    g = avg[sp.grads.index(name)]
+                    # each place gets its own copy (an in-place op must not leak into another place)
+                    fd[name] = g.to(self._exes[p].device, copy=p != n - 1)
+                elif name in computed[p]:
+                    fd[name] = computed[p][name]
+                else:
+                    fd[name] = feeds[p][name]
+            got = dict(zip(apply_fetch, self._exes[p]._run_program(sp.apply, fd, apply_fetch, scopes[p], False)))
+            row = []
+            for f in fetch:
+                if f in sp.grads:
+                    row.append((avg[sp.grads.index(f)], None))
+                elif f in got:
+                    row.append(_value(got[f]))
+                else:
+                    row.append(_value(computed[p][f]))
+            results.append(row)
+        return results
+
+    def _average(self, per_grad):
+        """Sum each gradient over places (on place 0's device), allreduce over trainers, scale."""
+        if not per_grad:
+            return []
+        dev = per_grad[0][0].device
+        sums = []
+        for parts in per_grad:
+            parts = [t.to_dense() if t.is_sparse else t for t in parts]
+            s = parts[0].clone()
+            for t in parts[1:]:
+                s.add_(t.to(dev))
+            sums.append(s)
+        if self._comm is not None:
+            self._comm.allreduce_(sums)
+        if self._divisor != 1:
+            for s in sums:
+                s.div_(self._divisor)
+        return sums
+
+
+def _persistable(program, name):
+    v = program.global_block()._find_var_recursive(name)
+    return v is not None and v.persistable
+
+
+def _value(r):
+    """(tensor, lod) of one fetched LoDTensor."""
+    return (r._holder.value, r._holder.lod)
+
+
+def _merge(fetch, per_place, return_numpy, return_merged):
+    from ..fluid.core import LoDTensor, ScopeVar
+    out = []
+    for i, name in enumerate(fetch):
+        vals = [row[i] for row in per_place]
+        if not return_merged:
+            out.append([_finish(name, t, lod, return_numpy, LoDTensor, ScopeVar) for t, lod in vals])
+            continue
+        ts = [t.reshape(1) if t.dim() == 0 else t for t, _ in vals]
+        merged = torch.cat([t.to(ts[0].device) for t in ts])
+        lods = [lod for _, lod in vals]
+        out.append(_finish(name, merged, _merge_lod(lods) if any(lods) else None, return_numpy, LoDTensor, ScopeVar))
+    return out
+
+
+def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):
+    if return_numpy:
+        if lod:
+            raise RuntimeError("fetched '%s' holds LoD information; it cannot be returned as a numpy array: set "
+                               "return_numpy=False" % name)
+        return t.detach().cpu().numpy().copy()
+    return LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod))
+
+
+def _merge_lod(lods):
+    """Concatenate the LoDs of per-place pieces: each level's offsets continue from the previous piece."""
+    merged = [list(level) for level in lods[0]]
+    for lod in lods[1:]:
+        for k, level in enumerate(lod):
+            base = merged[k][-1]
+            merged[k].extend(base + o for o in level[1:])
+    return merged

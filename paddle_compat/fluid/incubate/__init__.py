@@ -1,0 +1,1 @@
+"""paddle.fluid.incubate: Fleet, Paddle's high-level distributed API (`incubate.fleet`)."""

@@ -1,0 +1,182 @@
+"""Several places in one process (CPU_NUM=2): Paddle's feed split, fetch concatenation, averaged gradients."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat.backends.feed_split import split_feed, split_sizes
+import dp_reference
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dist", "scripts"))
+import collective_trainer as T  # noqa: E402  (the reference MLP, data and per-worker batches)
+
+
+@pytest.fixture
+def two_cpus(monkeypatch):
+    monkeypatch.setenv("CPU_NUM", "2")
+
+
+def _mean_of_x():
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32")
+    return x, fluid.layers.mean(x)
+
+
+def test_split_sizes_rule():
+    assert split_sizes(3, 2) == [1, 2]          # Paddle's doc: 3 samples on 2 GPUs -> [0] and [1, 2]
+    assert split_sizes(5, 3) == [1, 1, 3]
+    assert split_sizes(64, 2) == [32, 32]
+
+
+def test_dict_feed_is_split_and_fetches_concatenated(two_cpus):
+    x, m = _mean_of_x()
+    exe = fluid.Executor(fluid.CPUPlace())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
+    data = np.array([[0.0], [1.0], [2.0]], np.float32)
+    got_x, got_m = exe.run(prog, feed={"x": data}, fetch_list=[x, m])
+    np.testing.assert_array_equal(got_x, data)                          # concatenated back in order
+    np.testing.assert_allclose(got_m, [0.0, 1.5])                      # one mean per place: [0] | [1, 2]
+    per_place = exe.run(prog, feed={"x": data}, fetch_list=[m], return_merged=False)
+    assert [a.tolist() for a in per_place[0]] == [[0.0], [1.5]]
+
+
+def test_fewer_samples_than_places_raises(two_cpus):
+    x, m = _mean_of_x()
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
+    with pytest.raises(ValueError, match="feed 'x' has 1 samples, fewer than the 2 places"):
+        fluid.Executor(fluid.CPUPlace()).run(prog, feed={"x": np.ones((1, 1), np.float32)}, fetch_list=[m])
+
+
+def test_list_feed_is_one_dict_per_place(two_cpus):
+    x, m = _mean_of_x()
+    exe = fluid.Executor(fluid.CPUPlace())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
+    feeds = [{"x": np.full((2, 1), 3.0, np.float32)}, {"x": np.full((5, 1), 7.0, np.float32)}]
+    np.testing.assert_allclose(exe.run(prog, feed=feeds, fetch_list=[m])[0], [3.0, 7.0])
+    with pytest.raises(ValueError, match="list of 1 dicts but the program runs on 2 places"):
+        exe.run(prog, feed=feeds[:1], fetch_list=[m])
+
+
+def test_lod_feed_splits_by_sequence():
+    block = fluid.Program().global_block()
+    t = fluid.create_lod_tensor(np.arange(6, dtype=np.float32).reshape(6, 1), [[1, 2, 3]], fluid.CPUPlace())
+    a, b = split_feed({"s": t}, 2, block)
+    assert a["s"].lod() == [[0, 1]] and np.array(a["s"]).ravel().tolist() == [0.0]
+    assert b["s"].lod() == [[0, 2, 5]] and np.array(b["s"]).ravel().tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def _train(runner_of, steps):
+    main, start, loss = T.build()
+    with fluid.program_guard(main, start):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start, scope=scope)
+    run = runner_of(main, loss, exe, scope)
+    losses = []
+    for s in range(steps):
+        both = {k: np.concatenate([T.feed(s, 0)[k], T.feed(s, 1)[k]]) for k in ("img", "label")}
+        losses.append(np.asarray(run(both, [loss.name]))[0])
+    params = {p: np.array(scope.find_var(p).get_tensor()) for p in T.PARAMS}
+    return np.array(losses), params
+
+
+def _check_against_reference(losses, params, steps):
+    ref_losses, ref_params = dp_reference.averaged_sgd(T.build, lambda s: [T.feed(s, 0), T.feed(s, 1)], steps, 0.1)
+    assert losses.shape == (steps, 2)                                   # one mean loss per place
+    np.testing.assert_allclose(losses, ref_losses, rtol=0, atol=1e-5)
+    for p in T.PARAMS:
+        np.testing.assert_allclose(params[p], ref_params[p], rtol=0, atol=1e-5, err_msg=p)
+
+
+def test_compiled_program_on_two_cpu_places_averages_gradients(two_cpus):
+    def runner(main, loss, exe, scope):
+        prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name)
+        return lambda feed, fetch: exe.run(prog, feed=feed, fetch_list=fetch, scope=scope)
+    losses, params = _train(runner, 3)
+    _check_against_reference(losses, params, 3)
+
+
+def test_parallel_executor_on_two_cpu_places(two_cpus):
+    def runner(main, loss, exe, scope):
+        pe = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main, scope=scope)
+        assert pe.device_count == 2
+        return lambda feed, fetch: pe.run(fetch_list=fetch, feed=feed)
+    losses, params = _train(runner, 3)
+    _check_against_reference(losses, params, 3)
+
+
+def test_lr_counter_advances_once_per_step(two_cpus):
+    x = fluid.layers.data(name="x", shape=[4], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+    lr = fluid.layers.exponential_decay(0.1, decay_steps=1, decay_rate=0.5)
+    fluid.optimizer.SGD(lr).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)
+    for _ in range(3):
+        got_lr, = exe.run(prog, feed={"x": np.ones((4, 4), np.float32)}, fetch_list=[lr])
+    np.testing.assert_allclose(got_lr, [0.025, 0.025])   # step 2 on both places: 0.1 * 0.5^2
+    counter = fluid.global_scope().find_var("@LR_DECAY_COUNTER@")
+    assert int(np.array(counter.get_tensor()).reshape(-1)[0]) == 2
+
+
+def test_gradient_scale_one_sums_gradients(two_cpus):
+    """GradientScaleStrategy.One: per-place gradients are summed, i.e. averaging with twice the rate."""
+    def runner(main, loss, exe, scope):
+        bs = fluid.BuildStrategy()
+        bs.gradient_scale_strategy = fluid.BuildStrategy.GradientScaleStrategy.One
+        prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs)
+        return lambda feed, fetch: exe.run(prog, feed=feed, fetch_list=fetch, scope=scope)
+    losses, params = _train(runner, 2)
+    ref_losses, ref_params = dp_reference.averaged_sgd(T.build, lambda s: [T.feed(s, 0), T.feed(s, 1)], 2, 0.2)
+    np.testing.assert_allclose(losses, ref_losses, rtol=0, atol=1e-5)
+    for p in T.PARAMS:
+        np.testing.assert_allclose(params[p], ref_params[p], rtol=0, atol=1e-5, err_msg=p)
+
+
+def test_test_program_shares_the_places_of_the_training_program(two_cpus):
+    main, start, loss = T.build()
+    test_prog = main.clone(for_test=True)
+    with fluid.program_guard(main, start):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    train = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main)
+    test = fluid.ParallelExecutor(False, main_program=test_prog, share_vars_from=train)
+    both = {k: np.concatenate([T.feed(0, 0)[k], T.feed(0, 1)[k]]) for k in ("img", "label")}
+    before = test.run(fetch_list=[loss.name], feed=both)[0]      # evaluating first sets up the shared places
+    train.run(fetch_list=[loss.name], feed=both)
+    got = test.run(fetch_list=[loss.name], feed=both)[0]
+    assert not np.allclose(before, got)
+    # the same evaluation in one place, on the updated parameters
+    want = [exe.run(test_prog, feed=T.feed(0, t), fetch_list=[loss.name])[0][0] for t in (0, 1)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert test._compiled_program._runner._scopes == train._compiled_program._runner._scopes
+
+
+def test_several_trainers_need_the_nccl2_startup_or_endpoints():
+    x, m = _mean_of_x()
+    pe = fluid.ParallelExecutor(False, loss_name=m.name, num_trainers=2, trainer_id=1)
+    with pytest.raises(RuntimeError, match="no NCCLID: run the startup program transpiled in nccl2 mode"):
+        pe.run(fetch_list=[m], feed={"x": np.ones((2, 1), np.float32)})
+    bs = fluid.BuildStrategy()
+    bs.num_trainers, bs.trainer_id, bs.trainers_endpoints = 2, 0, ["127.0.0.1:6170"]
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(build_strategy=bs)
+    with pytest.raises(ValueError, match="trainers_endpoints lists 1 endpoints but num_trainers is 2"):
+        fluid.Executor(fluid.CPUPlace()).run(prog, feed={"x": np.ones((2, 1), np.float32)}, fetch_list=[m])
+    with pytest.raises(ValueError, match="trainer_id 2 is out of range for num_trainers 2"):
+        fluid.ParallelExecutor(False, loss_name=m.name, num_trainers=2, trainer_id=2)
+
+
+def test_lod_fetch_is_merged_across_places(two_cpus):
+    s = fluid.layers.data(name="s", shape=[1], dtype="float32", lod_level=1)
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel()
+    t = fluid.create_lod_tensor(np.arange(6, dtype=np.float32).reshape(6, 1), [[1, 2, 3]], fluid.CPUPlace())
+    exe = fluid.Executor(fluid.CPUPlace())
+    got, = exe.run(prog, feed={"s": t}, fetch_list=[s], return_numpy=False)
+    assert got.lod() == [[0, 1, 3, 6]] and np.array(got).ravel().tolist() == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(RuntimeError, match="holds LoD information"):
+        exe.run(prog, feed={"s": t}, fetch_list=[s])
