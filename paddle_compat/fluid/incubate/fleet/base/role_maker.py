@@ -8,9 +8,11 @@ Missing or malformed variables raise errors that name the variable (Paddle raise
 import os
 import warnings
 
-from .....backends.cluster import SERVER, WORKER, ClusterEnvError, resolve_cluster
+from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
+                                  resolve_general)
 
-__all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedCollectiveRoleMaker", "ClusterEnvError"]
+__all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
+           "MPIRoleMaker", "MPISymetricRoleMaker", "GeneralRoleMaker", "ClusterEnvError"]
 
 
 class Role:
@@ -107,7 +109,138 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         self._kwargs = kwargs
 
     def _resolve(self):
-        return resolve_cluster(dict(os.environ), is_collective=self._is_collective)
+        env = dict(os.environ)
+        mpi = None
+        if self._is_collective and mpi_launched(env) and not _has_explicit_endpoints(env):
+            mpi = _gather_mpi_facts(_mpi_comm())   # mpirun without PADDLE_*/MASTER_*: ask the ranks
+        return resolve_cluster(env, is_collective=self._is_collective, mpi=mpi)
+
+
+def _has_explicit_endpoints(env):
+    return any(k in env for k in ("PADDLE_TRAINER_ENDPOINTS", "PADDLE_TRAINER_ID", "RANK", "MASTER_ADDR"))
+
+
+class UserDefinedRoleMaker(RoleMakerBase):
+    """Roles given in code for pserver mode: this process's id and role, the worker count, every server."""
+
+    def __init__(self, current_id=0, role=Role.WORKER, worker_num=0, server_endpoints=None):
+        super().__init__()
+        # validated now, as Paddle did, so a bad argument fails where it is written
+        self._spec = resolve_cluster({}, explicit={"kind": "user_defined", "current_id": current_id, "role": role,
+                                                   "worker_num": worker_num, "server_endpoints": server_endpoints})
+        self._role_is_generated = True
+
+    def _resolve(self):
+        return self._spec
+
+
+class GeneralRoleMaker(RoleMakerBase):
+    """Roles from PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINER_ENDPOINTS, TRAINING_ROLE, PADDLE_TRAINER_ID and
+    PADDLE_PSERVER_ID (or POD_IP + PADDLE_PORT). Paddle's keyword arguments for its HDFS/gloo rendezvous (path,
+    hdfs_name, hdfs_ugi, init/run timeouts) are accepted; barriers here use MPI or the job's own groups."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self._kwargs = kwargs
+
+    def _resolve(self):
+        return resolve_general(dict(os.environ))
+
+
+def _mpi_comm():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ImportError("MPI role makers need mpi4py (pip install mpi4py, plus an MPI such as `pip install mpich`)")
+    return MPI.COMM_WORLD
+
+
+def _free_port(ip):
+    import socket
+    s = socket.socket()
+    try:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def _gather_mpi_facts(comm, symmetric=False):
+    """Each rank's address and a port free on it, exchanged over MPI. All ranks on one host use 127.0.0.1
+    (never a public address for a one-machine job); POD_IP overrides."""
+    import socket
+    host = socket.gethostname()
+    hosts = comm.allgather(host)
+    ip = os.environ.get("POD_IP") or ("127.0.0.1" if len(set(hosts)) == 1 else socket.gethostbyname(host))
+    pairs = comm.allgather((ip, _free_port(ip)))
+    return {"rank": comm.Get_rank(), "size": comm.Get_size(), "ips": [p[0] for p in pairs],
+            "ports": [p[1] for p in pairs], "symmetric": symmetric}
+
+
+class MPIRoleMaker(RoleMakerBase):
+    """mpi4py underneath: rank, size, gathers, barriers and allreduce over MPI.COMM_WORLD."""
+
+    def __init__(self):
+        super().__init__()
+        self._comm = _mpi_comm()
+        self._node_type_comm = None
+
+    def _get_rank(self):
+        return self._comm.Get_rank()
+
+    def _get_size(self):
+        return self._comm.Get_size()
+
+    def _all_gather(self, obj):
+        return self._comm.allgather(obj)
+
+    def _worker_gather(self, obj):
+        return self._node_comm().allgather(obj) if self.is_worker() else None
+
+    def _barrier_all(self):
+        self._comm.barrier()
+
+    def _finalize(self):
+        pass
+
+    def generate_role(self):
+        if not self._role_is_generated:
+            super().generate_role()
+            # Split is collective over COMM_WORLD: every rank takes part here, once (as Paddle did)
+            self._node_type_comm = self._comm.Split(self._spec.role)
+
+    _generate_role = generate_role
+
+    def _node_comm(self):
+        self.generate_role()
+        return self._node_type_comm
+
+    def barrier_worker(self):
+        if self.is_worker():
+            self._node_comm().barrier()
+
+    def barrier_server(self):
+        if self.is_server():
+            self._node_comm().barrier()
+
+    def barrier_all(self):
+        self._comm.barrier()
+
+    def all_reduce_worker(self, value, op="sum"):
+        """Reduce a number or numpy array over the workers (Paddle's _all_reduce); every worker gets it."""
+        from mpi4py import MPI
+        ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+        if op not in ops:
+            raise ValueError("all_reduce_worker: op must be one of %s, got %r" % (sorted(ops), op))
+        return self._node_comm().allreduce(value, op=ops[op])
+
+    def _resolve(self):
+        return resolve_cluster(dict(os.environ), is_collective=False, mpi=_gather_mpi_facts(self._comm, True))
+
+
+class MPISymetricRoleMaker(MPIRoleMaker):
+    """Two processes per node under mpirun: even ranks are pservers, odd ranks trainers; index = rank // 2.
+    (Paddle's spelling of the class name is kept.)"""
 
 
 class UserDefinedCollectiveRoleMaker(RoleMakerBase):
