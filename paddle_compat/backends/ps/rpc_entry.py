@@ -1,0 +1,73 @@
+"""The functions RPC calls by reference (importable in every process), and the registry of handlers they
+dispatch to.
+
+A handler is `fn(*args) -> value or torch.futures.Future`; a Future lets the handler answer later without
+holding an RPC thread (the sync barrier answers when the last trainer's gradients arrive). The pserver
+service registers its handlers when it starts serving; other features (a distributed lookup table's
+prefetch, ...) register theirs with `register_handler(name, fn)`.
+"""
+
+import threading
+
+import torch
+import torch.distributed.rpc as rpc
+
+__all__ = ["call", "watch", "register_handler", "unregister_handler", "release_watchers", "clear_handlers"]
+
+_HANDLERS = {}
+_WATCHERS = []
+_LOCK = threading.Lock()
+
+
+def register_handler(name, fn):
+    with _LOCK:
+        _HANDLERS[name] = fn
+
+
+def unregister_handler(name):
+    with _LOCK:
+        _HANDLERS.pop(name, None)
+
+
+def clear_handlers():
+    with _LOCK:
+        _HANDLERS.clear()
+
+
+@rpc.functions.async_execution
+def call(handler, *args):
+    fn = _HANDLERS.get(handler)
+    if fn is None:
+        fut = torch.futures.Future()
+        me = rpc.get_worker_info().name
+        fut.set_exception(RuntimeError("%s has no handler '%s' (is it serving? known: %s)"
+                                       % (me, handler, ", ".join(sorted(_HANDLERS)) or "none")))
+        return fut
+    try:
+        out = fn(*args)
+    except Exception as e:
+        fut = torch.futures.Future()
+        fut.set_exception(e)
+        return fut
+    if isinstance(out, torch.futures.Future):
+        return out
+    fut = torch.futures.Future()
+    fut.set_result(out)
+    return fut
+
+
+@rpc.functions.async_execution
+def watch(caller):
+    """Answered only when this process leaves the group: a peer's pending call fails if we die."""
+    fut = torch.futures.Future()
+    with _LOCK:
+        _WATCHERS.append(fut)
+    return fut
+
+
+def release_watchers():
+    with _LOCK:
+        pending, _WATCHERS[:] = list(_WATCHERS), []
+    for f in pending:
+        if not f.done():
+            f.set_result(True)
