@@ -72,19 +72,24 @@ class TrainerClient:
         self._notify_all("done", self.trainer_id)
         self.group.leave()
 
-    def _notify_all(self, handler, *args):
-        futs = {}
+    def _notify_all(self, handler, *args, quiet=False):
+        futs, failed = {}, []
         for ep in self.endpoints:
+            if self.names[ep] in self.group.lost:
+                failed.append((ep, self.group.lost[self.names[ep]]))
+                continue
             try:
                 futs[ep] = self._call(ep, handler, *args)
             except Exception as e:
-                warnings.warn("trainer %d could not tell pserver %s '%s': %s" % (self.trainer_id, ep, handler, e))
+                failed.append((ep, str(e)))
         for ep, fut in futs.items():
             try:
                 fut.wait()
             except Exception as e:
-                warnings.warn("trainer %d could not tell pserver %s '%s': %s"
-                              % (self.trainer_id, ep, handler, remote_message(e)))
+                failed.append((ep, remote_message(e)))
+        if not quiet:
+            for ep, why in failed:
+                warnings.warn("trainer %d could not tell pserver %s '%s': %s" % (self.trainer_id, ep, handler, why))
 
     def _at_exit(self):
         """The interpreter exits without Executor.close(): after an uncaught exception the pservers fail
@@ -95,9 +100,9 @@ class TrainerClient:
         exc = getattr(sys, "last_value", None)
         try:
             if exc is not None:
-                self._notify_all("abort", self.trainer_id, "%s: %s" % (type(exc).__name__, exc))
+                self._notify_all("abort", self.trainer_id, "%s: %s" % (type(exc).__name__, exc), quiet=True)
             else:
-                self._notify_all("done", self.trainer_id)
+                self._notify_all("done", self.trainer_id, quiet=True)
             self.group.leave()
         except Exception:
             pass
@@ -128,6 +133,8 @@ class TrainerClient:
         name = self.names[endpoint]
         who = self.group.describe(name) if self.group else endpoint
         msg = remote_message(exc)
+        if isinstance(exc, PsError):   # the pserver answered with an error: pass its words on
+            return type(exc)("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
         lost = self.group.lost.get(name) if self.group else None
         if lost is not None or any(s in msg for s in ("eof", "pipe closed", "Connection reset", "ECONNRESET",
                                                       "connection closed", "EPIPE")):

@@ -1,6 +1,7 @@
 """Errors of pserver mode, and the one deadline every wait obeys (FLAGS_rpc_deadline, ms)."""
 
 import os
+import re
 
 __all__ = ["PsError", "PeerLostError", "PsDeadlineError", "deadline_s", "remote_message"]
 
@@ -29,17 +30,23 @@ def deadline_s():
 
 
 def remote_message(exc):
-    """The useful line(s) of an exception that came back over RPC (without the remote traceback)."""
+    """The useful part of an exception that came back over RPC: no remote traceback, no worker banner,
+    no TensorPipe source location."""
     text = str(exc)
     for marker in ("\nTraceback", "\n\nThe above exception"):
         if marker in text:
             text = text.split(marker)[0]
-    lines = [ln for ln in text.strip().splitlines() if ln.strip() and not ln.startswith("On WorkerInfo")]
-    text = " ".join(ln.strip() for ln in lines)
-    # torch wraps a remote RuntimeError("x") as RuntimeError("RuntimeError('x')"): unwrap one level
-    for kind in ("RuntimeError", "PsError", "PeerLostError", "PsDeadlineError", "ValueError"):
-        for q in ("'", '"'):
-            head = kind + "(" + q
-            if text.startswith(head) and text.endswith(q + ")"):
-                text = text[len(head):-2]
+    text = re.sub(r"On WorkerInfo\([^)]*\):", " ", text)
+    text = re.sub(r"\s*\(this error originated at [^)]*\)", "", text)
+    text = " ".join(text.split())
+    # torch re-raises a remote E("x") as E("E('x')") or "E: E('x')": unwrap to x
+    for _ in range(3):
+        m = re.match(r"^(?:\w+: )?\w*(?:Error|Exception)\((['\"])(.*)\1\)$", text)
+        if not m:
+            m = re.match(r"^\w*(?:Error|Exception): (.*)$", text)
+            if not m:
+                break
+            text = m.group(1).strip()
+            continue
+        text = m.group(2).strip()
     return text.replace("\\n", " ")

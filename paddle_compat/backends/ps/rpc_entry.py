@@ -12,7 +12,7 @@ import threading
 import torch
 import torch.distributed.rpc as rpc
 
-__all__ = ["call", "watch", "register_handler", "unregister_handler", "release_watchers", "clear_handlers"]
+__all__ = ["call", "watch", "fail_future", "register_handler", "unregister_handler", "release_watchers", "clear_handlers"]
 
 _HANDLERS = {}
 _WATCHERS = []
@@ -38,22 +38,30 @@ def clear_handlers():
 def call(handler, *args):
     fn = _HANDLERS.get(handler)
     if fn is None:
-        fut = torch.futures.Future()
-        me = rpc.get_worker_info().name
-        fut.set_exception(RuntimeError("%s has no handler '%s' (is it serving? known: %s)"
-                                       % (me, handler, ", ".join(sorted(_HANDLERS)) or "none")))
-        return fut
+        raise RuntimeError("%s has no handler '%s' (is it serving? known: %s)"
+                           % (rpc.get_worker_info().name, handler, ", ".join(sorted(_HANDLERS)) or "none"))
+    fut = torch.futures.Future()
     try:
         out = fn(*args)
-    except Exception as e:
-        fut = torch.futures.Future()
-        fut.set_exception(e)
+    except Exception as e:   # answered as an error (raising here would also print it on this side)
+        fail_future(fut, e)
         return fut
     if isinstance(out, torch.futures.Future):
         return out
-    fut = torch.futures.Future()
     fut.set_result(out)
     return fut
+
+
+def fail_future(fut, exc):
+    """Answer a handler's Future with an error the caller raises. (A Future completed with set_exception
+    reaches an async_execution caller as a plain value, so errors travel as RPC's RemoteException.)"""
+    from torch.distributed.rpc.internal import RemoteException
+    if type(exc).__module__.startswith("paddle_compat"):
+        kind, msg = type(exc), str(exc)
+    else:
+        kind, msg = RuntimeError, "%s: %s" % (type(exc).__name__, exc)
+    if not fut.done():
+        fut.set_result(RemoteException(msg, kind))
 
 
 @rpc.functions.async_execution

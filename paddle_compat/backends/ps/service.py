@@ -87,8 +87,10 @@ class PServerService:
                 self._check_deadline(limit)
             if self.failure:
                 raise PsError(self.failure)
-            self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
         finally:
+            # let our last answers (results, or the failure) reach the trainers before the agent goes
+            if self.group.active:
+                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
             self.group.listeners.remove(self._on_lost)
             self.group.leave()
 
@@ -110,8 +112,7 @@ class PServerService:
             r, self.round = self.round, None
             if r is not None:
                 for fut, _ in r.waiting.values():
-                    if not fut.done():
-                        fut.set_exception(PsError(self.failure))
+                    rpc_entry.fail_future(fut, PsError(self.failure))
             self.finished.set()
 
     def _on_lost(self, peer, reason):
@@ -155,7 +156,7 @@ class PServerService:
         self.round = None
         if not self._apply(lambda: self.runner.run_sync(r.grads)):
             for fut, _ in r.waiting.values():
-                fut.set_exception(PsError(self.failure))
+                rpc_entry.fail_future(fut, PsError(self.failure))
             return
         self.step += 1
         for tid, (fut, want) in r.waiting.items():

@@ -185,16 +185,18 @@ def build_pserver_main(plan, src_program, endpoint):
 
 
 def local_vars(plan, endpoint):
-    """{var on this pserver: [original name, row offset, rows, kind]}: what load_persistables reads where."""
+    """{var on this pserver: [original name, row offset, rows, kind, what]}: what load_persistables reads
+    where; kind "rows" (a row block of the original) or "replica" (a copy of it); what "param", "state"
+    (optimizer state of one parameter) or "global" (learning rate, LR counter)."""
     out = {}
     for b in plan.ordered_blocks_on(endpoint):
         chain = plan.chains[b.param]
-        out[b.name] = [chain.param, b.offset, b.rows, "rows"]
+        out[b.name] = [chain.param, b.offset, b.rows, "rows", "param"]
         for s, kind in chain.state.items():
-            out[b.state_name(s)] = [s, b.offset, b.rows, kind]
+            out[b.state_name(s)] = [s, b.offset, b.rows, kind, "state"]
     for n in plan.global_vars:
         if n not in plan.lr_outputs:
-            out[n] = [n, 0, 0, "replica"]
+            out[n] = [n, 0, 0, "replica", "global"]
     return out
 
 
@@ -204,5 +206,6 @@ def pserver_dist_info(plan, endpoint, info, lr_block_id):
         "pserver_id": plan.endpoints.index(endpoint), "pserver_endpoints": list(plan.endpoints),
         "trainers": plan.trainers, "sync_mode": plan.sync_mode, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
         "plan_digest": plan.digest, "blocks": info, "lr_block": lr_block_id,
+        "placement": [[b.name, list(b.shape)] for b in plan.blocks_on(endpoint)],   # dispatch order
         "local_vars": local_vars(plan, endpoint),
     }
