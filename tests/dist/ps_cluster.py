@@ -45,6 +45,7 @@ def results(procs):
 
 def run_ok(tmpdir, specs, timeout=150, **kw):
     """Run a job to the end; every process must exit 0. Returns {(job, trainer): losses}."""
+    os.makedirs(str(tmpdir), exist_ok=True)
     with Cluster(tmpdir) as c:
         _, procs = start(c, specs, **kw)
         rcs = c.wait(timeout)

@@ -3,6 +3,7 @@ it is done (Executor.close(), or a plain interpreter exit), and turns RPC failur
 the pserver and what was lost."""
 
 import atexit
+import re
 import sys
 import warnings
 
@@ -15,6 +16,11 @@ from .group import get_group, pserver_name
 __all__ = ["TrainerClient", "get_client"]
 
 _CLIENT = None
+
+
+def _backstop():
+    limit = deadline_s()
+    return limit * 1.2 + 1.0
 
 
 def get_client(info):
@@ -118,7 +124,9 @@ class TrainerClient:
         if name in self.group.lost:
             raise PeerLostError("trainer %d lost %s: %s" % (self.trainer_id, self.group.describe(name),
                                                              self.group.lost[name]))
-        return rpc.rpc_async(name, rpc_entry.call, args=(handler,) + tuple(args), timeout=deadline_s())
+        # The pserver enforces FLAGS_rpc_deadline on its sync barrier and says who is missing; our own
+        # timeout is a backstop for a hung pserver, a little longer so that its explanation arrives first.
+        return rpc.rpc_async(name, rpc_entry.call, args=(handler,) + tuple(args), timeout=_backstop())
 
     def exchange_async(self, endpoint, names, tensors, want):
         return self.call_async(endpoint, "exchange", self.trainer_id, names, tensors, want)
@@ -133,13 +141,15 @@ class TrainerClient:
         name = self.names[endpoint]
         who = self.group.describe(name) if self.group else endpoint
         msg = remote_message(exc)
-        if isinstance(exc, PsError):   # the pserver answered with an error: pass its words on
-            return type(exc)("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
+        if isinstance(exc, PsError) or re.match(r"^pserver[ _]\S+", msg):
+            # the pserver answered with an error (its messages start with "pserver <endpoint>"): pass it on
+            kind = type(exc) if isinstance(exc, PsError) else PsError
+            return kind("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
         lost = self.group.lost.get(name) if self.group else None
         if lost is not None or any(s in msg for s in ("eof", "pipe closed", "Connection reset", "ECONNRESET",
                                                       "connection closed", "EPIPE")):
             return PeerLostError("trainer %d lost %s during %s: %s" % (self.trainer_id, who, what, lost or msg))
         if "ran for more than" in msg or "timed out" in msg.lower():
-            return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline)"
-                                   % (self.trainer_id, who, what, deadline_s()))
+            return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline %.0fs "
+                                   "+ 20%%): is it hung?" % (self.trainer_id, who, what, _backstop(), deadline_s()))
         return PsError("trainer %d: %s failed during %s: %s" % (self.trainer_id, who, what, msg))

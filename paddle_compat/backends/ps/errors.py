@@ -33,7 +33,7 @@ def remote_message(exc):
     """The useful part of an exception that came back over RPC: no remote traceback, no worker banner,
     no TensorPipe source location."""
     text = str(exc)
-    for marker in ("\nTraceback", "\n\nThe above exception"):
+    for marker in ("\nTraceback", "\n\nThe above exception", "\nAt:\n", "\n\nAt:"):
         if marker in text:
             text = text.split(marker)[0]
     text = re.sub(r"On WorkerInfo\([^)]*\):", " ", text)

@@ -8,7 +8,8 @@ Each spec is one training job run in turn by every process of the cluster (proce
 part of a dist test, so one launch runs several configurations). Spec keys: model (mlp|fit_a_line),
 opt (sgd|adam), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), steps, start (first step),
 save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
-die_at (trainer 1 kills itself at that step), sleep (seconds per trainer step), dc_asgd (bool).
+die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
+steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd.
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
 
@@ -106,9 +107,12 @@ def run_job(i, spec, role, eps, trainers, tid, current):
         prog = t.get_trainer_program()
         exe.run(startup)
         losses = []
-        for s in range(spec.get("start", 0), spec.get("steps", 5)):
+        steps = spec.get("steps_by_trainer", {}).get(str(tid), spec.get("steps", 5))
+        for s in range(spec.get("start", 0), steps):
             if spec.get("die_at") == s and tid == 1:
                 os.kill(os.getpid(), signal.SIGKILL)
+            if spec.get("stall_at") == s and tid == 1:
+                time.sleep(spec["stall"])
             out = exe.run(prog, feed=feed(spec, tid, s, trainers), fetch_list=[loss])
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
             print("step %d loss %.6f" % (s, losses[-1]), flush=True)
