@@ -35,6 +35,13 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
     info = main_program._dist_info
     remote = info.get("remote_vars", {})
     local = [v for v in vars if v.name not in remote]
+    requested = set(v.name for v in vars)
+    persistables = set(v.name for v in main_program.list_vars() if v.persistable)
+    training = any(op.type == "send" for op in main_program.global_block().ops)
+    if not (training and requested >= persistables):
+        # save_params, or an inference program pruned from the trainer program: the parameters asked
+        # for, not the optimizer state
+        remote = {n: m for n, m in remote.items() if n in requested}
     os.makedirs(dirname, exist_ok=True)
     if local:
         save_vars(executor, dirname, main_program, vars=local)
