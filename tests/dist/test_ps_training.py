@@ -19,6 +19,7 @@ SYNC_JOBS = [
     {"model": "mlp", "opt": "adam", "slice": False, "split": "rr", "lr_decay": True, "steps": 4},
     {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "lr_decay": True, "steps": 4},
     {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "slice": True, "split": "rr", "lr_decay": True, "steps": 4},
+    {"model": "emb", "opt": "sgd", "lr": 0.5, "slice": True, "split": "rr", "steps": 4},
 ]
 # trainer 1 stops after 2 steps and closes: trainer 0 goes on alone, nobody waits for a deadline
 UNEVEN = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 5, "steps_by_trainer": {"1": 2}}
@@ -36,12 +37,16 @@ def test_sync_equals_local_gradient_average(tmp_path):
 
 def test_async_converges(tmp_path):
     base = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 30, "sync": False}
-    got = run_ok(tmp_path, [base, dict(base, dc_asgd=True)])
+    mlp = {"model": "mlp", "opt": "sgd", "lr": 0.05, "steps": 30, "sync": False, "runtime_split": True}
+    got = run_ok(tmp_path, [base, dict(base, dc_asgd=True), mlp])
     for j in range(2):
         for t in range(2):
             losses = got[(j, t)]
             assert len(losses) == 30
             assert np.mean(losses[-5:]) < 0.4 * np.mean(losses[:5]), (j, t, losses)
+    # runtime_split_send_recv: whole tensors in the program, cut into blocks on the wire; it trains
+    for t in range(2):
+        assert len(got[(2, t)]) == 30 and np.isfinite(got[(2, t)]).all()
 
 
 def test_save_on_trainer0_then_resume_in_new_processes(tmp_path):

@@ -242,3 +242,32 @@ def test_dc_asgd_ops():
     assert prog.blocks[1].ops[0].input("X") == ["fc_0.b_0.trainer_0_bak", "fc_0.b_0.trainer_1_bak"]
     outs = [n for op in startup.global_block().ops for n in op.output_arg_names]
     assert "fc_0.b_0.trainer_1_bak" in outs
+
+
+def test_runtime_split_send_recv_keeps_whole_tensors_in_the_program():
+    _build("mlp", "sgd", "npy")
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.sync_mode = False
+    cfg.runtime_split_send_recv = True
+    t = fluid.DistributeTranspiler(config=cfg)
+    t.transpile(0, pservers=EPS, trainers=2, sync_mode=False)
+    ops = t.get_trainer_program(wait_port=False).global_block().ops
+    assert not any(op.type in ("split_byref", "concat") for op in ops)
+    send = next(op for op in ops if op.type == "send" and op.attrs["op_role_var"][0] == "fc_0.w_0")
+    assert send.input("X") == ["fc_0.w_0@GRAD"] and send.attrs["sections"] == [392, 392]
+    assert send.attrs["send_varnames"] == ["fc_0.w_0@GRAD.block0", "fc_0.w_0@GRAD.block1"]
+    recv = next(op for op in ops if op.type == "recv" and op.attrs["op_role_var"][0] == "fc_0.w_0")
+    assert recv.output("Out") == ["fc_0.w_0"] and recv.attrs["recv_varnames"] == ["fc_0.w_0.block0", "fc_0.w_0.block1"]
+
+
+def test_sparse_embedding_grad_is_cut_by_split_selected_rows():
+    ids = fluid.layers.data(name="ids", shape=[1], dtype="int64")
+    y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+    e = fluid.layers.embedding(ids, size=[20000, 8], is_sparse=True, param_attr=fluid.ParamAttr(name="emb_w"))
+    loss = fluid.layers.mean(fluid.layers.square_error_cost(fluid.layers.fc(e, 1), y))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    t = _transpile(True, True)
+    ops = t.get_trainer_program(wait_port=False).global_block().ops
+    cut = [op for op in ops if op.type == "split_selected_rows"]
+    assert len(cut) == 1 and cut[0].attrs["height_sections"] == [10000, 10000]
+    assert not any(op.type == "split_byref" for op in ops)

@@ -125,6 +125,12 @@ def test_bad_inputs_are_named():
         fluid.DistributeTranspiler().transpile(0, pservers="127.0.0.1:6174,127.0.0.1:6190x", trainers=2)
     with pytest.raises(ValueError, match="out of range"):
         fluid.DistributeTranspiler().transpile(2, pservers=EPS2, trainers=2)
+    with pytest.raises(ValueError, match="256.0.0.1"):
+        fluid.DistributeTranspiler().transpile(0, pservers="256.0.0.1:6174", trainers=2)
+    with pytest.raises(ValueError, match="trainers"):
+        fluid.DistributeTranspiler().transpile(0, pservers=EPS2, trainers=0)
+    with pytest.raises(ValueError, match="more than once"):
+        fluid.DistributeTranspiler().transpile(0, pservers="127.0.0.1:6174,127.0.0.1:6174", trainers=2)
     with pytest.raises(ValueError, match="70000"):
         fluid.DistributeTranspiler().transpile(0, pservers="127.0.0.1:70000", trainers=2)
     cfg = fluid.DistributeTranspilerConfig()

@@ -113,6 +113,9 @@ class Group:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
         prefix = "paddle_compat/s%d/" % self.session
+        if store.add(prefix + "claims/%d" % self.rank, 1) > 1:
+            raise PsError("two processes claim to be %s of this job (check PADDLE_TRAINER_ID / the pserver "
+                          "endpoints each process is given)" % self.describe(self.name))
         store.set(prefix + "member/%d" % self.rank, "%s|%s" % (self.name, self.digest))
         self._await_members(store, prefix, deadline, limit)
         host0, port0 = _split(self.endpoints[0])

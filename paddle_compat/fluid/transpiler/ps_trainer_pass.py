@@ -7,10 +7,14 @@ of the blocks of each cut parameter.
 Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
 then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
 
+Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel dense (exact
+for every optimizer; Paddle's SelectedRows wire format is not reproduced).
+
 Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowering keys gradients by
 `<var>@GRAD`, so the local name stays and the send op's `send_varnames` carries the pserver-side name.
 """
 
+from ..dtypes import VarType
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 
 __all__ = ["build_trainer_main", "build_trainer_startup", "trainer_dist_info", "comm_attrs"]
@@ -46,8 +50,13 @@ def _send_ops(plan, block, chain):
     if len(blocks) > 1 and not plan.runtime_split:
         for b, name in zip(blocks, remote):
             _declare(block, name, b.shape, gvar)
-        ops.append(("split_byref", {"X": [chain.grad]}, {"Out": remote},
-                    {OP_ROLE_KEY: int(OpRole.Dist), "axis": 0, "num": 0, "sections": [b.rows for b in blocks]}))
+        if gvar.type == VarType.SELECTED_ROWS:   # row-sparse grad (is_sparse): Paddle's split_selected_rows
+            ops.append(("split_selected_rows", {"X": [chain.grad]}, {"Out": remote},
+                        {OP_ROLE_KEY: int(OpRole.Dist), "height_sections": [b.rows for b in blocks]}))
+        else:
+            ops.append(("split_byref", {"X": [chain.grad]}, {"Out": remote},
+                        {OP_ROLE_KEY: int(OpRole.Dist), "axis": 0, "num": 0,
+                         "sections": [b.rows for b in blocks]}))
         send_in = remote
     else:
         send_in = [chain.grad]

@@ -5,11 +5,12 @@
     python ps_node.py '<json list of job specs>'
 
 Each spec is one training job run in turn by every process of the cluster (process start-up is the slow
-part of a dist test, so one launch runs several configurations). Spec keys: model (mlp|fit_a_line),
+part of a dist test, so one launch runs several configurations). Spec keys: model (mlp|fit_a_line|emb: an is_sparse embedding),
 opt (sgd|adam), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), steps, start (first step),
 save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
-steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd.
+steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
+runtime_split (async with config.runtime_split_send_recv).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
 
@@ -28,6 +29,7 @@ import paddle_compat as fluid  # noqa: E402
 import reference_data as R  # noqa: E402
 
 _DATA = None
+EMB_ROWS = 20000     # 160000 elements: cut into 2 blocks
 
 
 def data():
@@ -49,7 +51,15 @@ def build_model(spec, towers=1):
     losses = []
     for t in range(towers):
         sfx = "" if towers == 1 else "_%d" % t
-        if spec.get("model", "mlp") == "fit_a_line":
+        if spec.get("model") == "emb":
+            ids = fluid.layers.data(name="ids" + sfx, shape=[1], dtype="int64")
+            y = fluid.layers.data(name="y" + sfx, shape=[1], dtype="float32")
+            table = np.random.RandomState(3).uniform(-0.1, 0.1, (EMB_ROWS, 8)).astype(np.float32)
+            e = fluid.layers.embedding(ids, size=[EMB_ROWS, 8], is_sparse=True, param_attr=_attr("emb_w", table))
+            pred = fluid.layers.fc(input=e, size=1, param_attr=_attr("fc_0.w_0", np.full((8, 1), 0.1, np.float32)),
+                                   bias_attr=_attr("fc_0.b_0", np.zeros(1, np.float32)))
+            losses.append(fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y)))
+        elif spec.get("model", "mlp") == "fit_a_line":
             w, b = fit_init
             x = fluid.layers.data(name="x" + sfx, shape=[13], dtype="float32")
             y = fluid.layers.data(name="y" + sfx, shape=[1], dtype="float32")
@@ -76,6 +86,9 @@ def feed(spec, trainer_id, step, trainers, sfx=""):
     """Trainer `trainer_id`'s own batch of global step `step`."""
     (fit_x, fit_y, mnist_x, mnist_y), _ = data()
     k = step * trainers + trainer_id
+    if spec.get("model") == "emb":
+        ids = (np.abs(R.batch(fit_x, k)[:, :1]) * EMB_ROWS).astype(np.int64) % EMB_ROWS
+        return {"ids" + sfx: ids, "y" + sfx: R.batch(fit_y, k)}
     if spec.get("model", "mlp") == "fit_a_line":
         return {"x" + sfx: R.batch(fit_x, k), "y" + sfx: R.batch(fit_y, k)}
     return {"img" + sfx: R.batch(mnist_x, k), "label" + sfx: R.batch(mnist_y, k)}
@@ -90,6 +103,9 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     cfg.split_method = fluid.transpiler.HashName if spec.get("split") == "hash" else fluid.transpiler.RoundRobin
     if spec.get("dc_asgd"):
         cfg.enable_dc_asgd = True
+    if spec.get("runtime_split"):
+        cfg.sync_mode = False
+        cfg.runtime_split_send_recv = True
     t = fluid.DistributeTranspiler(config=cfg)
     t.transpile(tid, program=main, startup_program=startup, pservers=",".join(eps), trainers=trainers,
                 sync_mode=spec.get("sync", True))

@@ -36,11 +36,18 @@ def listen_and_serv(op, ctx):
     return k
 
 
-@register("split_byref", outputs=("Out*",))
+@register(["split_byref", "split_selected_rows"], outputs=("Out*",))
 def split_byref(op, ctx):
-    """Row blocks of X as views (no copy), as Paddle's split_byref."""
-    sections, axis = [int(s) for s in attr(op, "sections", [])], int(attr(op, "axis", 0))
-    return lambda x: list(torch.split(x, sections, axis))
+    """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
+    gradient at its height_sections."""
+    sections = [int(s) for s in (attr(op, "sections", None) or attr(op, "height_sections", []))]
+    axis = int(attr(op, "axis", 0))
+
+    def k(x):
+        if x.is_sparse:   # a row-sparse (is_sparse) gradient is cut, and sent, dense
+            x = x.to_dense()
+        return list(torch.split(x, sections, axis))
+    return k
 
 
 @register("ref_by_trainer_id", inputs=("X*", "TrainerId"))
