@@ -26,7 +26,10 @@ class _Group:
         self.barrier = self.fetch = None
         self.issue_at = self.finish_at = None
         self.eps = []
-        self.want = {}
+        self.names = {}     # endpoint -> gradient names it gets, in payload order
+        self.want = {}      # endpoint -> parameter blocks asked back, in answer order
+        self.slots = {}     # send op index -> [(endpoint, payload position)]
+        self.picks = {}     # recv op index -> [(endpoint, answer position)]
         # per step
         self.outbox = {}
         self.futs = {}
@@ -53,6 +56,7 @@ class CommPlan:
         self.client = get_client(info)
         self.client.attach(ctx.executor)
         self.device = ctx.device
+        self._what = "the %s exchange" % ("sync step" if info.get("sync_mode") else "step")
         self.at = {}
         groups, g = [], None
         for i, op in enumerate(ctx.block.ops):
@@ -78,15 +82,21 @@ class CommPlan:
             g.issue_at = g.barrier if g.barrier is not None else \
                 (g.recvs[0] if g.recvs else (g.sends[-1] if g.sends else g.fetch))
             g.finish_at = g.fetch if g.fetch is not None else (g.recvs[-1] if g.recvs else g.issue_at)
-            eps = []
             for i in g.sends + g.recvs:
                 for ep in ops[i].attrs.get("epmap", []):
-                    if ep not in eps:
-                        eps.append(ep)
-            g.eps = eps
-            g.want = {ep: [] for ep in eps}
+                    if ep not in g.eps:
+                        g.eps.append(ep)
+            g.names = {ep: [] for ep in g.eps}
+            g.want = {ep: [] for ep in g.eps}
+            for i in g.sends:
+                g.slots[i] = []
+                for ep, name in zip(ops[i].attrs["epmap"], ops[i].attrs["send_varnames"]):
+                    g.slots[i].append((ep, len(g.names[ep])))
+                    g.names[ep].append(name)
             for i in g.recvs:
+                g.picks[i] = []
                 for ep, name in zip(ops[i].attrs["epmap"], ops[i].attrs["recv_varnames"]):
+                    g.picks[i].append((ep, len(g.want[ep])))
                     g.want[ep].append(name)
         self.ops_index = {id(op): i for i, op in enumerate(ops)}
 
@@ -96,26 +106,26 @@ class CommPlan:
     # step phases -----------------------------------------------------------------------------------
     def stage(self, g, i, op, xs):
         if i == g.sends[0]:
-            g.outbox = {}
-        sections = op.attrs.get("sections") or []
+            g.outbox = {ep: [None] * len(n) for ep, n in g.names.items()}
+        sections = op.attrs.get("sections")
         if sections:
-            xs = list(torch.split(xs[0], list(sections), 0))
-        for ep, name, t in zip(op.attrs["epmap"], op.attrs["send_varnames"], xs):
+            xs = torch.split(xs[0], list(sections), 0)
+        for (ep, pos), t in zip(g.slots[i], xs):
             if t.is_sparse:
                 t = t.to_dense()   # row-sparse grads travel dense: exact for every optimizer, not lean
             if t.device.type != "cpu":
                 t = t.cpu()
-            names, tensors = g.outbox.setdefault(ep, ([], []))
-            names.append(name)
-            tensors.append(t.detach())
+            g.outbox[ep][pos] = t.detach()
 
     def issue(self, g):
         g.futs, g.results = {}, {}
         outbox, g.outbox = g.outbox, {}
         for ep in g.eps:
-            names, tensors = outbox.get(ep, ([], []))
-            want = g.want.get(ep, [])
+            names, want = g.names[ep], g.want[ep]
             if names or want:
+                tensors = outbox.get(ep) if names else []
+                if tensors is None or any(t is None for t in tensors):
+                    raise RuntimeError("send ops of this step did not run before their exchange with %s" % ep)
                 g.futs[ep] = self.client.exchange_async(ep, names, tensors, want)
 
     def _answer(self, g, ep):
@@ -124,18 +134,13 @@ class CommPlan:
             fut = g.futs.get(ep)
             if fut is None:
                 raise RuntimeError("recv from %s before any exchange with it was issued" % ep)
-            vals = self.client.wait(ep, fut, "a %s exchange" % ("sync step" if self._sync else "step"))
-            res = g.results[ep] = dict(zip(g.want[ep], vals))
+            res = g.results[ep] = self.client.wait(ep, fut, self._what)
         return res
 
-    @property
-    def _sync(self):
-        return bool(self.client.info.get("sync_mode"))
-
-    def take(self, g, op):
+    def take(self, g, i, op):
         out = []
-        for ep, name in zip(op.attrs["epmap"], op.attrs["recv_varnames"]):
-            t = self._answer(g, ep)[name]
+        for ep, pos in g.picks[i]:
+            t = self._answer(g, ep)[pos]
             if self.device != "cpu":
                 t = t.to(self.device)
             out.append(t)
@@ -176,7 +181,7 @@ class CommPlan:
         def k():
             if i == g.issue_at:
                 self.issue(g)
-            out = self.take(g, op)
+            out = self.take(g, i, op)
             if i == g.finish_at:
                 self.finish(g)
             return out

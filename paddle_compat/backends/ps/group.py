@@ -119,8 +119,11 @@ class Group:
         store.set(prefix + "member/%d" % self.rank, "%s|%s" % (self.name, self.digest))
         self._await_members(store, prefix, deadline, limit)
         host0, port0 = _split(self.endpoints[0])
+        # TensorPipe's uv (TCP) transport: its default on one machine, shm, busy-polls a core per process
+        # (a 2-pserver + 2-trainer job on a small machine then spends most of its CPU spinning), and a
+        # real cluster talks TCP anyway.
         opts = rpc.TensorPipeRpcBackendOptions(init_method="tcp://%s:%d" % (host0, port0),
-                                               rpc_timeout=limit, num_worker_threads=8)
+                                               rpc_timeout=limit, num_worker_threads=8, _transports=["uv"])
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
             rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)

@@ -40,14 +40,15 @@ def call(handler, *args):
     if fn is None:
         raise RuntimeError("%s has no handler '%s' (is it serving? known: %s)"
                            % (rpc.get_worker_info().name, handler, ", ".join(sorted(_HANDLERS)) or "none"))
-    fut = torch.futures.Future()
     try:
         out = fn(*args)
     except Exception as e:   # answered as an error (raising here would also print it on this side)
+        fut = torch.futures.Future()
         fail_future(fut, e)
         return fut
     if isinstance(out, torch.futures.Future):
         return out
+    fut = torch.futures.Future()
     fut.set_result(out)
     return fut
 
