@@ -75,3 +75,15 @@ def test_trainer_stalling_at_the_barrier_hits_the_deadline_with_a_reason(tmp_pat
         assert all(rc != 0 for rc in rcs.values()), report
         assert "trainer(s) [1] sent no gradients within 3s" in procs["tr0"].output, report
         assert "FLAGS_rpc_deadline" in procs["ps0"].output, report
+
+
+def test_trainer_exception_fails_the_pservers_with_its_reason(tmp_path):
+    spec = {"model": "fit_a_line", "steps": 6, "raise_at": 2}
+    with Cluster(tmp_path) as c:
+        _, procs = start(c, [spec], deadline_ms=DEADLINE_MS)
+        rcs, took = _exit_all(c, procs, ["ps0", "ps1", "tr0", "tr1"], 60)
+        report = c.report()
+        assert all(rc != 0 for rc in rcs.values()), report
+        assert took < DEADLINE_MS / 1000.0 * 0.6, (took, report)
+        for name in ("ps0", "ps1", "tr0"):
+            assert "trainer 1 failed: RuntimeError: trainer 1 breaks down on purpose" in procs[name].output, report

@@ -10,7 +10,8 @@ opt (sgd|adam), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), ste
 save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
-runtime_split (async with config.runtime_split_send_recv).
+runtime_split (async with config.runtime_split_send_recv), raise_at (trainer 1 raises at that step),
+no_close (trainers end without Executor.close(); must be the last job).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
 
@@ -129,6 +130,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
                 os.kill(os.getpid(), signal.SIGKILL)
             if spec.get("stall_at") == s and tid == 1:
                 time.sleep(spec["stall"])
+            if spec.get("raise_at") == s and tid == 1:
+                raise RuntimeError("trainer 1 breaks down on purpose at step %d" % s)
             out = exe.run(prog, feed=feed(spec, tid, s, trainers), fetch_list=[loss])
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
             print("step %d loss %.6f" % (s, losses[-1]), flush=True)
@@ -136,6 +139,9 @@ def run_job(i, spec, role, eps, trainers, tid, current):
                 fluid.io.save_persistables(exe, spec["save_dir"], prog)
             if spec.get("sleep"):
                 time.sleep(spec["sleep"])
+        if spec.get("no_close"):   # the process just ends: the pservers still finish (no Executor.close())
+            print("RESULT " + json.dumps({"job": i, "trainer": tid, "losses": losses}), flush=True)
+            return
         exe.close()
     print("RESULT " + json.dumps({"job": i, "trainer": tid, "losses": losses}), flush=True)
 
