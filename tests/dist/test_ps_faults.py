@@ -12,7 +12,7 @@ from ps_cluster import start, wait_for
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(180)]
 
-DEADLINE_MS = 15000
+DEADLINE_MS = 30000   # detection must come well before it: the asserts allow half
 
 
 def _exit_all(c, procs, names, timeout):
@@ -29,7 +29,7 @@ def test_killed_trainer(tmp_path):
         rcs, took = _exit_all(c, procs, ["ps0", "ps1", "tr0"], 60)
         report = c.report()
         assert all(rc != 0 for rc in rcs.values()), report
-        assert took < DEADLINE_MS / 1000.0 * 0.6, (took, report)
+        assert took < DEADLINE_MS / 1000.0 * 0.5, (took, report)
         for ps in ("ps0", "ps1"):
             assert "lost trainer 1" in procs[ps].output, report
         assert "lost trainer 1" in procs["tr0"].output, report
@@ -44,7 +44,7 @@ def test_killed_pserver(tmp_path):
         rcs, took = _exit_all(c, procs, ["ps0", "tr0", "tr1"], 60)
         report = c.report()
         assert all(rc != 0 for rc in rcs.values()), report
-        assert took < DEADLINE_MS / 1000.0 * 0.6, (took, report)
+        assert took < DEADLINE_MS / 1000.0 * 0.5, (took, report)
         for tr in ("tr0", "tr1"):
             out = procs[tr].output
             assert "pserver 1 (%s)" % eps[1] in out or "pserver %s" % eps[1] in out, report
@@ -84,6 +84,6 @@ def test_trainer_exception_fails_the_pservers_with_its_reason(tmp_path):
         rcs, took = _exit_all(c, procs, ["ps0", "ps1", "tr0", "tr1"], 60)
         report = c.report()
         assert all(rc != 0 for rc in rcs.values()), report
-        assert took < DEADLINE_MS / 1000.0 * 0.6, (took, report)
+        assert took < DEADLINE_MS / 1000.0 * 0.5, (took, report)
         for name in ("ps0", "ps1", "tr0"):
             assert "trainer 1 failed: RuntimeError: trainer 1 breaks down on purpose" in procs[name].output, report

@@ -5,6 +5,7 @@ the pserver and what was lost."""
 import atexit
 import re
 import sys
+import time
 import warnings
 
 import torch.distributed.rpc as rpc
@@ -145,9 +146,14 @@ class TrainerClient:
             # the pserver answered with an error (its messages start with "pserver <endpoint>"): pass it on
             kind = type(exc) if isinstance(exc, PsError) else PsError
             return kind("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
+        broken = any(s in msg for s in ("eof", "pipe closed", "Connection reset", "ECONNRESET", "connection closed",
+                                        "EPIPE"))
         lost = self.group.lost.get(name) if self.group else None
-        if lost is not None or any(s in msg for s in ("eof", "pipe closed", "Connection reset", "ECONNRESET",
-                                                      "connection closed", "EPIPE")):
+        end = time.monotonic() + 0.5
+        while broken and lost is None and self.group is not None and time.monotonic() < end:
+            time.sleep(0.02)     # the peer's last word (why it stopped) comes on its watch call
+            lost = self.group.lost.get(name)
+        if lost is not None or broken:
             return PeerLostError("trainer %d lost %s during %s: %s" % (self.trainer_id, who, what, lost or msg))
         if "ran for more than" in msg or "timed out" in msg.lower():
             return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline %.0fs "

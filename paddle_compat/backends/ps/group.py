@@ -213,8 +213,8 @@ class Group:
             if self.leaving or not self.active or peer in self.done_peers:
                 return
             try:
-                fut.value()
-                reason = "it left the job without finishing (no Executor.close())"
+                why = fut.value()
+                reason = ("it stopped: %s" % why) if why else "it left the job without finishing (no Executor.close())"
             except Exception as e:  # its process died or its connection broke
                 reason = "its process died or its connection broke (%s)" % remote_message(e)
             self.lost[peer] = reason
@@ -240,12 +240,13 @@ class Group:
                 time.sleep(0.01)
 
     # leaving ---------------------------------------------------------------------------------------
-    def leave(self):
+    def leave(self, reason=None):
+        """Leave the group; `reason` (a failure) reaches the peers that still watch us."""
         with self._cond:
             if not self.active:
                 return
             self.leaving = True
-        rpc_entry.release_watchers()
+        rpc_entry.release_watchers(reason)
         try:
             rpc.shutdown(graceful=False)
         finally:

@@ -74,9 +74,10 @@ def watch(caller):
     return fut
 
 
-def release_watchers():
+def release_watchers(reason=None):
+    """Answer the peers' watch calls: we are leaving (with `reason` when we leave because of a failure)."""
     with _LOCK:
         pending, _WATCHERS[:] = list(_WATCHERS), []
     for f in pending:
         if not f.done():
-            f.set_result(True)
+            f.set_result(reason)

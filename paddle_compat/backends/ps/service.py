@@ -92,7 +92,7 @@ class PServerService:
             if self.group.active:
                 self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
             self.group.listeners.remove(self._on_lost)
-            self.group.leave()
+            self.group.leave(self.failure)
 
     def _check_deadline(self, limit):
         with self.lock:
