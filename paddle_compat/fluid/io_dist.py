@@ -9,6 +9,9 @@ Paddle saved only the parameters, so a resumed Adam job restarted its moments an
 the state saved, a resumed job continues exactly where the uninterrupted one would be (for SGD the
 parameters and the LR counter suffice; for Adam the moments and beta pows are needed as well).
 
+save_params, and inference programs pruned from the trainer program (save_inference_model), save only the
+parameters asked for, from the pservers too.
+
 Load: `io.load_persistables(exe, dir, pserver_program)` on a pserver, after its startup program and before
 running the pserver program: each var it holds gets its rows of the saved original. A missing parameter
 file is an error; missing optimizer state (a parameters-only checkpoint, e.g. one saved by Paddle) keeps

@@ -146,8 +146,9 @@ class TrainerClient:
             # the pserver answered with an error (its messages start with "pserver <endpoint>"): pass it on
             kind = type(exc) if isinstance(exc, PsError) else PsError
             return kind("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
-        broken = any(s in msg for s in ("eof", "pipe closed", "Connection reset", "ECONNRESET", "connection closed",
-                                        "EPIPE"))
+        low = msg.lower()
+        broken = any(s in low for s in ("eof", "end of file", "pipe closed", "connection reset", "econnreset",
+                                        "connection closed", "epipe", "broken pipe", "connection refused"))
         lost = self.group.lost.get(name) if self.group else None
         end = time.monotonic() + 0.5
         while broken and lost is None and self.group is not None and time.monotonic() < end:

@@ -11,6 +11,16 @@ scope the pserver program runs in) and answers RPCs through a registry of handle
 
 Extensions (e.g. a distributed lookup table's prefetch) add handlers with `add_service_extension(fn)`:
 fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
+
+Semantics chosen where Paddle's were accidents:
+- A trainer that called Executor.close() no longer holds sync steps up; its gradient parts count as zero
+  in the program's sum (the scale stays 1/trainers, as in the program). Paddle summed whatever stale
+  gradient was left in its scope.
+- Async mode runs the LR-schedule block once per push, so the schedule follows the number of updates
+  applied (Paddle's async pservers ignored LR decay).
+- FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
+  trainers that never sent. A pserver with no step in progress waits for as long as its trainers are alive
+  (a dead trainer is noticed at once through its connection).
 """
 
 import threading
