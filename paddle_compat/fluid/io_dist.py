@@ -9,8 +9,9 @@ Paddle saved only the parameters, so a resumed Adam job restarted its moments an
 the state saved, a resumed job continues exactly where the uninterrupted one would be (for SGD the
 parameters and the LR counter suffice; for Adam the moments and beta pows are needed as well).
 
-save_params, and inference programs pruned from the trainer program (save_inference_model), save only the
-parameters asked for, from the pservers too.
+save_params saves only the parameters (from the pservers, on the chief). An inference program pruned from
+the trainer program (save_inference_model) saves the trainer's own copies of the parameters, on any trainer,
+without contacting the pservers.
 
 Load: `io.load_persistables(exe, dir, pserver_program)` on a pserver, after its startup program and before
 running the pserver program: each var it holds gets its rows of the saved original. A missing parameter
@@ -35,17 +36,18 @@ def _check_filename(filename, what):
 def distributed_save(executor, dirname, main_program, vars, filename=None):
     from .io import save_vars
     _check_filename(filename, "save_persistables")
+    os.makedirs(dirname, exist_ok=True)
+    if not any(op.type == "send" for op in main_program.global_block().ops):
+        # an inference program pruned from the trainer program (save_inference_model): the trainer's own
+        # copies of the parameters (those of its last step), on any trainer, without the pservers
+        save_vars(executor, dirname, main_program, vars=list(vars))
+        return
     info = main_program._dist_info
     remote = info.get("remote_vars", {})
     local = [v for v in vars if v.name not in remote]
     requested = set(v.name for v in vars)
-    persistables = set(v.name for v in main_program.list_vars() if v.persistable)
-    training = any(op.type == "send" for op in main_program.global_block().ops)
-    if not (training and requested >= persistables):
-        # save_params, or an inference program pruned from the trainer program: the parameters asked
-        # for, not the optimizer state
-        remote = {n: m for n, m in remote.items() if n in requested}
-    os.makedirs(dirname, exist_ok=True)
+    if not requested >= set(v.name for v in main_program.list_vars() if v.persistable):
+        remote = {n: m for n, m in remote.items() if n in requested}   # save_params: no optimizer state
     if local:
         save_vars(executor, dirname, main_program, vars=local)
     if not main_program._is_chief:

@@ -186,3 +186,22 @@ def test_clip_by_value_and_l2_decay_move_to_the_pserver():
     types = [op.type for op in w_block.ops]
     assert types[:2] == ["sum", "scale"] and types[-1] == "sgd" and "clip" in types
     assert all(op.input_arg_names for op in w_block.ops)
+
+
+def test_inference_model_from_a_trainer_program_saves_local_copies(tmp_path):
+    """save_inference_model prunes the trainer program: no send ops, so no pserver is contacted."""
+    loss = _mlp()
+    _transpile()
+    main = fluid.default_main_program()
+    pred = main.global_block().var("fc_2.tmp_2")
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        for i, (w, b) in enumerate(MLP_INIT):      # what the trainer would hold after pulling
+            scope.var("fc_%d.w_0" % i).get_tensor().set(w)
+            scope.var("fc_%d.b_0" % i).get_tensor().set(b)
+        fluid.io.save_inference_model(str(tmp_path), ["img"], [pred], exe, main_program=main)
+        prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+    assert feeds == ["img"] and loss is not None
+    assert not any(op.type in ("send", "recv") for op in prog.global_block().ops)
+    np.testing.assert_array_equal(np.array(scope.find_var("fc_0.w_0").get_tensor()), MLP_INIT[0][0])
