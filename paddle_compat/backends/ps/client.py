@@ -55,6 +55,7 @@ class TrainerClient:
         if executor is not None and id(executor) not in self._executors:
             self._executors.add(id(executor))
             executor._add_closer(self.close)
+            executor.runtime["pserver_client"] = self
 
     def ensure_joined(self):
         if self.closed:

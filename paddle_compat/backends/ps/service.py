@@ -138,6 +138,8 @@ class PServerService:
             with self.lock:
                 return self._read(trainer_id, want, clone=not self.sync)
         self.runner.check_names(trainer_id, names, self.endpoint)
+        if self.device != "cpu":     # tensors travel on the CPU; a CUDAPlace pserver optimizes on its GPU
+            tensors = [t.to(self.device) for t in tensors]
         grads = dict(zip(names, tensors))
         if not self.sync:
             with self.lock:
@@ -188,7 +190,8 @@ class PServerService:
             if h is None or h.value is None:
                 raise PsError("pserver %s holds no variable '%s' (did it run its startup program?)"
                               % (self.endpoint, n))
-            out.append(h.value.clone() if clone else h.value)
+            t = h.value.clone() if clone else h.value
+            out.append(t if t.device.type == "cpu" else t.cpu())
         if self.runner.dc_asgd and trainer_id >= 0:
             self.runner.remember_pull(trainer_id, set(want))
         return out
