@@ -205,3 +205,18 @@ def test_inference_model_from_a_trainer_program_saves_local_copies(tmp_path):
     assert feeds == ["img"] and loss is not None
     assert not any(op.type in ("send", "recv") for op in prog.global_block().ops)
     np.testing.assert_array_equal(np.array(scope.find_var("fc_0.w_0").get_tensor()), MLP_INIT[0][0])
+
+
+def test_transpiling_loads_no_torch():
+    import subprocess
+    import sys
+    from dist_utils import base_env
+    code = ("import sys, paddle_compat as fluid\n"
+            "x = fluid.layers.data(name='x', shape=[13]); y = fluid.layers.fc(x, 1)\n"
+            "fluid.optimizer.Adam(0.1).minimize(fluid.layers.mean(y))\n"
+            "t = fluid.DistributeTranspiler(); t.transpile(0, pservers='%s', trainers=2)\n"
+            "t.get_pserver_programs('127.0.0.1:6174'); t.get_trainer_program(wait_port=False)\n"
+            "print([m for m in ('torch', 'torch.distributed.rpc', 'mpi4py') if m in sys.modules])\n" % EPS2)
+    out = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
