@@ -38,7 +38,8 @@ class DistributeTranspiler:
             eps = parse_endpoints(pservers, "pservers")
             from .pserver_passes import transpile_pserver
             self._result = transpile_pserver(cfg, program, startup_program, trainer_id, eps, trainers,
-                                             bool(sync_mode) and cfg.sync_mode)
+                                             bool(sync_mode) and cfg.sync_mode,
+                                             current_endpoint=parse_endpoint(current_endpoint, "current_endpoint"))
             return
         eps = parse_endpoints(trainers, "trainers") if not isinstance(trainers, (list, tuple)) else \
             parse_endpoints(",".join(trainers), "trainers")

@@ -16,7 +16,17 @@ def parse_endpoint(ep, what="endpoint"):
         raise ValueError("%s %r: port %r is not a number" % (what, ep, port))
     if not 0 < p < 65536:
         raise ValueError("%s %r: port %d is out of range 1..65535" % (what, ep, p))
+    _check_host(host, ep, what)
     return "%s:%d" % (host, p)
+
+
+def _check_host(host, ep, what):
+    parts = host.split(".")
+    if all(x.isdigit() for x in parts):
+        if len(parts) != 4 or any(int(x) > 255 for x in parts):
+            raise ValueError("%s %r: %r is not an IPv4 address" % (what, ep, host))
+    elif not all(c.isalnum() or c in "-._" for c in host):
+        raise ValueError("%s %r: %r is not a host name or IPv4 address" % (what, ep, host))
 
 
 def parse_endpoints(eps, what="endpoints"):

@@ -1,0 +1,55 @@
+"""Pserver-mode ops: send / send_barrier / recv / fetch_barrier (trainer side, batched into one RPC per
+pserver per step by backends/ps/comm_plan.py), listen_and_serv (the pserver service), and the local
+helpers split_byref and ref_by_trainer_id. torch.distributed.rpc loads only when such an op is lowered."""
+
+import torch
+
+from ..registry import register
+from .common import attr
+
+
+def _plan(ctx):
+    from ...ps.comm_plan import comm_plan_for
+    return comm_plan_for(ctx)
+
+
+@register("send", inputs=("X*",), outputs=())
+def send(op, ctx):
+    return _plan(ctx).send_kernel(op)
+
+
+@register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
+def barrier(op, ctx):
+    return _plan(ctx).barrier_kernel(op)
+
+
+@register("recv", inputs=(), outputs=("Out*",))
+def recv(op, ctx):
+    return _plan(ctx).recv_kernel(op)
+
+
+@register("listen_and_serv", inputs=(), outputs=())
+def listen_and_serv(op, ctx):
+    def k():
+        from ...ps.service import PServerService
+        PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
+    return k
+
+
+@register(["split_byref", "split_selected_rows"], outputs=("Out*",))
+def split_byref(op, ctx):
+    """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
+    gradient at its height_sections."""
+    sections = [int(s) for s in (attr(op, "sections", None) or attr(op, "height_sections", []))]
+    axis = int(attr(op, "axis", 0))
+
+    def k(x):
+        if x.is_sparse:   # a row-sparse (is_sparse) gradient is cut, and sent, dense
+            x = x.to_dense()
+        return list(torch.split(x, sections, axis))
+    return k
+
+
+@register("ref_by_trainer_id", inputs=("X*", "TrainerId"))
+def ref_by_trainer_id(op, ctx):
+    return lambda xs, tid: xs[int(tid.reshape(-1)[0])]

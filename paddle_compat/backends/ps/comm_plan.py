@@ -1,0 +1,188 @@
+"""How one lowered block's send / send_barrier / recv / fetch_barrier ops become RPCs.
+
+The program keeps Paddle's ops (a send after each gradient's producer, a recv per parameter), but the
+wire carries ONE `exchange` call per pserver per step: send ops only stage their tensors; the group's
+issue point (send_barrier in sync mode, else the first recv, else the last send) calls every pserver at
+once (rpc_async to all, then wait), each call carrying all the gradients for that pserver and the names of
+all the parameter blocks wanted back; recv ops take their blocks from the answers, and fetch_barrier (or
+the last recv) makes sure every answer is in.
+
+A "group" is a run of comm ops: sends, then an optional send_barrier, then recvs, then an optional
+fetch_barrier. A trainer main program has one group; its startup program one group without sends.
+"""
+
+import torch
+
+from .client import get_client
+
+__all__ = ["CommPlan", "comm_plan_for", "COMM_OPS"]
+
+COMM_OPS = ("send", "send_barrier", "recv", "fetch_barrier")
+
+
+class _Group:
+    def __init__(self):
+        self.sends, self.recvs = [], []
+        self.barrier = self.fetch = None
+        self.issue_at = self.finish_at = None
+        self.eps = []
+        self.names = {}     # endpoint -> gradient names it gets, in payload order
+        self.want = {}      # endpoint -> parameter blocks asked back, in answer order
+        self.slots = {}     # send op index -> [(endpoint, payload position)]
+        self.picks = {}     # recv op index -> [(endpoint, answer position)]
+        # per step
+        self.outbox = {}
+        self.futs = {}
+        self.results = {}
+
+    def closed_for_sends(self):
+        return bool(self.recvs) or self.barrier is not None or self.fetch is not None
+
+
+def comm_plan_for(ctx):
+    """The plan of the block being lowered (shared by its comm kernels)."""
+    plan = getattr(ctx, "ps_comm_plan", None)
+    if plan is None:
+        plan = ctx.ps_comm_plan = CommPlan(ctx)
+    return plan
+
+
+class CommPlan:
+    def __init__(self, ctx):
+        info = ctx.program._dist_info
+        if info.get("role") != "trainer":
+            raise ValueError("send/recv ops run only in a trainer program of pserver mode "
+                             "(DistributeTranspiler.transpile / get_trainer_program)")
+        self.client = get_client(info)
+        self.client.attach(ctx.executor)
+        self.device = ctx.device
+        self._what = "the %s exchange" % ("sync step" if info.get("sync_mode") else "step")
+        self.at = {}
+        groups, g = [], None
+        for i, op in enumerate(ctx.block.ops):
+            t = op.type
+            if t not in COMM_OPS:
+                continue
+            if g is None or (t == "send" and g.closed_for_sends()) or (t == "recv" and g.fetch is not None):
+                g = _Group()
+                groups.append(g)
+            if t == "send":
+                g.sends.append(i)
+            elif t == "send_barrier":
+                g.barrier = i
+            elif t == "recv":
+                g.recvs.append(i)
+            else:
+                g.fetch = i
+            self.at[id(op)] = g
+            if t == "fetch_barrier":
+                g = None
+        ops = ctx.block.ops
+        for g in groups:
+            g.issue_at = g.barrier if g.barrier is not None else \
+                (g.recvs[0] if g.recvs else (g.sends[-1] if g.sends else g.fetch))
+            g.finish_at = g.fetch if g.fetch is not None else (g.recvs[-1] if g.recvs else g.issue_at)
+            for i in g.sends + g.recvs:
+                for ep in ops[i].attrs.get("epmap", []):
+                    if ep not in g.eps:
+                        g.eps.append(ep)
+            g.names = {ep: [] for ep in g.eps}
+            g.want = {ep: [] for ep in g.eps}
+            for i in g.sends:
+                g.slots[i] = []
+                for ep, name in zip(ops[i].attrs["epmap"], ops[i].attrs["send_varnames"]):
+                    g.slots[i].append((ep, len(g.names[ep])))
+                    g.names[ep].append(name)
+            for i in g.recvs:
+                g.picks[i] = []
+                for ep, name in zip(ops[i].attrs["epmap"], ops[i].attrs["recv_varnames"]):
+                    g.picks[i].append((ep, len(g.want[ep])))
+                    g.want[ep].append(name)
+        self.ops_index = {id(op): i for i, op in enumerate(ops)}
+
+    def group_of(self, op):
+        return self.at[id(op)], self.ops_index[id(op)]
+
+    # step phases -----------------------------------------------------------------------------------
+    def stage(self, g, i, op, xs):
+        if i == g.sends[0]:
+            g.outbox = {ep: [None] * len(n) for ep, n in g.names.items()}
+        sections = op.attrs.get("sections")
+        if sections:
+            xs = torch.split(xs[0], list(sections), 0)
+        for (ep, pos), t in zip(g.slots[i], xs):
+            if t.is_sparse:
+                t = t.to_dense()   # row-sparse grads travel dense: exact for every optimizer, not lean
+            if t.device.type != "cpu":
+                t = t.cpu()
+            g.outbox[ep][pos] = t.detach()
+
+    def issue(self, g):
+        g.futs, g.results = {}, {}
+        outbox, g.outbox = g.outbox, {}
+        for ep in g.eps:
+            names, want = g.names[ep], g.want[ep]
+            if names or want:
+                tensors = outbox.get(ep) if names else []
+                if tensors is None or any(t is None for t in tensors):
+                    raise RuntimeError("send ops of this step did not run before their exchange with %s" % ep)
+                g.futs[ep] = self.client.exchange_async(ep, names, tensors, want)
+
+    def _answer(self, g, ep):
+        res = g.results.get(ep)
+        if res is None:
+            fut = g.futs.get(ep)
+            if fut is None:
+                raise RuntimeError("recv from %s before any exchange with it was issued" % ep)
+            res = g.results[ep] = self.client.wait(ep, fut, self._what)
+        return res
+
+    def take(self, g, i, op):
+        out = []
+        for ep, pos in g.picks[i]:
+            t = self._answer(g, ep)[pos]
+            if self.device != "cpu":
+                t = t.to(self.device)
+            out.append(t)
+        if op.attrs.get("sections"):
+            return [torch.cat(out, 0)]
+        return out
+
+    def finish(self, g):
+        for ep in list(g.futs):
+            self._answer(g, ep)
+        g.futs, g.results = {}, {}
+
+    # kernels ---------------------------------------------------------------------------------------
+    def send_kernel(self, op):
+        g, i = self.group_of(op)
+
+        def k(xs):
+            self.stage(g, i, op, xs)
+            if i == g.issue_at:
+                self.issue(g)
+            if i == g.finish_at:
+                self.finish(g)
+        return k
+
+    def barrier_kernel(self, op):
+        g, i = self.group_of(op)
+
+        def k():
+            if i == g.issue_at:
+                self.issue(g)
+            if i == g.finish_at:
+                self.finish(g)
+        return k
+
+    def recv_kernel(self, op):
+        g, i = self.group_of(op)
+
+        def k():
+            if i == g.issue_at:
+                self.issue(g)
+            out = self.take(g, i, op)
+            if i == g.finish_at:
+                self.finish(g)
+            return out
+        return k

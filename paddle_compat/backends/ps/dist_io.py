@@ -1,0 +1,18 @@
+"""What distributed save needs from the pservers: their persistable vars, one RPC per pserver."""
+
+from .client import get_client
+
+__all__ = ["pull_vars"]
+
+
+def pull_vars(info, names_by_endpoint):
+    """{endpoint: [var names]} -> {(endpoint, name): numpy array}; the calls to all pservers overlap."""
+    client = get_client(info)
+    client.ensure_joined()
+    futs = {ep: client.call_async(ep, "pull_state", list(names)) for ep, names in names_by_endpoint.items() if names}
+    out = {}
+    for ep, fut in futs.items():
+        names, tensors = client.wait(ep, fut, "a distributed save (pull_state)")
+        for n, t in zip(names, tensors):
+            out[(ep, n)] = t.detach().cpu().numpy()
+    return out

@@ -1,0 +1,216 @@
+"""The pserver service: what `listen_and_serv` runs. It holds this pserver's blocks (torch tensors in the
+scope the pserver program runs in) and answers RPCs through a registry of handlers:
+
+  exchange(trainer_id, names, tensors, want)  gradients in, wanted parameter blocks out. Sync mode: the
+        answer is a Future completed when every active trainer's gradients of this step are in and the
+        optimize blocks ran (no thread waits, no polling). Async mode: applied at once, answered at once.
+        No gradients = a plain pull (a trainer's startup).
+  done(trainer_id)            the trainer called Executor.close(); later sync steps do not wait for it
+  abort(trainer_id, reason)   the trainer failed; so does this pserver, saying why
+  pull_state(names)           copies of persistable vars (distributed save)
+
+Extensions (e.g. a distributed lookup table's prefetch) add handlers with `add_service_extension(fn)`:
+fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
+
+Semantics chosen where Paddle's were accidents:
+- A trainer that called Executor.close() no longer holds sync steps up; its gradient parts count as zero
+  in the program's sum (the scale stays 1/trainers, as in the program). Paddle summed whatever stale
+  gradient was left in its scope.
+- Async mode runs the LR-schedule block once per push, so the schedule follows the number of updates
+  applied (Paddle's async pservers ignored LR decay).
+- FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
+  trainers that never sent. A pserver with no step in progress waits for as long as its trainers are alive
+  (a dead trainer is noticed at once through its connection).
+"""
+
+import threading
+import time
+
+import torch
+
+from . import rpc_entry
+from .errors import PsError, deadline_s
+from .group import get_group, trainer_name
+from .optimize import OptimizeRunner
+
+__all__ = ["PServerService", "add_service_extension"]
+
+_EXTENSIONS = []
+
+
+def add_service_extension(fn):
+    if fn not in _EXTENSIONS:
+        _EXTENSIONS.append(fn)
+
+
+class _Round:
+    """One sync step: the gradients that have arrived and the trainers waiting for the update."""
+
+    def __init__(self):
+        self.grads = {}
+        self.waiting = {}   # trainer id -> (future, wanted names)
+        self.started = time.monotonic()
+
+
+class PServerService:
+    def __init__(self, program, scope, device, executor=None):
+        info = program._dist_info
+        if info.get("role") != "pserver":
+            raise PsError("listen_and_serv runs only in a pserver program (DistributeTranspiler.get_pserver_program)")
+        self.program, self.scope, self.device, self.executor = program, scope, device, executor
+        self.info = info
+        self.endpoint, self.pserver_id = info["endpoint"], info["pserver_id"]
+        self.trainers, self.sync = info["trainers"], info["sync_mode"]
+        self.local_vars = info["local_vars"]
+        self.lock = threading.RLock()
+        self.done = set()
+        self.failure = None
+        self.finished = threading.Event()
+        self.round = None
+        self.step = 0
+        self.runner = None
+        self.group = None
+        self.handlers = {"exchange": self._exchange, "done": self._trainer_done, "abort": self._trainer_abort,
+                         "pull_state": self._pull_state}
+        for ext in _EXTENSIONS:
+            ext(self)
+
+    def register_handler(self, name, fn):
+        self.handlers[name] = fn
+        if self.group is not None and self.group.active:
+            rpc_entry.register_handler(name, fn)
+
+    # serving ---------------------------------------------------------------------------------------
+    def serve(self):
+        """Block until every trainer is done (or one is lost, or a step misses the deadline)."""
+        self.runner = OptimizeRunner(self.program, self.scope, self.device, self.executor)
+        info = self.info
+        self.group = get_group(info["pserver_endpoints"], self.trainers, "pserver", self.pserver_id,
+                               info["plan_digest"])
+        for name, fn in self.handlers.items():
+            rpc_entry.register_handler(name, fn)
+        self.group.listeners.append(self._on_lost)
+        limit = deadline_s()
+        try:
+            self.group.join()
+            while not self.finished.wait(0.2):
+                self._check_deadline(limit)
+            if self.failure:
+                raise PsError(self.failure)
+        finally:
+            # let our last answers (results, or the failure) reach the trainers before the agent goes
+            if self.group.active:
+                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
+            self.group.listeners.remove(self._on_lost)
+            self.group.leave(self.failure)
+
+    def _check_deadline(self, limit):
+        with self.lock:
+            r = self.round
+            if r is None or time.monotonic() - r.started <= limit:
+                return
+            missing = sorted(set(range(self.trainers)) - self.done - set(r.waiting))
+            self._fail("pserver %s: sync step %d: trainer(s) %s sent no gradients within %.0fs (FLAGS_rpc_deadline) "
+                       "while trainer(s) %s waited; every trainer must run the same number of steps, and a "
+                       "trainer that stops early must call Executor.close()"
+                       % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
+
+    def _fail(self, msg):
+        with self.lock:
+            if self.failure is None:
+                self.failure = msg
+            r, self.round = self.round, None
+            if r is not None:
+                for fut, _ in r.waiting.values():
+                    rpc_entry.fail_future(fut, PsError(self.failure))
+            self.finished.set()
+
+    def _on_lost(self, peer, reason):
+        self._fail("pserver %s: lost %s: %s" % (self.endpoint, self.group.describe(peer), reason))
+
+    # handlers --------------------------------------------------------------------------------------
+    def _exchange(self, trainer_id, names, tensors, want):
+        if self.failure:
+            raise PsError(self.failure)
+        if trainer_id in self.done:
+            raise PsError("pserver %s: trainer %d sent gradients after Executor.close()" % (self.endpoint, trainer_id))
+        if not names:
+            with self.lock:
+                return self._read(trainer_id, want, clone=not self.sync)
+        self.runner.check_names(trainer_id, names, self.endpoint)
+        if self.device != "cpu":     # tensors travel on the CPU; a CUDAPlace pserver optimizes on its GPU
+            tensors = [t.to(self.device) for t in tensors]
+        grads = dict(zip(names, tensors))
+        if not self.sync:
+            with self.lock:
+                self._apply(lambda: self.runner.run_async(trainer_id, grads))
+                self.step += 1
+                return self._read(trainer_id, want, clone=True)
+        fut = torch.futures.Future()
+        with self.lock:
+            if self.failure:
+                raise PsError(self.failure)
+            r = self.round
+            if r is None:
+                r = self.round = _Round()
+            if trainer_id in r.waiting:
+                raise PsError("pserver %s: trainer %d sent gradients twice in sync step %d"
+                              % (self.endpoint, trainer_id, self.step))
+            r.grads.update(grads)
+            r.waiting[trainer_id] = (fut, want)
+            self._maybe_finish()
+        return fut
+
+    def _maybe_finish(self):
+        r = self.round
+        if r is None or not r.waiting or not set(range(self.trainers)) - self.done <= set(r.waiting):
+            return
+        self.round = None
+        if not self._apply(lambda: self.runner.run_sync(r.grads)):
+            for fut, _ in r.waiting.values():
+                rpc_entry.fail_future(fut, PsError(self.failure))
+            return
+        self.step += 1
+        for tid, (fut, want) in r.waiting.items():
+            fut.set_result(self._read(tid, want, clone=False))
+
+    def _apply(self, fn):
+        try:
+            fn()
+            return True
+        except Exception as e:
+            self._fail("pserver %s: the optimize step %d failed: %s: %s"
+                       % (self.endpoint, self.step, type(e).__name__, e))
+            return False
+
+    def _read(self, trainer_id, want, clone):
+        out = []
+        for n in want:
+            h = self.scope.find_var(n)
+            if h is None or h.value is None:
+                raise PsError("pserver %s holds no variable '%s' (did it run its startup program?)"
+                              % (self.endpoint, n))
+            t = h.value.clone() if clone else h.value
+            out.append(t if t.device.type == "cpu" else t.cpu())
+        if self.runner.dc_asgd and trainer_id >= 0:
+            self.runner.remember_pull(trainer_id, set(want))
+        return out
+
+    def _trainer_done(self, trainer_id):
+        self.group.mark_done(trainer_name(trainer_id))
+        with self.lock:
+            self.done.add(trainer_id)
+            self._maybe_finish()
+            if len(self.done) >= self.trainers:
+                self.finished.set()
+        return True
+
+    def _trainer_abort(self, trainer_id, reason):
+        self.group.mark_done(trainer_name(trainer_id))
+        self._fail("pserver %s: trainer %d failed: %s" % (self.endpoint, trainer_id, reason))
+        return True
+
+    def _pull_state(self, names):
+        with self.lock:
+            names = list(self.local_vars) if names is None else list(names)
+            return names, self._read(-1, names, clone=True)

@@ -1,0 +1,288 @@
+"""The pserver-mode plan: which ops optimize which parameter, how each parameter is cut into blocks and
+where every block lives. Pure data computed once from a snapshot of the user's program; the trainer,
+pserver and startup passes only read it.
+
+Dispatch follows Paddle: parameters sorted by name, their gradient blocks in that order (with
+slice_var_up=False Paddle shuffled this list with np.random.seed(program.random_seed); we shuffle with a
+private RandomState of the same seed: the same order, without reseeding the user's global numpy RNG),
+then the dispatcher places each block. Paddle placed a gradient with the dispatcher run over gradient
+names and its parameter with a second run over parameter names; with HashName (whose gradient names carry
+a `.trainer_N` suffix) the two could disagree, so a gradient was sent where its parameter did not live.
+Here one run over the parameter block names places both.
+"""
+
+import collections
+import hashlib
+
+import numpy as np
+
+from ..dtypes import dtype_name
+from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from .ps_slicing import VarBlock, block_rows
+
+__all__ = ["PsPlan", "build_plan", "is_optimizer_op"]
+
+
+def is_optimizer_op(op):
+    """An update op (sgd, adam, ...): it reads Param and writes ParamOut."""
+    return "Param" in op.inputs and "ParamOut" in op.outputs
+
+
+def _role(op):
+    return int(op.attrs.get(OP_ROLE_KEY, 0))
+
+
+def _is_lr_op(op):
+    return bool(_role(op) & OpRole.LRSched)
+
+
+def _is_opt_op(op):
+    r = _role(op)
+    return bool(r & OpRole.Optimize) and not r & OpRole.LRSched
+
+
+# Ops that act row by row, so running them on a row block equals running them on the whole parameter.
+_ROWWISE = frozenset(["scale", "sum", "clip", "sign", "assign", "cast", "abs", "square", "elementwise_add",
+                      "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max",
+                      "elementwise_min"])
+
+
+class ParamChain:
+    """The optimize-role ops of one parameter (clip, regularization, the optimizer op, ...), and the
+    persistable state they keep per parameter."""
+
+    def __init__(self, param, grad):
+        self.param, self.grad = param, grad
+        self.ops = []               # op indices in the main program's block 0, in program order
+        self.state = collections.OrderedDict()   # var name -> "rows" (param-shaped) or "replica"
+        self.temps = set()          # non-persistable vars produced inside the chain
+        self.blocks = []            # VarBlock, in row order
+
+
+class PsPlan:
+    def __init__(self, cfg, trainer_id, endpoints, trainers, sync_mode):
+        self.trainer_id = trainer_id
+        self.endpoints = list(endpoints)
+        self.trainers = trainers
+        self.sync_mode = sync_mode
+        self.slice_var_up = bool(cfg.slice_var_up)
+        self.min_block_size = cfg.min_block_size
+        self.split_method = cfg.split_method
+        self.dc_asgd = bool(cfg.enable_dc_asgd)
+        self.runtime_split = bool(cfg.runtime_split_send_recv)
+        self.half_async = bool(getattr(cfg, "half_async", False))
+        self.chains = collections.OrderedDict()   # param name -> ParamChain, sorted by name
+        self.lr_ops = []            # op indices of LR-schedule ops
+        self.lr_outputs = set()     # vars the LR ops produce that the chains read
+        self.global_vars = []       # persistable/LR vars shared by all chains (learning rate, counters)
+        self.removed_ops = set()    # op indices that leave the trainer program
+        self.dispatch = []          # VarBlock in dispatch order
+        self.var_meta = {}          # name -> (shape, dtype name) of every var the pservers hold
+        self.digest = ""
+
+    @property
+    def suffixed(self):
+        """Gradients carry a `.trainer_N` suffix: sync mode with more than one trainer."""
+        return self.sync_mode and self.trainers > 1
+
+    def blocks_on(self, endpoint):
+        return [b for b in self.dispatch if b.endpoint == endpoint]
+
+    def ordered_blocks_on(self, endpoint):
+        """This endpoint's blocks in optimize-block order: parameters by name, then row order."""
+        return [b for c in self.chains.values() for b in c.blocks if b.endpoint == endpoint]
+
+    def remote_vars(self):
+        """{original var name: {shape, dtype, kind, pieces: [[endpoint, block var, row offset, rows]]}}:
+        what the pservers hold of each parameter, optimizer state and global var (for distributed save)."""
+        out = collections.OrderedDict()
+        for chain in self.chains.values():
+            shape, dt = self.var_meta[chain.param]
+            out[chain.param] = {"shape": shape, "dtype": dt, "kind": "rows",
+                                "pieces": [[b.endpoint, b.name, b.offset, b.rows] for b in chain.blocks]}
+            for var, kind in chain.state.items():
+                shape, dt = self.var_meta[var]
+                out[var] = {"shape": shape, "dtype": dt, "kind": kind,
+                            "pieces": [[b.endpoint, b.state_name(var), b.offset, b.rows] for b in chain.blocks]}
+        for var in self.global_vars:
+            if var in self.lr_outputs:
+                continue    # recomputed by the LR block every step: nothing to save
+            shape, dt = self.var_meta[var]
+            out[var] = {"shape": shape, "dtype": dt, "kind": "replica",
+                        "pieces": [[ep, var, 0, shape[0] if shape else 1] for ep in self.endpoints]}
+        return out
+
+
+def _var(block, name):
+    v = block._find_var_recursive(name)
+    if v is None:
+        raise ValueError("transpile: variable '%s' is used by an optimize op but not declared" % name)
+    return v
+
+
+def _collect_chains(plan, block):
+    """params_grads from the optimize ops' op_role_var, as Paddle's _get_optimize_pass did."""
+    pairs = collections.OrderedDict()
+    for i, op in enumerate(block.ops):
+        if _is_lr_op(op):
+            plan.lr_ops.append(i)
+            plan.removed_ops.add(i)
+            continue
+        if not _is_opt_op(op):
+            continue
+        plan.removed_ops.add(i)
+        role_var = op.attrs.get(OP_ROLE_VAR_KEY) or []
+        if len(role_var) < 2:
+            raise NotImplementedError(
+                "transpile: optimize op '%s' (outputs %s) belongs to no parameter (no op_role_var); pserver mode "
+                "cannot place it" % (op.type, op.output_arg_names[:3]))
+        p, g = role_var[0], role_var[1]
+        if p not in pairs:
+            pairs[p] = ParamChain(p, g)
+        pairs[p].ops.append(i)
+    if not pairs:
+        raise ValueError("transpile: the program has no optimize ops; call optimizer.minimize(loss) before "
+                         "DistributeTranspiler.transpile in pserver mode")
+    for name in sorted(pairs):
+        chain = pairs[name]
+        if not any(is_optimizer_op(block.ops[i]) for i in chain.ops):
+            raise ValueError("transpile: parameter '%s' has clip/regularization ops but no optimizer op" % name)
+        plan.chains[name] = chain
+
+
+def _classify_vars(plan, block):
+    """Split what the chains touch into per-parameter state, chain temporaries and global vars."""
+    lr_produced = set()
+    lr_touched = set()
+    for i in plan.lr_ops:
+        lr_produced.update(block.ops[i].output_arg_names)
+        lr_touched.update(block.ops[i].input_arg_names + block.ops[i].output_arg_names)
+    users = collections.defaultdict(set)
+    lr_inputs = set()
+    for chain in plan.chains.values():
+        for i in chain.ops:
+            op = block.ops[i]
+            for n in op.input_arg_names + op.output_arg_names:
+                users[n].add(chain.param)
+            if is_optimizer_op(op):
+                lr_inputs.update(op.input("LearningRate"))
+    global_vars = []
+    for chain in plan.chains.values():
+        produced = set()
+        for i in chain.ops:
+            op = block.ops[i]
+            for n in op.input_arg_names:
+                if n in (chain.param, chain.grad) or n in produced:
+                    continue
+                v = _var(block, n)
+                if n in lr_produced or n in lr_inputs or len(users[n]) > 1:
+                    if not v.persistable and n not in lr_produced:
+                        raise NotImplementedError(
+                            "transpile: op '%s' optimizing '%s' reads '%s', which is computed for other "
+                            "parameters too (GradientClipByGlobalNorm?); pserver mode keeps each parameter's "
+                            "update on its own pserver and cannot compute it" % (op.type, chain.param, n))
+                    if n not in global_vars:
+                        global_vars.append(n)
+                elif v.persistable:
+                    chain.state.setdefault(n, None)
+                else:
+                    raise NotImplementedError(
+                        "transpile: op '%s' optimizing '%s' reads '%s', which no optimize op of that parameter "
+                        "computes; pserver mode cannot move it to a pserver" % (op.type, chain.param, n))
+            for n in op.output_arg_names:
+                if n in (chain.param, chain.grad) or n in chain.state or n in global_vars:
+                    continue
+                v = _var(block, n)
+                if v.persistable:
+                    chain.state.setdefault(n, None)
+                else:
+                    chain.temps.add(n)
+                produced.add(n)
+        pshape = tuple(_var(block, chain.param).shape)
+        for n in chain.state:
+            chain.state[n] = "rows" if tuple(_var(block, n).shape) == pshape else "replica"
+    # LR-schedule vars that live on the pservers: persistable ones (counter) and outputs the chains read
+    for n in sorted(lr_touched):
+        v = _var(block, n)
+        if v.persistable and n not in global_vars:
+            global_vars.append(n)
+    plan.lr_outputs = set(n for n in global_vars if n in lr_produced and not _var(block, n).persistable)
+    plan.global_vars = global_vars
+
+
+def _check_rowwise(plan, block):
+    for chain in plan.chains.values():
+        if len(chain.blocks) < 2:
+            continue
+        for i in chain.ops:
+            op = block.ops[i]
+            if not is_optimizer_op(op) and op.type not in _ROWWISE:
+                raise NotImplementedError(
+                    "transpile: parameter '%s' is cut into %d blocks, but its op '%s' (e.g. GradientClipByNorm) "
+                    "needs the whole gradient; set config.slice_var_up = False" % (chain.param, len(chain.blocks),
+                                                                                  op.type))
+
+
+def _slice(plan, block):
+    count = len(plan.endpoints) if plan.slice_var_up else 1
+    for chain in plan.chains.values():
+        pv = _var(block, chain.param)
+        rows = block_rows(pv.shape, count, plan.min_block_size)
+        chain.blocks = [VarBlock(chain.param, chain.grad, i, len(rows), off, n, pv.shape)
+                        for i, (off, n) in enumerate(rows)]
+
+
+def _dispatch(plan, program):
+    items = [chain.blocks for chain in plan.chains.values()]
+    if not plan.slice_var_up:
+        np.random.RandomState(program.random_seed).shuffle(items)
+    order = [b for blocks in items for b in blocks]
+    dispatcher = plan.split_method(plan.endpoints)
+    eps = dispatcher.dispatch([_Named(b.name) for b in order])
+    for b, ep in zip(order, eps):
+        if ep not in plan.endpoints:
+            raise ValueError("transpile: %s placed block %s on %r, which is not a pserver endpoint"
+                             % (plan.split_method.__name__, b.name, ep))
+        b.endpoint = ep
+    plan.dispatch = order
+
+
+class _Named:
+    """What a dispatcher sees of a block: its name (Paddle passed Variables)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _record_meta(plan, block):
+    names = set(plan.global_vars)
+    for chain in plan.chains.values():
+        names.add(chain.param)
+        names.add(chain.grad)
+        names.update(chain.state)
+    for n in names:
+        v = _var(block, n)
+        plan.var_meta[n] = ([int(d) for d in v.shape], dtype_name(v.dtype))
+
+
+def _digest(plan):
+    h = hashlib.sha1()
+    h.update(repr((plan.trainers, plan.sync_mode, plan.endpoints)).encode())
+    for b in plan.dispatch:
+        h.update(repr((b.name, b.endpoint, b.offset, b.rows, b.merged_grad)).encode())
+    return h.hexdigest()[:16]
+
+
+def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
+    plan = PsPlan(cfg, trainer_id, endpoints, trainers, sync_mode)
+    block = program.global_block()
+    _collect_chains(plan, block)
+    _classify_vars(plan, block)
+    _slice(plan, block)
+    _check_rowwise(plan, block)
+    _dispatch(plan, program)
+    _record_meta(plan, block)
+    plan.digest = _digest(plan)
+    return plan

@@ -1,0 +1,211 @@
+"""Pserver main program: block 0 holds only `listen_and_serv`; one optimize sub-block per parameter block
+on this endpoint (sync: `sum` of the trainers' gradient parts, `scale(1/trainers)`, then the parameter's
+clip/regularization ops and its optimizer op; async: the optimizer op alone), after the LR-schedule block
+when the learning rate is scheduled. A pserver holding nothing gets one empty block.
+
+Paddle named a cut parameter's optimizer state (moments, beta pows) like the whole one, so two blocks of one
+parameter on one pserver (possible with HashName) shared, and double-updated, the same state. Here the
+state of block i of a cut parameter is `<state>.block<i>`.
+
+Vars the LR block computes and the optimize blocks read are persistable here: each block is lowered to
+its own function, so what crosses blocks lives in the pserver's scope (as all vars did in Paddle).
+"""
+
+from ..framework import Program
+from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from ..program import notify_changed
+from .ps_plan import is_optimizer_op
+from .ps_slicing import block_name
+
+__all__ = ["build_pserver_main", "TRAINER_ID_VAR", "bak_name"]
+
+TRAINER_ID_VAR = "@TRAINER_ID@"
+
+
+def bak_name(param_block, trainer_id):
+    """DC-ASGD: the copy of a parameter block that trainer `trainer_id` last pulled."""
+    return "%s.trainer_%d_bak" % (param_block, trainer_id)
+
+
+def _decl(block, name, shape, like, persistable, **kw):
+    return block.create_var(name=name, shape=shape, dtype=like.dtype, lod_level=like.lod_level,
+                            persistable=persistable, type=like.type, **kw)
+
+
+def _block_renames(chain, b, src):
+    """Names and shapes of one parameter block's vars: {orig name: (new name, new shape)}."""
+    pshape = tuple(src.var(chain.param).shape)
+
+    def shape_of(n):
+        s = tuple(src.var(n).shape)
+        return list(b.shape) if s == pshape else list(s)
+
+    ren = {chain.param: (b.name, list(b.shape)), chain.grad: (b.merged_grad, list(b.shape))}
+    for s, kind in chain.state.items():
+        ren[s] = (b.state_name(s), list(b.shape) if kind == "rows" else shape_of(s))
+    for t in chain.temps:
+        ren[t] = (block_name(t, b.index, b.nblocks), shape_of(t))
+    return ren
+
+
+def _copy_op(block, op, ren, role, role_var=None):
+    ins = {k: [ren.get(n, n) for n in v] for k, v in op.inputs.items()}
+    outs = {k: [ren.get(n, n) for n in v] for k, v in op.outputs.items()}
+    attrs = dict(op.attrs)
+    attrs[OP_ROLE_KEY] = int(role)
+    if role_var is not None:
+        attrs[OP_ROLE_VAR_KEY] = list(role_var)
+    return block.append_op(type=op.type, inputs=ins, outputs=outs, attrs=attrs)
+
+
+def _dc_asgd_ops(plan, gb, ob, b, grad_name, pvar):
+    """Delay compensation (DC-ASGD): g += g * g * (w - w_bak[trainer]), w_bak = what that trainer pulled."""
+    baks = [bak_name(b.name, t) for t in range(plan.trainers)]
+    for n in baks:
+        _decl(gb, n, b.shape, pvar, True)
+    if not gb.has_var(TRAINER_ID_VAR):
+        gb.create_var(name=TRAINER_ID_VAR, shape=[1], dtype="int64", persistable=False)
+    local = _decl(ob, "%s.local_bak" % b.name, b.shape, pvar, False).name
+    o1 = _decl(ob, "%s.dc_diff" % b.name, b.shape, pvar, False).name
+    o2 = _decl(ob, "%s.dc_gsq" % b.name, b.shape, pvar, False).name
+    o3 = _decl(ob, "%s.dc_comp" % b.name, b.shape, pvar, False).name
+    role = {OP_ROLE_KEY: int(OpRole.Optimize)}
+    ob.append_op(type="ref_by_trainer_id", inputs={"X": baks, "TrainerId": [TRAINER_ID_VAR]},
+                 outputs={"Out": [local]}, attrs=dict(role))
+    ob.append_op(type="elementwise_sub", inputs={"X": [b.name], "Y": [local]}, outputs={"Out": [o1]},
+                 attrs=dict(role))
+    ob.append_op(type="elementwise_mul", inputs={"X": [grad_name], "Y": [grad_name]}, outputs={"Out": [o2]},
+                 attrs=dict(role))
+    ob.append_op(type="elementwise_mul", inputs={"X": [o1], "Y": [o2]}, outputs={"Out": [o3]}, attrs=dict(role))
+    ob.append_op(type="elementwise_add", inputs={"X": [grad_name], "Y": [o3]}, outputs={"Out": [grad_name]},
+                 attrs=dict(role))
+    return baks
+
+
+def _lr_block(plan, prog, src):
+    """The LR-schedule ops, moved from the trainer; vars they share with other blocks live in block 0."""
+    gb = prog.global_block()
+    lb = prog._create_block(0)
+    shared = set(plan.global_vars)
+    for i in plan.lr_ops:
+        op = src.ops[i]
+        for n in op.input_arg_names + op.output_arg_names:
+            if lb.has_var(n) or gb.has_var(n):
+                continue
+            v = src.var(n)
+            if n in shared:
+                _decl(gb, n, v.shape, v, True)
+            else:
+                _decl(lb, n, v.shape, v, False)
+        _copy_op(lb, op, {}, OpRole.LRSched)
+    prog._rollback()
+    return lb
+
+
+def _optimize_block(plan, prog, src, chain, b, info):
+    gb = prog.global_block()
+    ob = prog._create_block(0)
+    ren = _block_renames(chain, b, src)
+    pvar = src.var(chain.param)
+    _decl(gb, b.name, b.shape, pvar, True)
+    for orig, (name, shape) in ren.items():
+        if orig in (chain.param, chain.grad):
+            continue
+        v = src.var(orig)
+        if orig in chain.state:
+            _decl(gb, name, shape, v, True)
+        else:
+            _decl(ob, name, shape, v, False)
+    gvar = src.var(chain.grad)
+    merged = b.merged_grad
+    role_var = [b.name, merged]
+    role = {OP_ROLE_KEY: int(OpRole.Optimize), OP_ROLE_VAR_KEY: role_var}
+    if plan.suffixed:
+        parts = [b.trainer_grad(t, True) for t in range(plan.trainers)]
+        for n in parts:
+            _decl(gb, n, b.shape, gvar, False)
+        _decl(gb, merged, b.shape, gvar, False)
+        ob.append_op(type="sum", inputs={"X": parts}, outputs={"Out": [merged]}, attrs=dict(role))
+        ob.append_op(type="scale", inputs={"X": [merged]}, outputs={"Out": [merged]},
+                     attrs=dict(role, scale=1.0 / plan.trainers, bias=0.0, bias_after_scale=True))
+        inputs = parts
+    else:
+        _decl(gb, merged, b.shape, gvar, False)
+        inputs = [merged]
+    names = {k: v[0] for k, v in ren.items()}
+    baks = []
+    for i in chain.ops:
+        op = src.ops[i]
+        if plan.dc_asgd and not plan.sync_mode and is_optimizer_op(op):
+            g = op.input("Grad")[0]
+            baks = _dc_asgd_ops(plan, gb, ob, b, names.get(g, g), pvar)
+        _copy_op(ob, op, names, OpRole.Optimize, role_var)
+    prog._rollback()
+    info.append({"block": ob.idx, "param": b.name, "grad": merged, "inputs": inputs, "baks": baks,
+                 "feeds": inputs + ([TRAINER_ID_VAR] if baks else []),
+                 "orig": chain.param, "offset": b.offset, "rows": b.rows})
+    return ob
+
+
+def build_pserver_main(plan, src_program, endpoint):
+    src = src_program.global_block()
+    prog = Program()
+    prog.random_seed = src_program.random_seed
+    gb = prog.global_block()
+    for n in plan.global_vars:
+        v = src.var(n)
+        _decl(gb, n, v.shape, v, True)
+    optimize_blocks = []
+    lr_block_id = -1
+    if plan.lr_ops:
+        lb = _lr_block(plan, prog, src)
+        optimize_blocks.append(lb)
+        lr_block_id = lb.idx
+    info = []
+    for b in plan.ordered_blocks_on(endpoint):
+        optimize_blocks.append(_optimize_block(plan, prog, src, plan.chains[b.param], b, info))
+    if not optimize_blocks:
+        optimize_blocks.append(prog._create_block(0))
+        prog._rollback()
+    grad_to_block_id = ["%s:%d" % (d["grad"], d["block"]) for d in info]
+    gb.append_op(type="listen_and_serv", inputs={"X": []}, outputs={}, attrs={
+        OP_ROLE_KEY: int(OpRole.RPC), "endpoint": endpoint, "pserver_id": plan.endpoints.index(endpoint),
+        "Fanin": plan.trainers, "optimize_blocks": optimize_blocks, "grad_to_block_id": grad_to_block_id,
+        "sync_mode": plan.sync_mode, "distributed_mode": 0 if plan.sync_mode else (2 if plan.half_async else 1),
+        "lr_decay_block_id": lr_block_id, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
+        "sparse_grad_to_param": [], "rpc_get_thread_num": 12, "rpc_send_thread_num": 12,
+        "rpc_prefetch_thread_num": 12})
+    prog._is_distributed = True
+    prog._endpoints = list(plan.endpoints)
+    prog._ps_endpoint = endpoint
+    prog._dist_info = pserver_dist_info(plan, endpoint, info, lr_block_id)
+    prog._bump()
+    notify_changed(prog, "DistributeTranspiler.get_pserver_program")
+    return prog
+
+
+def local_vars(plan, endpoint):
+    """{var on this pserver: [original name, row offset, rows, kind, what]}: what load_persistables reads
+    where; kind "rows" (a row block of the original) or "replica" (a copy of it); what "param", "state"
+    (optimizer state of one parameter) or "global" (learning rate, LR counter)."""
+    out = {}
+    for b in plan.ordered_blocks_on(endpoint):
+        chain = plan.chains[b.param]
+        out[b.name] = [chain.param, b.offset, b.rows, "rows", "param"]
+        for s, kind in chain.state.items():
+            out[b.state_name(s)] = [s, b.offset, b.rows, kind, "state"]
+    for n in plan.global_vars:
+        if n not in plan.lr_outputs:
+            out[n] = [n, 0, 0, "replica", "global"]
+    return out
+
+
+def pserver_dist_info(plan, endpoint, info, lr_block_id):
+    return {
+        "mode": "pserver", "role": "pserver", "endpoint": endpoint,
+        "pserver_id": plan.endpoints.index(endpoint), "pserver_endpoints": list(plan.endpoints),
+        "trainers": plan.trainers, "sync_mode": plan.sync_mode, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
+        "plan_digest": plan.digest, "blocks": info, "lr_block": lr_block_id,
+        "placement": [[b.name, list(b.shape)] for b in plan.blocks_on(endpoint)],   # dispatch order
+        "local_vars": local_vars(plan, endpoint),
+    }

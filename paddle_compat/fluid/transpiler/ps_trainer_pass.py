@@ -1,0 +1,180 @@
+"""Trainer side of pserver mode: the trainer main and startup programs.
+
+Main: the optimize, clip/regularization and LR-schedule ops leave (they run on the pservers); after each
+gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then
+`send_barrier` (sync), one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat`
+of the blocks of each cut parameter.
+Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
+then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
+
+Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel dense (exact
+for every optimizer; Paddle's SelectedRows wire format is not reproduced).
+
+Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowering keys gradients by
+`<var>@GRAD`, so the local name stays and the send op's `send_varnames` carries the pserver-side name.
+"""
+
+from ..dtypes import VarType
+from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+
+__all__ = ["build_trainer_main", "build_trainer_startup", "trainer_dist_info", "comm_attrs"]
+
+
+def comm_attrs(plan, **extra):
+    attrs = {OP_ROLE_KEY: int(OpRole.RPC), "trainer_id": plan.trainer_id}
+    attrs.update(extra)
+    return attrs
+
+
+def _declare(block, name, shape, like):
+    return block.create_var(name=name, shape=shape, dtype=like.dtype, lod_level=like.lod_level, persistable=False)
+
+
+def _last_producers(block, grads):
+    """grad name -> index of the last op writing it (its final value)."""
+    last = {}
+    for i, op in enumerate(block.ops):
+        for n in op.output_arg_names:
+            if n in grads:
+                last[n] = i
+    return last
+
+
+def _send_ops(plan, block, chain):
+    """split_byref (if cut) + send for one gradient, as (type, inputs, outputs, attrs) tuples."""
+    gvar = block.var(chain.grad)
+    blocks = chain.blocks
+    remote = [b.trainer_grad(plan.trainer_id, plan.suffixed) for b in blocks]
+    eps = [b.endpoint for b in blocks]
+    ops = []
+    if len(blocks) > 1 and not plan.runtime_split:
+        for b, name in zip(blocks, remote):
+            _declare(block, name, b.shape, gvar)
+        if gvar.type == VarType.SELECTED_ROWS:   # row-sparse grad (is_sparse): Paddle's split_selected_rows
+            ops.append(("split_selected_rows", {"X": [chain.grad]}, {"Out": remote},
+                        {OP_ROLE_KEY: int(OpRole.Dist), "height_sections": [b.rows for b in blocks]}))
+        else:
+            ops.append(("split_byref", {"X": [chain.grad]}, {"Out": remote},
+                        {OP_ROLE_KEY: int(OpRole.Dist), "axis": 0, "num": 0,
+                         "sections": [b.rows for b in blocks]}))
+        send_in = remote
+    else:
+        send_in = [chain.grad]
+    sections = [b.rows for b in blocks] if (len(blocks) > 1 and plan.runtime_split) else []
+    ops.append(("send", {"X": send_in}, {}, comm_attrs(
+        plan, epmap=eps, send_varnames=remote, sections=sections, sync_mode=plan.sync_mode,
+        **{OP_ROLE_VAR_KEY: [chain.param, chain.grad]})))
+    return ops
+
+
+def _recv_ops(plan, block, with_barrier):
+    """recv per parameter, [fetch_barrier], concat per cut parameter."""
+    ops = []
+    for chain in plan.chains.values():
+        pvar = block.var(chain.param)
+        blocks = chain.blocks
+        split_here = len(blocks) > 1 and not plan.runtime_split
+        if split_here:
+            for b in blocks:
+                _declare(block, b.name, b.shape, pvar)
+        outs = [b.name for b in blocks] if split_here else [chain.param]
+        ops.append(("recv", {}, {"Out": outs}, comm_attrs(
+            plan, epmap=[b.endpoint for b in blocks], recv_varnames=[b.name for b in blocks],
+            sections=[b.rows for b in blocks] if (len(blocks) > 1 and plan.runtime_split) else [],
+            **{OP_ROLE_VAR_KEY: [chain.param, chain.grad]})))
+    if with_barrier:
+        ops.append(("fetch_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints))))
+    for chain in plan.chains.values():
+        if len(chain.blocks) > 1 and not plan.runtime_split:
+            ops.append(("concat", {"X": [b.name for b in chain.blocks]}, {"Out": [chain.param]},
+                        {OP_ROLE_KEY: int(OpRole.Dist), "axis": 0}))
+    return ops
+
+
+def _append(block, spec):
+    t, ins, outs, attrs = spec
+    return block.append_op(type=t, inputs=ins, outputs=outs, attrs=attrs)
+
+
+def _drop_unused_vars(block, candidates):
+    used = set()
+    for op in block.ops:
+        used.update(op.input_arg_names)
+        used.update(op.output_arg_names)
+    for n in candidates:
+        if n not in used and n in block.vars:
+            del block.vars[n]
+
+
+def build_trainer_main(plan, snapshot):
+    """The trainer main program, from a clone of the user's main program (which it does not touch)."""
+    prog = snapshot.clone()
+    block = prog.global_block()
+    old_ops = block.ops
+    removed_names = set()
+    for i in plan.removed_ops:
+        removed_names.update(old_ops[i].input_arg_names + old_ops[i].output_arg_names)
+    kept = [op for i, op in enumerate(old_ops) if i not in plan.removed_ops]
+    block.ops = kept
+    grads = {c.grad: c for c in plan.chains.values()}
+    last = _last_producers(block, grads)
+    missing = [g for g in grads if g not in last]
+    if missing:
+        raise ValueError("transpile: no op of the program computes gradient(s) %s" % ", ".join(sorted(missing)))
+    after = {}
+    for g, i in last.items():
+        after.setdefault(i, []).append(grads[g])
+    block.ops = []
+    for i, op in enumerate(kept):
+        block.ops.append(op)
+        for chain in sorted(after.get(i, []), key=lambda c: c.param):
+            for spec in _send_ops(plan, block, chain):
+                _append(block, spec)
+    if plan.sync_mode:
+        _append(block, ("send_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints),
+                                                            half_async=plan.half_async)))
+    for spec in _recv_ops(plan, block, plan.sync_mode):
+        _append(block, spec)
+    _drop_unused_vars(block, removed_names)
+    prog._bump()
+    return prog
+
+
+def build_trainer_startup(plan, snapshot, main_snapshot):
+    """The trainer startup: parameter inits, no optimizer-state inits, then pull the pservers' weights."""
+    prog = snapshot.clone()
+    block = prog.global_block()
+    remote_only = set(plan.global_vars)
+    for chain in plan.chains.values():
+        remote_only.update(chain.state)
+    # a var the trainer program still uses keeps its init (e.g. a learning rate the user also fetches)
+    still_used = set()
+    for i, op in enumerate(main_snapshot.global_block().ops):
+        if i not in plan.removed_ops:
+            still_used.update(op.input_arg_names + op.output_arg_names)
+    remote_only -= still_used
+    kept, dropped = [], set()
+    for op in block.ops:
+        outs = op.output_arg_names
+        if outs and all(n in remote_only for n in outs):
+            dropped.update(outs)
+            continue
+        kept.append(op)
+    block.ops = kept
+    for chain in plan.chains.values():
+        if not block.has_var(chain.param):
+            mv = main_snapshot.global_block().var(chain.param)
+            block.create_var(name=chain.param, shape=mv.shape, dtype=mv.dtype, persistable=True)
+    for spec in _recv_ops(plan, block, True):
+        _append(block, spec)
+    _drop_unused_vars(block, dropped)
+    prog._bump()
+    return prog
+
+
+def trainer_dist_info(plan, wait_port):
+    return {
+        "mode": "pserver", "role": "trainer", "trainer_id": plan.trainer_id, "trainers": plan.trainers,
+        "pserver_endpoints": list(plan.endpoints), "sync_mode": plan.sync_mode, "wait_port": bool(wait_port),
+        "plan_digest": plan.digest, "remote_vars": plan.remote_vars(),
+    }

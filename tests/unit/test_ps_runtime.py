@@ -1,0 +1,148 @@
+"""Pserver runtime pieces in one process (no RPC): the optimize runner's sync/async/DC-ASGD arithmetic, the
+service's sync rounds, and how comm ops batch into exchanges."""
+
+import numpy as np
+import pytest
+import torch
+
+import paddle_compat as fluid
+import reference_data as R
+from paddle_compat.backends.ps.errors import PsError, remote_message
+from paddle_compat.backends.ps.optimize import OptimizeRunner
+
+EPS = "127.0.0.1:6174,127.0.0.1:6175"
+FIT_INIT, MLP_INIT = R.make_init()
+
+
+def _pserver(sync=True, dc_asgd=False, lr=0.1, ep="127.0.0.1:6175"):
+    R.build_fit_a_line(fluid, FIT_INIT, lr=lr)
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.enable_dc_asgd = dc_asgd
+    t = fluid.DistributeTranspiler(config=cfg)
+    t.transpile(0, pservers=EPS, trainers=2, sync_mode=sync)
+    prog, startup = t.get_pserver_programs(ep)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup, scope=scope)
+    return prog, scope, OptimizeRunner(prog, scope, "cpu", exe)
+
+
+def _w(scope):
+    return scope.find_var("fc_0.w_0").value
+
+
+def test_sync_step_averages_and_counts_a_finished_trainer_as_zero():
+    prog, scope, runner = _pserver()
+    w0 = _w(scope).clone()
+    g0, g1 = torch.randn(13, 1), torch.randn(13, 1)
+    runner.run_sync({"fc_0.w_0@GRAD.trainer_0": g0, "fc_0.w_0@GRAD.trainer_1": g1})
+    torch.testing.assert_close(_w(scope), w0 - 0.1 * ((g0 + g1) * 0.5), rtol=0, atol=1e-7)
+    w1 = _w(scope).clone()
+    runner.run_sync({"fc_0.w_0@GRAD.trainer_0": g0})        # trainer 1 is done
+    torch.testing.assert_close(_w(scope), w1 - 0.1 * (g0 * 0.5), rtol=0, atol=1e-7)
+
+
+def test_async_applies_each_push():
+    prog, scope, runner = _pserver(sync=False)
+    w0 = _w(scope).clone()
+    g = torch.randn(13, 1)
+    runner.run_async(1, {"fc_0.w_0@GRAD": g})
+    torch.testing.assert_close(_w(scope), w0 - 0.1 * g, rtol=0, atol=1e-7)
+
+
+def test_dc_asgd_compensates_with_the_trainers_last_pull():
+    prog, scope, runner = _pserver(sync=False, dc_asgd=True)
+    runner.remember_pull(0, {"fc_0.w_0"})
+    bak = _w(scope).clone()
+    _w(scope).add_(0.05)                                   # another trainer's update lands meanwhile
+    w = _w(scope).clone()
+    g = torch.randn(13, 1)
+    runner.run_async(0, {"fc_0.w_0@GRAD": g})
+    want = w - 0.1 * (g + g * g * (w - bak))
+    torch.testing.assert_close(_w(scope), want, rtol=0, atol=1e-6)
+
+
+def test_unknown_gradient_is_named():
+    prog, scope, runner = _pserver()
+    with pytest.raises(PsError, match="fc_9.w_0@GRAD"):
+        runner.check_names(1, ["fc_9.w_0@GRAD"], "127.0.0.1:6175")
+
+
+def test_service_sync_round_answers_both_trainers_after_the_last_arrives():
+    from paddle_compat.backends.ps.service import PServerService
+    prog, scope, runner = _pserver()
+    svc = PServerService(prog, scope, "cpu")
+    svc.runner = runner
+
+    class _Group:
+        def mark_done(self, name):
+            pass
+    svc.group = _Group()
+    w0 = _w(scope).clone()
+    g0, g1 = torch.ones(13, 1), 3 * torch.ones(13, 1)
+    f0 = svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], ["fc_0.w_0"])
+    assert not f0.done()
+    f1 = svc._exchange(1, ["fc_0.w_0@GRAD.trainer_1"], [g1], ["fc_0.w_0"])
+    assert f0.done() and f1.done()
+    torch.testing.assert_close(f0.wait()[0], w0 - 0.1 * 2.0)
+    with pytest.raises(PsError, match="twice"):
+        svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
+        svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
+    svc._trainer_done(1)                                    # the open round completes without trainer 1
+    assert svc.round is None and svc.step == 2
+
+
+def test_remote_message_keeps_only_the_reason():
+    raw = ("PsError: On WorkerInfo(id=0, name=pserver_0):\nPsError('pserver 127.0.0.1:1: lost trainer 1: "
+           "its process died (eof (this error originated at tensorpipe/transport/shm/connection_impl.cc:259))')\n"
+           "Traceback (most recent call last):\n  ...")
+    assert remote_message(RuntimeError(raw)) == "pserver 127.0.0.1:1: lost trainer 1: its process died (eof)"
+
+
+def test_comm_ops_batch_into_one_exchange_per_pserver():
+    from paddle_compat.backends.ps import comm_plan
+
+    R.build_mlp(fluid, MLP_INIT)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, pservers=EPS, trainers=2)
+    main = t.get_trainer_program(wait_port=False)
+    calls = []
+
+    class _Client:
+        info = main._dist_info
+
+        def attach(self, exe):
+            pass
+
+        def exchange_async(self, ep, names, tensors, want):
+            calls.append((ep, list(names), want))
+            fut = torch.futures.Future()
+            fut.set_result([torch.zeros(main._dist_info["remote_vars"]["fc_0.w_0"]["shape"])[:1]] * len(want))
+            return fut
+
+        def wait(self, ep, fut, what):
+            return fut.wait()
+
+    class _Ctx:
+        program, block, device, executor = main, main.global_block(), "cpu", None
+
+    old = comm_plan.get_client
+    comm_plan.get_client = lambda info: _Client()
+    try:
+        plan = comm_plan.CommPlan(_Ctx())
+    finally:
+        comm_plan.get_client = old
+    ops = main.global_block().ops
+    (g,) = {id(grp): grp for grp in plan.at.values()}.values()
+    assert g.issue_at == next(i for i, op in enumerate(ops) if op.type == "send_barrier")
+    assert g.finish_at == next(i for i, op in enumerate(ops) if op.type == "fetch_barrier")
+    assert sorted(g.eps) == sorted(EPS.split(","))
+    # each pserver's one call carries all its gradient blocks and asks for all its parameter blocks
+    assert sorted(g.names["127.0.0.1:6174"]) == sorted(["fc_0.b_0@GRAD.trainer_0", "fc_0.w_0@GRAD.block1.trainer_0",
+                                                        "fc_1.w_0@GRAD.block0.trainer_0", "fc_2.b_0@GRAD.trainer_0"])
+    assert sorted(g.want["127.0.0.1:6174"]) == ["fc_0.b_0", "fc_0.w_0.block1", "fc_1.w_0.block0", "fc_2.b_0"]
+    for i in g.sends:
+        plan.stage(g, i, ops[i], [torch.zeros(1)] * len(ops[i].input("X")))
+    plan.issue(g)
+    assert len(calls) == 2 and {c[0] for c in calls} == set(EPS.split(","))
+    assert np.all([len(c[1]) == 4 for c in calls])
