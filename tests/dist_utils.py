@@ -26,6 +26,27 @@ def free_ports(n):
     return ports
 
 
+def free_consecutive_ports(n, tries=50):
+    """A first port p such that p .. p+n-1 are all free on 127.0.0.1 now (for launchers taking a start port)."""
+    for _ in range(tries):
+        base = free_ports(1)[0]
+        if base + n >= 65536:
+            continue
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind((LOOPBACK, p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no %d consecutive free ports found" % n)
+
+
 def endpoints(n):
     return ["%s:%d" % (LOOPBACK, p) for p in free_ports(n)]
 

@@ -161,3 +161,9 @@ class TrainerClient:
             return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline %.0fs "
                                    "+ 20%%): is it hung?" % (self.trainer_id, who, what, _backstop(), deadline_s()))
         return PsError("trainer %d: %s failed during %s: %s" % (self.trainer_id, who, what, msg))
+
+
+def close_active():
+    """Close this process's trainer client, if it has one (fleet.stop_worker)."""
+    if _CLIENT is not None:
+        _CLIENT.close()

@@ -111,7 +111,7 @@ def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=Fa
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--trainer_id", type=int, default=None, help="default: torchrun's RANK")
+    ap.add_argument("--trainer_id", type=int, default=None, help="default: PADDLE_TRAINER_ID, else torchrun's RANK")
     ap.add_argument("--endpoints", default=None, help="default: as the role maker derives them under torchrun")
     ap.add_argument("--configs", required=True)
     ap.add_argument("--steps", type=int, default=5)
@@ -122,6 +122,9 @@ def main():
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
+    if a.trainer_id is None and "PADDLE_TRAINER_ID" in os.environ:   # under paddle_compat.distributed.launch
+        a.trainer_id = int(os.environ["PADDLE_TRAINER_ID"])
+        a.endpoints = os.environ["PADDLE_TRAINER_ENDPOINTS"]
     if a.trainer_id is None:   # under torchrun
         a.trainer_id = int(os.environ["RANK"])
         port, world = int(os.environ["MASTER_PORT"]), int(os.environ["WORLD_SIZE"])

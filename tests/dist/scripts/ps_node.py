@@ -40,9 +40,10 @@ def data():
     return _DATA
 
 
-def build_model(spec, towers=1):
+def build_model(spec, towers=1, minimize=None):
     """The spec's model; with towers=2 two copies share the parameters and the loss is the mean of the
-    two towers' losses (the local reference of two trainers' averaged gradients). Returns the tower losses."""
+    two towers' losses (the local reference of two trainers' averaged gradients). Returns the tower losses.
+    minimize(optimizer, loss) replaces optimizer.minimize(loss) (Fleet wraps the optimizer)."""
     (fit_x, fit_y, mnist_x, mnist_y), (fit_init, mlp_init) = data()
     opt = spec.get("opt", "sgd")
     lr = spec.get("lr", 0.1 if opt == "sgd" and spec.get("model", "mlp") == "mlp" else
@@ -75,7 +76,11 @@ def build_model(spec, towers=1):
                                     bias_attr=_attr("fc_%d.b_0" % i, b))
             losses.append(fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label)))
     total = losses[0] if towers == 1 else fluid.layers.scale(fluid.layers.sums(losses), scale=1.0 / towers)
-    R.make_optimizer(fluid, opt, lr).minimize(total)
+    optimizer = R.make_optimizer(fluid, opt, lr)
+    if minimize is None:
+        optimizer.minimize(total)
+    else:
+        minimize(optimizer, total)
     return losses
 
 

@@ -1,0 +1,1 @@
+"""Fleet in parameter-server mode (Paddle's `incubate.fleet.parameter_server`)."""

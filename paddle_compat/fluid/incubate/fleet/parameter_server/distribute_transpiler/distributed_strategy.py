@@ -1,0 +1,171 @@
+"""StrategyFactory and the pserver-mode strategies of Fleet (Paddle 1.7+). Each carries a
+DistributeTranspilerConfig (get_program_config) plus runtime settings kept for compatibility."""
+
+import os
+
+from .....compiler import BuildStrategy, ExecutionStrategy
+from .....transpiler import DistributeTranspilerConfig
+
+__all__ = ["TrainerRuntimeConfig", "ServerRuntimeConfig", "DistributedStrategy", "SyncStrategy", "AsyncStrategy",
+           "HalfAsyncStrategy", "GeoStrategy", "StrategyFactory"]
+
+
+class TrainerRuntimeConfig:
+    """Paddle's communicator flags. The runtime here batches one RPC per pserver per step by itself, so these
+    are kept (get/set, printed) but have no effect."""
+
+    def __init__(self):
+        self.runtime_configs = {
+            "communicator_max_merge_var_num": os.getenv("FLAGS_communicator_max_merge_var_num", "20"),
+            "communicator_send_queue_size": os.getenv("FLAGS_communicator_send_queue_size", "20"),
+            "communicator_independent_recv_thread": os.getenv("FLAGS_communicator_independent_recv_thread", "1"),
+            "communicator_min_send_grad_num_before_recv":
+                os.getenv("FLAGS_communicator_min_send_grad_num_before_recv", "20"),
+            "communicator_thread_pool_size": os.getenv("FLAGS_communicator_thread_pool_size", "5"),
+            "communicator_send_wait_times": os.getenv("FLAGS_communicator_send_wait_times", "5"),
+            "communicator_is_sgd_optimizer": os.getenv("FLAGS_communicator_is_sgd_optimizer", "1"),
+        }
+
+    def get_communicator_flags(self):
+        return dict(self.runtime_configs)
+
+    def __repr__(self):
+        return "TrainerRuntimeConfig(%s)" % self.runtime_configs
+
+
+class ServerRuntimeConfig:
+    def __init__(self):
+        self._rpc_send_thread_num = int(os.getenv("FLAGS_rpc_send_thread_num", "12"))
+        self._rpc_get_thread_num = int(os.getenv("FLAGS_rpc_get_thread_num", "12"))
+        self._rpc_prefetch_thread_num = int(os.getenv("FLAGS_rpc_prefetch_thread_num", "12"))
+
+
+class DistributedStrategy:
+    def __init__(self):
+        self._program_config = DistributeTranspilerConfig()
+        self._trainer_runtime_config = TrainerRuntimeConfig()
+        self._server_runtime_config = ServerRuntimeConfig()
+        self._execute_strategy = ExecutionStrategy()
+        self._build_strategy = BuildStrategy()
+        self._execute_strategy.num_threads = int(os.getenv("CPU_NUM", "1"))
+
+    def get_program_config(self):
+        return self._program_config
+
+    def set_program_config(self, config):
+        if isinstance(config, DistributeTranspilerConfig):
+            self._program_config = config
+        elif isinstance(config, dict):
+            for k, v in config.items():
+                if not hasattr(self._program_config, k):
+                    raise ValueError("DistributeTranspilerConfig has no field %r" % k)
+                setattr(self._program_config, k, v)
+        else:
+            raise TypeError("program_config must be a DistributeTranspilerConfig or a dict, got %s"
+                            % type(config).__name__)
+        self.check_program_config()
+
+    def get_trainer_runtime_config(self):
+        return self._trainer_runtime_config
+
+    def set_trainer_runtime_config(self, config):
+        if isinstance(config, TrainerRuntimeConfig):
+            self._trainer_runtime_config = config
+        elif isinstance(config, dict):
+            self._trainer_runtime_config.runtime_configs.update(config)
+        else:
+            raise TypeError("trainer_runtime_config must be a TrainerRuntimeConfig or a dict")
+
+    def get_server_runtime_config(self):
+        return self._server_runtime_config
+
+    def set_server_runtime_config(self, config):
+        if not isinstance(config, ServerRuntimeConfig):
+            raise TypeError("server_runtime_config must be a ServerRuntimeConfig")
+        self._server_runtime_config = config
+
+    def get_execute_strategy(self):
+        return self._execute_strategy
+
+    def set_execute_strategy(self, config):
+        if not isinstance(config, ExecutionStrategy):
+            raise TypeError("execute_strategy must be a fluid.ExecutionStrategy")
+        self._execute_strategy = config
+
+    def get_build_strategy(self):
+        return self._build_strategy
+
+    def set_build_strategy(self, config):
+        if not isinstance(config, BuildStrategy):
+            raise TypeError("build_strategy must be a fluid.BuildStrategy")
+        self._build_strategy = config
+
+    def check_program_config(self):
+        pass
+
+
+class SyncStrategy(DistributedStrategy):
+    def __init__(self):
+        super().__init__()
+        self.check_program_config()
+
+    def check_program_config(self):
+        self._program_config.runtime_split_send_recv = False
+        self._program_config.sync_mode = True
+
+
+class AsyncStrategy(DistributedStrategy):
+    def __init__(self):
+        super().__init__()
+        self.check_program_config()
+
+    def check_program_config(self):
+        self._program_config.sync_mode = False
+        self._program_config.runtime_split_send_recv = True
+
+
+class HalfAsyncStrategy(DistributedStrategy):
+    """Paddle's half-async merged several gradients per send; here it trains as async (one push per step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.check_program_config()
+
+    def check_program_config(self):
+        self._program_config.sync_mode = False
+        self._program_config.runtime_split_send_recv = True
+        self._program_config.half_async = True
+
+
+class GeoStrategy(DistributedStrategy):
+    """Geo-SGD: trainers update locally and push parameter deltas every `update_frequency` steps."""
+
+    def __init__(self, update_frequency=100):
+        super().__init__()
+        if not isinstance(update_frequency, int) or update_frequency <= 0:
+            raise ValueError("GeoStrategy: update_frequency must be a positive int, got %r" % (update_frequency,))
+        self._program_config.geo_sgd_need_push_nums = update_frequency
+        self.check_program_config()
+
+    def check_program_config(self):
+        self._program_config.sync_mode = False
+        self._program_config.runtime_split_send_recv = True
+        self._program_config.geo_sgd_mode = True
+
+
+class StrategyFactory:
+    @staticmethod
+    def create_sync_strategy():
+        return SyncStrategy()
+
+    @staticmethod
+    def create_half_async_strategy():
+        return HalfAsyncStrategy()
+
+    @staticmethod
+    def create_async_strategy():
+        return AsyncStrategy()
+
+    @staticmethod
+    def create_geo_strategy(update_frequency=100):
+        return GeoStrategy(update_frequency)
