@@ -36,6 +36,8 @@ def _parse(argv):
 def plan(args, env=None):
     """Per-process environments for this node (pure: no processes started)."""
     env = dict(os.environ if env is None else env)
+    # TensorPipe logs every peer's closing connection as a warning when a job ends: quiet by default
+    env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     ips = [ip.strip() for ip in args.cluster_node_ips.split(",") if ip.strip()]
     if args.node_ip not in ips:
         raise ValueError("--node_ip %s is not in --cluster_node_ips %s" % (args.node_ip, ",".join(ips)))

@@ -36,6 +36,8 @@ def _parse(argv):
 def plan(args, env=None):
     """[(name, kind, index, env)] for this node's servers and workers (pure: starts nothing)."""
     env = dict(os.environ if env is None else env)
+    # TensorPipe logs every peer's closing connection as a warning when a job ends: quiet by default
+    env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     if args.server_num < 1 or args.worker_num < 1:
         raise ValueError("--server_num and --worker_num must be >= 1 (got %d and %d)"
                          % (args.server_num, args.worker_num))
