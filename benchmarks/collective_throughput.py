@@ -12,25 +12,14 @@ ours/DDP (each round pairs adjacent timings, so slow drifts of a shared machine 
 
 import argparse
 import os
-import socket
-import statistics
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+from bench_util import alternate, free_ports, median  # noqa: E402
 SIZES, BATCH, LR, TARGET = [784, 1024, 1024, 10], 256, 0.01, 0.9
 
-
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def make_init(np):
@@ -96,13 +85,6 @@ def make_ddp(torch, init, rank, port):
     return step
 
 
-def timed(step, data, steps):
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(*data[i % len(data)])
-    return time.perf_counter() - t0
-
-
 def worker(rank, eps, ddp_port, rounds, steps):
     sys.path.insert(0, REPO)
     import numpy as np
@@ -114,16 +96,11 @@ def worker(rank, eps, ddp_port, rounds, steps):
     ddp = make_ddp(torch, init, rank, ddp_port)
     a, b = float(ours(*data[0])[0]), float(ddp(*data[0])[0])     # same numbers before timing anything
     assert abs(a - b) < 1e-4 * max(1.0, abs(b)), ("first-step losses differ", a, b)
-    timed(ours, data, 3)
-    timed(ddp, data, 3)
-    t_ours, t_ddp = [], []
-    for _ in range(rounds):
-        t_ours.append(timed(ours, data, steps))
-        t_ddp.append(timed(ddp, data, steps))
+    t_ours, t_ddp = alternate(ours, ddp, data, rounds, steps, warmup=3)
     if rank == 0:
         samples = 2 * BATCH * steps
-        so, sd = samples / statistics.median(t_ours), samples / statistics.median(t_ddp)
-        ratio = statistics.median(d / o for o, d in zip(t_ours, t_ddp))
+        so, sd = samples / median(t_ours), samples / median(t_ddp)
+        ratio = median([d / o for o, d in zip(t_ours, t_ddp)])
         print("MLP %s, batch %d/rank, 2 ranks gloo: ours %.0f samples/s  DDP %.0f samples/s (medians)  ratio %.3f "
               "(median of per-round ratios; target >= %.2f) %s" % ("-".join(map(str, SIZES)), BATCH, so, sd, ratio,
                                                                    TARGET, "ok" if ratio >= TARGET else "MISSED"))

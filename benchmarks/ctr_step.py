@@ -11,9 +11,7 @@ one autograd call, optimizer ops) over the torch a user would write. `--metrics`
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -27,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import paddle_compat as fluid  # noqa: E402
 from ctr_data import SyntheticCTR  # noqa: E402
 from ctr_model import build_ctr_model  # noqa: E402
+from bench_util import alternate, median  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -96,26 +95,14 @@ def batches(cfg, n):
     return out
 
 
-def timed(step, data, steps):
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(data[i % len(data)])
-    return (time.perf_counter() - t0) / steps
-
-
 def bench(cfg, rounds, steps, metrics):
     init = initial_weights(cfg["slots"], cfg["emb_dim"], cfg["height"], cfg["hidden"])
     data = batches(cfg, 16)
     ours, ref = make_ours(cfg, init, 0.05, metrics), make_torch(cfg, init, 0.05)
     a, b = ours(data[0]), ref(data[0])   # same numbers before timing anything
     assert abs(float(a[0]) - float(b[0])) < 1e-5 * max(1.0, abs(float(b[0]))), (a, b)
-    timed(ours, data, 5)
-    timed(ref, data, 5)
-    t_ours, t_ref = [], []
-    for _ in range(rounds):
-        t_ours.append(timed(ours, data, steps))
-        t_ref.append(timed(ref, data, steps))
-    return statistics.median(t_ours), statistics.median(t_ref)
+    t_ours, t_ref = alternate(ours, ref, [(d,) for d in data], rounds, steps)
+    return median(t_ours) / steps, median(t_ref) / steps
 
 
 def main():

@@ -8,9 +8,7 @@ Prints the median step time of each side and their ratio (ours / torch).
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -19,6 +17,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import paddle_compat as fluid  # noqa: E402
+from bench_util import alternate, median  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -74,14 +73,6 @@ def make_torch(init, lr):
     return step
 
 
-def timed(step, data, steps):
-    t0 = time.perf_counter()
-    for i in range(steps):
-        x, y = data[i % len(data)]
-        step(x, y)
-    return (time.perf_counter() - t0) / steps
-
-
 def bench(sizes, batch, rounds, steps):
     rng = np.random.RandomState(0)
     init = [(xavier(rng, a, b), np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
@@ -91,14 +82,8 @@ def bench(sizes, batch, rounds, steps):
     # same numbers before timing anything
     a, b = ours(*data[0]), ref(*data[0])
     assert abs(float(a[0]) - float(b[0])) < 1e-4 * max(1.0, abs(float(b[0]))), (a, b)
-    timed(ours, data, 5)
-    timed(ref, data, 5)
-    t_ours, t_ref = [], []
-    for _ in range(rounds):
-        t_ours.append(timed(ours, data, steps))
-        t_ref.append(timed(ref, data, steps))
-    mo, mr = statistics.median(t_ours), statistics.median(t_ref)
-    return mo, mr
+    t_ours, t_ref = alternate(ours, ref, data, rounds, steps)
+    return median(t_ours) / steps, median(t_ref) / steps
 
 
 def main():

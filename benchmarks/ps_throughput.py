@@ -26,6 +26,8 @@ import time
 
 import torch.distributed.rpc as rpc  # noqa: E402
 
+from bench_util import free_ports  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
@@ -214,24 +216,13 @@ def worker_torch(args):
 
 
 # ---------------------------------------------------------------------------------------------------
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def launch(impl, servers, args):
     base = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=REPO, TORCH_CPP_LOG_LEVEL="ERROR",
                 PYTHONUNBUFFERED="1")
     argv = [sys.executable, os.path.abspath(__file__), "--worker", impl, "--servers", str(servers),
             "--trainers", str(args.trainers), "--steps", str(args.steps), "--warmup", str(args.warmup),
             "--batch", str(args.batch), "--baseline-transport", args.baseline_transport]
-    ports = _free_ports(servers + 1)
+    ports = free_ports(servers + 1)
     eps = ",".join("127.0.0.1:%d" % p for p in ports[:servers])
     envs = []
     world = servers + args.trainers

@@ -77,22 +77,11 @@ def main(argv=None):
     except ValueError as e:
         sys.stderr.write("launch: %s\n" % e)
         return 2
-    if args.log_dir:
-        os.makedirs(args.log_dir, exist_ok=True)
     if args.print_config:
         sys.stderr.write("launch: %d trainer(s) on %s, endpoints %s\n"
                          % (len(todo), args.node_ip, todo[0][2]["PADDLE_TRAINER_ENDPOINTS"]))
-    children = []
-    procs.install_signal_handlers(children)
-    for name, local, env in todo:
-        log = os.path.join(args.log_dir, "workerlog.%d" % local) if args.log_dir else None
-        children.append(procs.Child(name, procs.python_cmd(args.training_script, args.training_script_args),
-                                    env, log))
-    ok, failed = procs.watch(children, must_finish=children)
-    if not ok:
-        procs.report_failure(failed, args.log_dir)
-        return 1
-    return 0
+    return procs.run_children([(name, "workerlog.%d" % local, env, True) for name, local, env in todo],
+                              args.training_script, args.training_script_args, args.log_dir)
 
 
 if __name__ == "__main__":

@@ -84,21 +84,11 @@ def main(argv=None):
     except ValueError as e:
         sys.stderr.write("launch_ps: %s\n" % e)
         return 2
-    if args.log_dir:
-        os.makedirs(args.log_dir, exist_ok=True)
-    children, workers = [], []
-    procs.install_signal_handlers(children)
-    for name, kind, idx, env in todo:
-        log = os.path.join(args.log_dir, "%slog.%d" % (kind, idx)) if args.log_dir else None
-        child = procs.Child(name, procs.python_cmd(args.training_script, args.training_script_args), env, log)
-        children.append(child)
-        if kind == "worker":
-            workers.append(child)
-    ok, failed = procs.watch(children, must_finish=workers, others_grace=args.server_grace)
-    if not ok:
-        procs.report_failure(failed, args.log_dir)
-        return 1
-    return 0
+    # the job is done when every worker is; servers then get --server_grace seconds to leave
+    return procs.run_children([(name, "%slog.%d" % (kind, idx), env, kind == "worker")
+                               for name, kind, idx, env in todo],
+                              args.training_script, args.training_script_args, args.log_dir,
+                              others_grace=args.server_grace)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,25 @@ def report_failure(child, log_dir):
         sys.stderr.write("---- last lines of %s ----\n%s\n" % (child.name, tail))
 
 
+def run_children(specs, script, script_args, log_dir, others_grace=None):
+    """Start one child per (name, log file name, env, must_finish) and watch them (see `watch`); returns
+    the launcher's exit code: 0, or 1 after stopping everything when a child failed."""
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+    children, must = [], []
+    install_signal_handlers(children)
+    for name, log_name, env, must_finish in specs:
+        child = Child(name, python_cmd(script, script_args), env, os.path.join(log_dir, log_name) if log_dir else None)
+        children.append(child)
+        if must_finish:
+            must.append(child)
+    ok, failed = watch(children, must_finish=must, others_grace=others_grace)
+    if not ok:
+        report_failure(failed, log_dir)
+        return 1
+    return 0
+
+
 def install_signal_handlers(children):
     def handler(signum, frame):
         for c in children:

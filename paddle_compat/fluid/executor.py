@@ -9,7 +9,7 @@ import numpy as np
 
 from . import core
 from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
-from .dtypes import convert_dtype, dtype_name
+from .dtypes import dtype_name
 from .framework import Program, Variable, default_main_program
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]

@@ -8,10 +8,9 @@ executor, so values are read from and written to the executor's scope.
 import json
 import os
 
-from . import framework
 from .framework import Parameter, Program, Variable, default_main_program, program_guard
 from .dtypes import VarType
-from .executor import Executor, global_scope
+from .executor import Executor
 from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fluid.io.PyReader)
 from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
                                shuffle)

@@ -5,7 +5,6 @@ import contextlib
 import copy
 import itertools
 
-from .dtypes import VarType
 from .operator import (OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole, user_callsite)
 from .variable import Parameter, Variable
 

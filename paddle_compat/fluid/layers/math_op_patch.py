@@ -3,7 +3,6 @@ Variables use elementwise_* with axis=-1."""
 
 from .. import unique_name
 from ..framework import Variable, default_main_program
-from .helpers import out_var  # noqa: F401
 
 
 def _block(var):

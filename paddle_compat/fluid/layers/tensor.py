@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..dtypes import VarType, convert_dtype, dtype_name
+from ..dtypes import VarType, convert_dtype
 from ..framework import Variable
 from ..initializer import Constant
 from ..layer_helper import LayerHelper

@@ -2,7 +2,6 @@
 
 import os
 
-import numpy as np
 import torch
 
 from ....fluid.core import lod_as_tensors

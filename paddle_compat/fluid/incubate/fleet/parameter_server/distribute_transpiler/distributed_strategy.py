@@ -104,53 +104,45 @@ class DistributedStrategy:
         pass
 
 
-class SyncStrategy(DistributedStrategy):
+class _PresetStrategy(DistributedStrategy):
+    """A strategy is a DistributeTranspilerConfig preset: PRESET's fields are (re)applied on every check."""
+    PRESET = {}
+
     def __init__(self):
         super().__init__()
         self.check_program_config()
 
     def check_program_config(self):
-        self._program_config.runtime_split_send_recv = False
-        self._program_config.sync_mode = True
+        # runtime_split_send_recv=True is refused while sync_mode is True: clear sync first, set it last
+        preset = dict(self.PRESET)
+        if not preset.get("sync_mode", True):
+            self._program_config.sync_mode = False
+        for k, v in preset.items():
+            setattr(self._program_config, k, v)
 
 
-class AsyncStrategy(DistributedStrategy):
-    def __init__(self):
-        super().__init__()
-        self.check_program_config()
-
-    def check_program_config(self):
-        self._program_config.sync_mode = False
-        self._program_config.runtime_split_send_recv = True
+class SyncStrategy(_PresetStrategy):
+    PRESET = {"runtime_split_send_recv": False, "sync_mode": True}
 
 
-class HalfAsyncStrategy(DistributedStrategy):
+class AsyncStrategy(_PresetStrategy):
+    PRESET = {"sync_mode": False, "runtime_split_send_recv": True}
+
+
+class HalfAsyncStrategy(_PresetStrategy):
     """Paddle's half-async merged several gradients per send; here it trains as async (one push per step)."""
-
-    def __init__(self):
-        super().__init__()
-        self.check_program_config()
-
-    def check_program_config(self):
-        self._program_config.sync_mode = False
-        self._program_config.runtime_split_send_recv = True
-        self._program_config.half_async = True
+    PRESET = {"sync_mode": False, "runtime_split_send_recv": True, "half_async": True}
 
 
-class GeoStrategy(DistributedStrategy):
+class GeoStrategy(_PresetStrategy):
     """Geo-SGD: trainers update locally and push parameter deltas every `update_frequency` steps."""
+    PRESET = {"sync_mode": False, "runtime_split_send_recv": True, "geo_sgd_mode": True}
 
     def __init__(self, update_frequency=100):
-        super().__init__()
         if not isinstance(update_frequency, int) or update_frequency <= 0:
             raise ValueError("GeoStrategy: update_frequency must be a positive int, got %r" % (update_frequency,))
+        super().__init__()
         self._program_config.geo_sgd_need_push_nums = update_frequency
-        self.check_program_config()
-
-    def check_program_config(self):
-        self._program_config.sync_mode = False
-        self._program_config.runtime_split_send_recv = True
-        self._program_config.geo_sgd_mode = True
 
 
 class StrategyFactory:

@@ -1,0 +1,41 @@
+"""Shared pieces of the side-by-side benchmarks: alternating timed rounds, medians, free loopback ports."""
+
+import socket
+import statistics
+import time
+
+
+def timed(step, data, steps):
+    """Seconds for `steps` calls of step(*batch), cycling through `data`."""
+    t0 = time.perf_counter()
+    for i in range(steps):
+        step(*data[i % len(data)])
+    return time.perf_counter() - t0
+
+
+def alternate(ours, ref, data, rounds, steps, warmup=5):
+    """Warm both up, then time them in alternating rounds (slow drift of a shared machine hits both).
+    Returns (per-round seconds of ours, of ref)."""
+    timed(ours, data, warmup)
+    timed(ref, data, warmup)
+    t_ours, t_ref = [], []
+    for _ in range(rounds):
+        t_ours.append(timed(ours, data, steps))
+        t_ref.append(timed(ref, data, steps))
+    return t_ours, t_ref
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def free_ports(n):
+    """n ports free on 127.0.0.1 right now."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
