@@ -1,8 +1,8 @@
 """Fleet in pserver mode with real processes, 2 pservers + 2 workers on 127.0.0.1, started every way a
 Fleet 1.x job is: UserDefinedRoleMaker (our own launch), PaddleCloudRoleMaker under
 `python -m paddle_compat.distributed.launch_ps`, and MPISymetricRoleMaker under `mpiexec -n 4`.
-Losses equal one process averaging the workers' gradients; worker 0's fleet.save_persistables and a
-restart with fleet.init_server(model_dir) continue exactly."""
+Losses equal one process averaging the workers' gradients; fleet.barrier_worker() waits for a late worker;
+worker 0's fleet.save_persistables and a restart with fleet.init_server(model_dir) continue exactly."""
 
 import json
 import os
@@ -21,8 +21,12 @@ pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "fleet_ps_node.py")
 
 
+def _rows(result_dir):
+    return {t: json.load(open(os.path.join(result_dir, "worker%d.json" % t))) for t in range(2)}
+
+
 def _results(result_dir):
-    return {t: json.load(open(os.path.join(result_dir, "worker%d.json" % t)))["losses"] for t in range(2)}
+    return {t: row["losses"] for t, row in _rows(result_dir).items()}
 
 
 def _close(got, want, what):
@@ -31,7 +35,7 @@ def _close(got, want, what):
 
 
 def test_user_defined_role_maker_trains_like_averaged_gradients(tmp_path):
-    spec = {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "steps": 4}
+    spec = {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "steps": 4, "barrier": True}
     eps = endpoints(2)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=20000,
                   RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR")
@@ -46,6 +50,7 @@ def test_user_defined_role_maker_trains_like_averaged_gradients(tmp_path):
         assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
         assert "SERVED 1" in c.procs[1].output
     _close(_results(tmp_path), local_losses(fluid, spec), "UserDefinedRoleMaker")
+    assert _rows(tmp_path)[0]["barrier_wait"] > 1.0, "fleet.barrier_worker() did not wait for the late worker"
 
 
 def _launch_ps(tmp_path, spec, name):

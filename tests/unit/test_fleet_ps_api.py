@@ -124,3 +124,26 @@ def test_init_server_checks_model_dir(tmp_path):
 def test_distributed_transpiler_spelling_is_the_same_fleet():
     from paddle_compat.fluid.incubate.fleet.parameter_server import distributed_transpiler as other
     assert other.fleet is fleet and other.StrategyFactory is StrategyFactory
+
+
+def test_barrier_worker_needs_the_job_joined():
+    fleet.init(rm.UserDefinedRoleMaker(current_id=0, worker_num=2, server_endpoints=SERVERS))
+    with pytest.raises(RuntimeError, match="run fleet.startup_program first"):
+        fleet.barrier_worker()
+
+
+def test_worker_barrier_releases_together_and_names_the_missing(monkeypatch):
+    from paddle_compat.backends.ps import worker_barrier
+
+    class FakeService:
+        trainers, done, endpoint = 3, {2}, "127.0.0.1:6001"
+
+    monkeypatch.setenv("FLAGS_rpc_deadline", "200")
+    b = worker_barrier.WorkerBarrier(FakeService())
+    f0 = b.arrive(0)
+    assert not f0.done()
+    f1 = b.arrive(1)                       # worker 2 has finished: 0 and 1 are everyone still training
+    assert f0.wait() is True and f1.wait() is True
+    f0 = b.arrive(0)                       # next barrier: worker 1 never comes
+    with pytest.raises(Exception, match=r"worker\(s\) \[1\] did not arrive within"):
+        f0.wait()

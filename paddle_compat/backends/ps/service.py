@@ -214,3 +214,11 @@ class PServerService:
         with self.lock:
             names = list(self.local_vars) if names is None else list(names)
             return names, self._read(-1, names, clone=True)
+
+
+def _install_builtin_extensions():
+    from . import worker_barrier
+    add_service_extension(worker_barrier.install)
+
+
+_install_builtin_extensions()

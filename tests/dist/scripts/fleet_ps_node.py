@@ -6,13 +6,15 @@ userdefined: UserDefinedRoleMaker from TRAINING_ROLE / PADDLE_TRAINER_ID / PADDL
 PADDLE_PSERVERS_IP_PORT_LIST / PADDLE_TRAINERS_NUM; paddlecloud: PaddleCloudRoleMaker() (the launcher's
 environment); mpi: fleet.init() with no role maker (MPISymetricRoleMaker, under mpiexec).
 Spec keys as in ps_node.py (model, opt, slice, split, steps, start, save_dir + save_at, load_dir), plus
-strategy: "config" (a DistributeTranspilerConfig, default) or "sync" / "async" (StrategyFactory).
+strategy: "config" (a DistributeTranspilerConfig, default) or "sync" / "async" (StrategyFactory);
+barrier: workers meet at fleet.barrier_worker() after the startup program (worker 1 comes 1.5 s late).
 The worker prints `RESULT {"job": 0, "trainer": <worker_index>, "losses": [...]}`.
 """
 
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -68,6 +70,13 @@ def main():
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fleet.startup_program)
     me, n = fleet.worker_index(), fleet.worker_num()
+    waited = None
+    if spec.get("barrier"):      # worker 1 comes late: worker 0 must wait for it
+        if me == 1:
+            time.sleep(1.5)
+        t0 = time.monotonic()
+        fleet.barrier_worker()
+        waited = time.monotonic() - t0
     losses = []
     for s in range(spec.get("start", 0), spec.get("steps", 5)):
         out = exe.run(fleet.main_program, feed=ps_node.feed(spec, me, s, n), fetch_list=[loss])
@@ -75,7 +84,7 @@ def main():
         if spec.get("save_at") == s + 1 and fleet.is_first_worker():
             fleet.save_persistables(exe, spec["save_dir"])
     fleet.stop_worker()
-    row = {"job": 0, "trainer": me, "losses": losses}
+    row = {"job": 0, "trainer": me, "losses": losses, "barrier_wait": waited}
     print("RESULT " + json.dumps(row), flush=True)
     if os.environ.get("RESULT_DIR"):   # mpiexec interleaves the ranks' stdout: a file per worker
         with open(os.path.join(os.environ["RESULT_DIR"], "worker%d.json" % me), "w") as f:

@@ -6,6 +6,7 @@ Missing or malformed variables raise errors that name the variable (Paddle raise
 """
 
 import os
+import sys
 import warnings
 
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
@@ -80,7 +81,16 @@ class RoleMakerBase:
         return self.cluster.current_endpoint
 
     def barrier_worker(self):
-        """Wait for every worker. Collective jobs use the trainers' group, formed by the startup program."""
+        """Wait for every worker. Collective jobs use the trainers' group, pserver-mode jobs meet at pserver 0;
+        either way the group forms when the startup program runs."""
+        if not self.cluster.is_collective:
+            client = sys.modules.get("paddle_compat.backends.ps.client")   # loaded once this worker joined
+            if client is None or client._CLIENT is None or client._CLIENT.closed:
+                raise RuntimeError("barrier_worker: this worker has not joined its pservers yet; run "
+                                   "fleet.startup_program first")
+            from .....backends.ps.worker_barrier import barrier
+            barrier(client._CLIENT)
+            return
         from .....backends import comm
         c = comm.any_communicator()
         if c is None:

@@ -1,0 +1,88 @@
+"""fleet.barrier_worker() in pserver mode without MPI: the workers meet at pserver 0, which answers them all
+once every worker still training has arrived (futures, no polling). A worker missing for FLAGS_rpc_deadline
+is named in the error every waiting worker gets; a worker that has finished (closed) is not waited for."""
+
+import threading
+
+import torch
+
+from .errors import PsError, deadline_s
+
+__all__ = ["install", "barrier"]
+
+
+class WorkerBarrier:
+    def __init__(self, svc):
+        self.svc = svc
+        self.lock = threading.Lock()
+        self.waiting = {}
+        self.timer = None
+
+    def arrive(self, trainer_id):
+        fut = torch.futures.Future()
+        with self.lock:
+            self.waiting[trainer_id] = fut
+            if self.timer is None:
+                self.timer = threading.Timer(deadline_s(), self._expire)
+                self.timer.daemon = True
+                self.timer.start()
+            release = self._ready()
+        self._answer(release, True)
+        return fut
+
+    def recheck(self):
+        with self.lock:
+            release = self._ready()
+        self._answer(release, True)
+
+    def _ready(self):
+        """Under the lock: the futures to release if everyone still training is here, else []."""
+        expected = set(range(self.svc.trainers)) - self.svc.done
+        if not self.waiting or not expected <= set(self.waiting):
+            return []
+        futs = list(self.waiting.values())
+        self.waiting.clear()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        return futs
+
+    @staticmethod
+    def _answer(futs, value):
+        for f in futs:
+            if isinstance(value, BaseException):
+                f.set_exception(value)
+            else:
+                f.set_result(value)
+
+    def _expire(self):
+        with self.lock:
+            if not self.waiting:
+                return
+            missing = sorted(set(range(self.svc.trainers)) - self.svc.done - set(self.waiting))
+            futs = list(self.waiting.values())
+            self.waiting.clear()
+            self.timer = None
+        self._answer(futs, PsError("pserver %s: barrier_worker: worker(s) %s did not arrive within %.0fs "
+                                   "(FLAGS_rpc_deadline)" % (self.svc.endpoint, missing, deadline_s())))
+
+
+def install(svc):
+    """Service extension: pserver 0 hosts the workers' barrier."""
+    if svc.pserver_id != 0:
+        return
+    b = WorkerBarrier(svc)
+    done = svc.handlers["done"]
+
+    def done_then_recheck(*args):
+        out = done(*args)
+        b.recheck()        # a worker that finished no longer holds the others back
+        return out
+
+    svc.register_handler("done", done_then_recheck)
+    svc.register_handler("worker_barrier", b.arrive)
+
+
+def barrier(client):
+    ep = client.endpoints[0]
+    client.wait(ep, client.call_async(ep, "worker_barrier", client.trainer_id), "barrier_worker")
