@@ -38,7 +38,9 @@ def sgd(op, ctx):
             rows, values = rows_values(g)
             p.index_add_(0, rows, values * (-lr))    # p[row] -= lr * g, entry by entry
             return p
-        return p.sub_(lr * g)
+        # p - lr * g in one pass (a fused multiply-add: it may round the last bit differently from two
+        # passes, as Paddle's Eigen kernel itself does when built with FMA); parity tests hold it to Paddle.
+        return p.addcmul_(g, lr, value=-1.0)
     return _no_grad(k)
 
 
