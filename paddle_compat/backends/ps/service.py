@@ -138,9 +138,9 @@ class PServerService:
             with self.lock:
                 return self._read(trainer_id, want, clone=not self.sync)
         self.runner.check_names(trainer_id, names, self.endpoint)
-        if self.device != "cpu":     # tensors travel on the CPU; a CUDAPlace pserver optimizes on its GPU
-            tensors = [t.to(self.device) for t in tensors]
-        grads = dict(zip(names, tensors))
+        # tensors travel on the CPU (a CUDAPlace pserver optimizes on its GPU); row-sparse gradients as
+        # (rows, values), SelectedRows again here
+        grads = dict(zip(names, self.runner.unpack(names, tensors)))
         if not self.sync:
             with self.lock:
                 self._apply(lambda: self.runner.run_async(trainer_id, grads))
