@@ -32,6 +32,7 @@ def recv(op, ctx):
 @register("listen_and_serv", inputs=(), outputs=())
 def listen_and_serv(op, ctx):
     def k():
+        from ...ps import table_service  # noqa: F401  (serves the distributed tables' prefetch and save)
         from ...ps.service import PServerService
         PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
     return k
