@@ -41,7 +41,7 @@ def prefetch_kernel(op, ctx):
     def k(xs):
         futs = {}
         for ep, idx in by_ep.items():
-            local = [xs[j].reshape(-1) - offsets[j] for j in idx]
+            local = [_compact(xs[j].reshape(-1) - offsets[j] if offsets[j] else xs[j].reshape(-1)) for j in idx]
             if all(t.numel() == 0 for t in local):
                 continue
             if device != "cpu":
@@ -62,6 +62,13 @@ def prefetch_kernel(op, ctx):
                 result[j].requires_grad_(True)
         return result
     return k
+
+
+def _compact(t):
+    """RPC sends a view with its whole storage: a shard of the step's ids goes as a tensor of its own."""
+    if t.untyped_storage().nbytes() != t.numel() * t.element_size():
+        t = t.clone()
+    return t
 
 
 def _torch_dtype(dtype):

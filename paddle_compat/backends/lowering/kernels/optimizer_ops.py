@@ -36,7 +36,7 @@ def sgd(op, ctx):
     def k(p, g, lr):
         if g.is_sparse:
             rows, values = rows_values(g)
-            p.index_add_(0, rows, values * (-lr))    # p[row] -= lr * g, entry by entry
+            p.index_add_(0, rows, values, alpha=-float(lr))    # p[row] -= lr * g, entry by entry
             return p
         return p.sub_(lr * g)
     return _no_grad(k)
