@@ -93,6 +93,7 @@ def test_trainer_program_prefetches_and_pushes_rows_instead_of_holding_the_table
     assert main._dist_info["tables"]["emb_table"]["shards"] == [[EP0, "emb_table.block0", 0, 501],
                                                                  [EP1, "emb_table.block1", 501, 500]]
     assert "emb_table" not in main._dist_info["remote_vars"]
+    assert main._distributed_lookup_table == "emb_table" and start._distributed_lookup_table == "emb_table"
 
 
 def test_pserver_blocks_sum_table_rows_without_averaging():
