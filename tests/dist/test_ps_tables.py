@@ -53,11 +53,14 @@ def _rel(a, b):
 def test_one_trainer_table_on_two_pservers_matches_local_and_paddle(tmp_path):
     sgd = {"model": "ref", "steps": 12}
     ada = {"model": "ref", "opt": "adagrad", "steps": 6}
-    got = run_ok(tmp_path, [sgd, ada], trainers=1, script=SCRIPT, full=True)
+    two = {"model": "ref", "tables": 2, "lr": 0.5, "steps": 6}      # two tables: one prefetch RPC per pserver
+    got = run_ok(tmp_path, [sgd, ada, two], trainers=1, script=SCRIPT, full=True)
     local = _local(sgd, 1, 1.0)[0]
     assert _rel(got[(0, 0)]["losses"], local) < 1e-5
     assert _rel(got[(0, 0)]["losses"], REF_LOSSES["sgd"][:12]) < 1e-5
     assert _rel(got[(1, 0)]["losses"], _local(ada, 1, 1.0)[0]) < 1e-5
+    assert _rel(got[(2, 0)]["losses"], _local(two, 1, 1.0)[0]) < 1e-5
+    assert got[(2, 0)]["stats"]["prefetch_calls"] == 2 * 6 and got[(2, 0)]["stats"]["sparse_payloads"] == 4 * 6
     # one prefetch call per pserver per step; the table's gradient went as rows, only the step's unique ids
     st = got[(0, 0)]["stats"]
     assert st["prefetch_calls"] == 2 * 12 and st["sparse_payloads"] == 2 * 12
