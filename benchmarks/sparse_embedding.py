@@ -39,7 +39,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 HEIGHT = 1 << 20
 CONFIGS = [(4096, 16), (4096, 64), (65536, 16), (65536, 64)]
-if os.environ.get("BENCH_ONLY"):
+if os.environ.get("BENCH_ONLY"):      # e.g. BENCH_ONLY=65536,64: one configuration
     CONFIGS = [tuple(int(x) for x in os.environ["BENCH_ONLY"].split(","))]
 
 
@@ -87,8 +87,6 @@ def _timed(fn, steps, warmup, windows=3):
         t = (time.perf_counter() - t0) / steps
         best = t if best is None else min(best, t)
     cpu = (_cpu_seconds() + (_cpu_seconds(spid) if spid else 0.0) - c0) / (windows * steps)
-    if os.environ.get("BENCH_DEBUG"):
-        print("DEBUG trainer cpu total %.3f server %.3f" % (_cpu_seconds(), _cpu_seconds(spid)), flush=True)
     return best, cpu
 
 
