@@ -144,10 +144,14 @@ def _memory_run(tmp_path, height):
         assert all(rc == 0 for rc in rcs.values()), c.report()
         rec = ps_cluster.records(procs)[(0, 0)]
         servers = [int(p.output.split("rss_kb ")[1].split()[0]) for n, p in procs.items() if n.startswith("ps")]
+    print("trainer ru_maxrss %.1f MB (includes the launching process's size at fork), VmHWM %.1f MB"
+          % (rec["ru_maxrss_kb"] / 1024, rec["rss_kb"] / 1024))
     return rec["rss_kb"], servers
 
 
 def test_trainer_memory_does_not_grow_with_the_table(tmp_path):
+    # peak RSS measured in the trainer at its end: /proc's VmHWM (ru_maxrss is also reported, but on Linux
+    # it keeps the launching pytest process's size at fork, which depends on what ran before)
     small, small_ps = _memory_run(tmp_path / "small", 100000)
     big, big_ps = _memory_run(tmp_path / "big", 10000000)
     print("trainer peak RSS: %.1f MB (1e5 rows), %.1f MB (1e7 rows); pservers %s / %s MB"
