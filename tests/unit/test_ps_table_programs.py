@@ -195,3 +195,77 @@ def test_split_merge_kernels_gather_rows_and_give_merged_row_gradients():
     assert grads[1].is_sparse and grads[1]._indices()[0].tolist() == [2, 4]   # 7, 9 within the shard [5, 10)
     with pytest.raises(IndexError, match="emb_table"):
         split([torch.tensor([[10]])], [])
+
+
+def test_seeded_table_init_draws_only_the_shard_with_a_shard_seed():
+    main, start = fluid.Program(), fluid.Program()
+    start.random_seed = 7
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        m = build_ctr_model(fluid, 2, emb_dim=4, table_height=1001, is_distributed=True, hidden=(8,))
+        fluid.optimizer.SGD(0.05).minimize(m.loss)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=1)
+    seeds = []
+    for k, ep in enumerate((EP0, EP1)):
+        pstart = t.get_pserver_programs(ep)[1]
+        init = [op for op in pstart.global_block().ops if "emb_table.block%d" % k in op.output_arg_names]
+        assert len(init) == 1 and init[0].attr("shape") == [501 - k, 4]      # no whole-table draw, no split
+        seeds.append(init[0].attr("seed"))
+    assert 0 not in seeds and seeds[0] != seeds[1] and 7 not in seeds
+
+
+def _save_local(tmp_path):
+    """A local checkpoint of the model (whole table) and the matching 2-pserver transpile."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        m = build_ctr_model(fluid, 2, emb_dim=4, table_height=1001, is_distributed=True, hidden=(8,),
+                            with_metrics=False)
+        fluid.optimizer.SGD(0.05).minimize(m.loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    full = np.arange(1001 * 4, dtype=np.float32).reshape(1001, 4)
+    fluid.global_scope().var("emb_table").value = torch.from_numpy(full.copy())
+    d = str(tmp_path / "whole")
+    fluid.io.save_persistables(exe, d, main)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=1)
+    return exe, t, d, full
+
+
+def test_pserver_loads_its_rows_from_any_shard_layout_or_a_whole_table(tmp_path):
+    import shutil
+    from paddle_compat.backends.tensor_format import write_lod_tensor
+    exe, t, whole, full = _save_local(tmp_path)
+    three = str(tmp_path / "three")
+    shutil.copytree(whole, three)
+    os.remove(os.path.join(three, "emb_table"))
+    for i, (off, n) in enumerate(table_rows(1001, 3)):      # saved by 3 pservers
+        with open(os.path.join(three, "emb_table.block%d" % i), "wb") as f:
+            write_lod_tensor(f, full[off:off + n])
+    two = str(tmp_path / "two")
+    shutil.copytree(whole, two)
+    os.remove(os.path.join(two, "emb_table"))
+    for i, (off, n) in enumerate(table_rows(1001, 2)):
+        with open(os.path.join(two, "emb_table.block%d" % i), "wb") as f:
+            write_lod_tensor(f, full[off:off + n] + 0.5)
+    prog, pstart = t.get_pserver_programs(EP1)
+    for d, want in ((whole, full[501:]), (three, full[501:]), (two, full[501:] + 0.5)):
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(pstart)
+            fluid.io.load_persistables(exe, d, prog)
+            np.testing.assert_array_equal(np.array(scope.find_var("emb_table.block1").get_tensor()), want)
+    # and a local program concatenates the shards back into the table
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        build_ctr_model(fluid, 2, emb_dim=4, table_height=1001, hidden=(8,), with_metrics=False)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(start)
+        fluid.io.load_persistables(exe, three, main)
+        np.testing.assert_array_equal(np.array(scope.find_var("emb_table").get_tensor()), full)
+    os.remove(os.path.join(three, "emb_table.block2"))       # a shard missing: the pserver says which rows
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(pstart)
+        with pytest.raises(ValueError, match="emb_table"):
+            fluid.io.load_persistables(exe, three, prog)
