@@ -12,8 +12,9 @@ U of them unique (U = 4096 and 65536; dim 16 and 64), so both sides deduplicate,
             before the step returns, as in sync mode) minus the prefetch: rows / (t_step - t_prefetch).
             torch: the prefetch above, autograd to the unique rows, rpc_async(server, push, unique ids,
             row grads).wait() (index_add_ under a lock).
-Launches alternate (ours, torch, torch, ours, ...); each runs all four configurations and times each phase
-as the fastest of 3 windows of --steps steps. Reported: per configuration, the median over rounds of the
+Each launch runs one configuration (fresh processes: one configuration's tables and buffers never weigh on
+the next); per configuration, launches alternate (ours, torch, torch, ours, ...) and time each phase as the
+fastest of 3 windows of --steps steps. Reported: per configuration, the median over rounds of the
 rates, and the median over rounds of each round's ratio ours/torch (adjacent launches pair up better on a
 shared machine) (target >= 0.9). Each launch also measures the job's CPU seconds per step (trainer and server,
 all threads): the CPU ratio torch/ours is the throughput ratio a machine without other work would see,
@@ -39,8 +40,6 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 HEIGHT = 1 << 20
 CONFIGS = [(4096, 16), (4096, 64), (65536, 16), (65536, 64)]
-if os.environ.get("BENCH_ONLY"):      # e.g. BENCH_ONLY=65536,64: one configuration
-    CONFIGS = [tuple(int(x) for x in os.environ["BENCH_ONLY"].split(","))]
 
 
 def _ids(step, unique):
@@ -107,7 +106,7 @@ def worker_ours(args):
     role = os.environ["TRAINING_ROLE"]
     eps = os.environ["PADDLE_PSERVERS_IP_PORT_LIST"]
     _write_pid(role)
-    for unique, dim in CONFIGS:
+    for unique, dim in [(args.unique, args.dim)]:
         main, startup = fluid.Program(), fluid.Program()
         with fluid.program_guard(main, startup), fluid.unique_name.guard():
             ids = fluid.layers.data(name="ids", shape=[1], dtype="int64")
@@ -165,7 +164,7 @@ def worker_torch(args):
                                            num_worker_threads=8, _transports=["uv"])
     rpc.init_rpc("server" if role == "PSERVER" else "trainer", rank=rank, world_size=2, rpc_backend_options=opts)
     if role == "TRAINER":
-        for unique, dim in CONFIGS:
+        for unique, dim in [(args.unique, args.dim)]:
             rpc.rpc_sync("server", _make_table, args=(dim,))
             feeds = [torch.from_numpy(_ids(s, unique).reshape(-1)) for s in range(args.warmup + 3 * args.steps)]
             def prefetch(s):
@@ -198,10 +197,10 @@ def _free_ports(n):
     return ports
 
 
-def launch(impl, args):
+def launch(impl, args, unique, dim):
     base = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=REPO, TORCH_CPP_LOG_LEVEL="ERROR", PYTHONUNBUFFERED="1")
     argv = [sys.executable, os.path.abspath(__file__), "--worker", impl, "--steps", str(args.steps),
-            "--warmup", str(args.warmup)]
+            "--warmup", str(args.warmup), "--unique", str(unique), "--dim", str(dim)]
     import tempfile
     piddir = tempfile.mkdtemp(prefix="sparse_embedding_")
     base["BENCH_PIDDIR"] = piddir
@@ -226,7 +225,7 @@ def launch(impl, args):
         import shutil
         shutil.rmtree(piddir, ignore_errors=True)
     rows = [line.split() for o in outs for line in o.splitlines() if line.startswith("RESULT ")]
-    if len(rows) != len(CONFIGS) or any(p.returncode != 0 for p in procs):
+    if len(rows) != 1 or any(p.returncode != 0 for p in procs):
         raise SystemExit("%s failed:\n%s" % (impl, "\n----\n".join(o[-3000:] for o in outs)))
     return {(int(r[1]), int(r[2])): tuple(float(x) for x in r[3:7]) for r in rows}
 
@@ -247,6 +246,9 @@ def main():
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--worker", choices=["ours", "torch"])
+    ap.add_argument("--unique", type=int, default=4096, help="(worker) unique ids per step")
+    ap.add_argument("--dim", type=int, default=16, help="(worker) table width")
+    ap.add_argument("--only", default=None, help="one configuration, e.g. 65536,64")
     ap.add_argument("--ctr", action="store_true", help="also run examples/ctr_dist.py --async (2x2) for samples/s")
     ap.add_argument("--ctr-steps", type=int, default=400)
     args = ap.parse_args()
@@ -256,9 +258,10 @@ def main():
         (worker_ours if args.worker == "ours" else worker_torch)(args)
         return
     res = {}
+    configs = [c for c in CONFIGS if args.only is None or "%d,%d" % c == args.only]
     for r in range(args.rounds):
-        for impl in (("ours", "torch") if r % 2 == 0 else ("torch", "ours")):
-            for key, (t_pf, t_step, c_pf, c_step) in launch(impl, args).items():
+        for impl, (unique, dim) in [(i, c) for c in configs for i in (("ours", "torch") if r % 2 == 0 else ("torch", "ours"))]:
+            for key, (t_pf, t_step, c_pf, c_step) in launch(impl, args, unique, dim).items():
                 res.setdefault((impl, key), []).append((t_pf, t_step, c_pf, c_step))
                 print("round %d  %-5s U=%-6d dim=%-3d prefetch %7.2f ms  step %7.2f ms   job CPU: prefetch %7.2f ms  "
                       "step %7.2f ms" % (r, impl, key[0], key[1], t_pf * 1e3, t_step * 1e3, c_pf * 1e3, c_step * 1e3),
@@ -266,7 +269,7 @@ def main():
     print("\nDistributed table, 1 server + 1 trainer, table 2^20 x dim, %d alternating rounds, fastest of 3 windows "
           "of %d steps (rows/s; push = U / (step - prefetch)); rates: medians; ratio: median of per-round ratios"
           % (args.rounds, args.steps))
-    for key in CONFIGS:
+    for key in configs:
         unique, dim = key
         line, cpu = [], []
         for what in ("prefetch", "push"):
