@@ -73,10 +73,11 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             if block not in wanted[ep]:
                 wanted[ep].append(block)
     tables = info.get("tables") or {}
-    if tables and requested >= set(v.name for v in main_program.list_vars() if v.persistable):
+    if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
         from ..backends.ps.dist_io import save_tables
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
-        save_tables(info, os.path.abspath(dirname), eps)
+        save_tables(info, os.path.abspath(dirname), eps,
+                    requested >= set(v.name for v in main_program.list_vars() if v.persistable))
     got = pull_vars(info, wanted)
     for name, meta in remote.items():
         if meta["kind"] == "rows":

@@ -19,10 +19,10 @@ def pull_vars(info, names_by_endpoint):
     return out
 
 
-def save_tables(info, dirname, endpoints):
-    """Ask each pserver holding a distributed table shard to write its shards into `dirname` (one RPC per
-    pserver, all at once); returns {endpoint: [files written]}."""
+def save_tables(info, dirname, endpoints, with_state=True):
+    """Ask each pserver holding a distributed table shard to write its shards (and, with_state, their
+    optimizer state) into `dirname` (one RPC per pserver, all at once); returns {endpoint: [files]}."""
     client = get_client(info)
     client.ensure_joined()
-    futs = {ep: client.call_async(ep, "save_tables", dirname) for ep in endpoints}
+    futs = {ep: client.call_async(ep, "save_tables", dirname, with_state) for ep in endpoints}
     return {ep: client.wait(ep, fut, "saving its distributed table shards into %s" % dirname) for ep, fut in futs.items()}

@@ -2,7 +2,7 @@
 
   prefetch(trainer_id, names, ids)   rows of the shards asked for (one call carries every table of a
                                      trainer's step), by running each shard's prefetch block
-  save_tables(dirname)               write every shard this pserver holds, and its optimizer state, into
+  save_tables(dirname, with_state)   write every shard this pserver holds, and its optimizer state, into
                                      dirname as the checkpoint block says (`<var>.block<i>`, Paddle's
                                      tensor format), so no table ever passes through one process
 
@@ -54,8 +54,8 @@ class TableService:
                 out.append(rows if rows.device.type == "cpu" else rows.cpu())
         return out
 
-    def save(self, dirname):
-        """Write this pserver's shards; returns the files written."""
+    def save(self, dirname, with_state=True):
+        """Write this pserver's shards (with_state: and their optimizer state); returns the files written."""
         svc = self.service
         if not os.path.isabs(dirname):
             raise PsError("pserver %s: save_tables needs an absolute directory, got %r" % (svc.endpoint, dirname))
@@ -64,6 +64,8 @@ class TableService:
         with svc.lock:
             for op in svc.program.block(self.checkpoint_block).ops:
                 var = op.input("X")[0]
+                if not with_state and var not in self.shards:
+                    continue
                 h = svc.scope.find_var(var)
                 if h is None or h.value is None:
                     raise PsError("pserver %s holds no value for '%s' (did it run its startup program?)"
