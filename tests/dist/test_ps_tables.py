@@ -121,14 +121,14 @@ def test_save_on_trainer0_then_restart_restores_tables_exactly(tmp_path):
 
 def test_async_trains_the_distributed_table(tmp_path):
     spec = {"model": "synth", "height": 100001, "emb_dim": 16, "steps": 120, "batch": 64, "sync": False,
-            "auc": True}
+            "auc": True, "lr": 0.2}
     got = run_ok(tmp_path, [spec], trainers=2, script=SCRIPT, full=True)
     for t in range(2):
         batch_auc = [a[1] for a in got[(0, t)]["auc"]]
         assert len(batch_auc) == 120 and np.isfinite(got[(0, t)]["losses"]).all()
         # Chance is 0.5, and a batch of 64 (16 clicks) has an AUC standard deviation of about 0.08 when
-        # nothing is learnt, so the mean of 20 batches is within 0.5 +- 0.02; 0.65 is far outside that.
-        # Trained locally the same model reaches 0.70-0.75 per batch after 100 steps.
+        # nothing is learnt, so the mean of 20 batches is within 0.5 +- 0.02: 0.65 is 7 of those above.
+        # This job reaches 0.71-0.75 (measured over repeated runs), so 0.65 also leaves room for async noise.
         assert np.mean(batch_auc[-20:]) > 0.65, batch_auc
         assert np.mean(got[(0, t)]["losses"][-20:]) < np.mean(got[(0, t)]["losses"][:5])
 
