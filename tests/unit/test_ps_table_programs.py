@@ -269,3 +269,30 @@ def test_pserver_loads_its_rows_from_any_shard_layout_or_a_whole_table(tmp_path)
         exe.run(pstart)
         with pytest.raises(ValueError, match="emb_table"):
             fluid.io.load_persistables(exe, three, prog)
+
+
+def test_pserver_step_sums_the_trainers_table_rows_and_a_finished_trainer_adds_none():
+    from paddle_compat.backends.ps.optimize import OptimizeRunner
+    t, main, start, m = _transpile(trainers=2, sync=True)
+    prog, pstart = t.get_pserver_programs(EP1)
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    exe.run(pstart, scope=scope)
+    runner = OptimizeRunner(prog, scope, "cpu", exe)
+    table = scope.find_var("emb_table.block1").value
+    w0 = table.clone()
+    parts = ["emb_table@GRAD.block1.trainer_0", "emb_table@GRAD.block1.trainer_1"]
+    g0, g1 = torch.randn(2, 4), torch.randn(2, 4)
+    # what the trainers send: (rows within the shard, values), merged per row
+    grads = dict(zip(parts, runner.unpack(parts, [(torch.tensor([3, 7]), g0), (torch.tensor([7, 9]), g1)])))
+    runner.run_sync(grads)         # (the dense blocks' missing parts count as zero)
+    want = w0.clone()
+    want[3] -= 0.05 * g0[0]
+    want[7] -= 0.05 * (g0[1] + g1[0])       # summed over the trainers, not averaged
+    want[9] -= 0.05 * g1[1]
+    torch.testing.assert_close(table, want, rtol=0, atol=1e-6)
+    w1 = table.clone()
+    runner.run_sync({parts[0]: grads[parts[0]]})           # trainer 1 is done: no rows of its own
+    want = w1.clone()
+    want[3] -= 0.05 * g0[0]
+    want[7] -= 0.05 * g0[1]
+    torch.testing.assert_close(table, want, rtol=0, atol=1e-6)
