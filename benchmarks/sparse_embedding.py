@@ -260,7 +260,8 @@ def main():
     res = {}
     configs = [c for c in CONFIGS if args.only is None or "%d,%d" % c == args.only]
     for r in range(args.rounds):
-        for impl, (unique, dim) in [(i, c) for c in configs for i in (("ours", "torch") if r % 2 == 0 else ("torch", "ours"))]:
+        order = ("ours", "torch") if r % 2 == 0 else ("torch", "ours")
+        for impl, (unique, dim) in [(i, c) for c in configs for i in order]:
             for key, (t_pf, t_step, c_pf, c_step) in launch(impl, args, unique, dim).items():
                 res.setdefault((impl, key), []).append((t_pf, t_step, c_pf, c_step))
                 print("round %d  %-5s U=%-6d dim=%-3d prefetch %7.2f ms  step %7.2f ms   job CPU: prefetch %7.2f ms  "
@@ -276,7 +277,8 @@ def main():
             per, per_cpu = {}, {}
             for impl in ("ours", "torch"):
                 runs = res[(impl, key)]
-                per[impl] = [unique / pf if what == "prefetch" else unique / max(st - pf, 1e-9) for pf, st, _, _ in runs]
+                per[impl] = [unique / pf if what == "prefetch" else unique / max(st - pf, 1e-9)
+                             for pf, st, _, _ in runs]
                 per_cpu[impl] = [cp if what == "prefetch" else cs - cp for _, _, cp, cs in runs]
             ratio = statistics.median(o / t for o, t in zip(per["ours"], per["torch"]))
             line.append("%s ours %9.0f  torch %9.0f  ratio %.3f" % (what, statistics.median(per["ours"]),

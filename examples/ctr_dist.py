@@ -80,7 +80,8 @@ def node(args):
     stats = dict(exe.runtime["pserver_client"].stats)
     exe.close()                # tells the pservers this trainer is done
     print("RESULT " + json.dumps({"trainer": trainer_id, "samples_per_s": rate, "first_loss": losses[0],
-                                  "last_losses": float(np.mean(losses[-20:])), "auc": float(np.asarray(auc).reshape(-1)[0]),
+                                  "last_losses": float(np.mean(losses[-20:])),
+                                  "auc": float(np.asarray(auc).reshape(-1)[0]),
                                   "stats": stats}), flush=True)
 
 

@@ -189,7 +189,8 @@ def _table_rows(dirname, name, orig, off, rows, kind, want):
 
 def _check(arr, want, path, name):
     if list(arr.shape) != list(want):
-        raise ValueError("load_persistables: %s holds shape %s, but %s has shape %s" % (path, list(arr.shape), name, want))
+        raise ValueError("load_persistables: %s holds shape %s, but %s has shape %s"
+                         % (path, list(arr.shape), name, want))
     return np.ascontiguousarray(arr)
 
 

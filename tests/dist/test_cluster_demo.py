@@ -20,8 +20,8 @@ def test_cluster_demo_runs_and_cleans_up():
 
 
 def test_ctr_dist_example_trains_with_the_table_on_the_pservers():
-    out = subprocess.run([sys.executable, "examples/ctr_dist.py", "--async", "--steps", "30", "--table-height", "100001",
-                          "--hidden", "64,32", "--log-every", "10"], cwd=REPO,
+    out = subprocess.run([sys.executable, "examples/ctr_dist.py", "--async", "--steps", "30", "--table-height",
+                          "100001", "--hidden", "64,32", "--log-every", "10"], cwd=REPO,
                          env=base_env(TORCH_CPP_LOG_LEVEL="ERROR"), capture_output=True, text=True, timeout=150)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert "[trainer0] step   29  loss" in out.stdout and "[trainer1] step   29  loss" in out.stdout

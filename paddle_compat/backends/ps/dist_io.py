@@ -25,4 +25,5 @@ def save_tables(info, dirname, endpoints, with_state=True):
     client = get_client(info)
     client.ensure_joined()
     futs = {ep: client.call_async(ep, "save_tables", dirname, with_state) for ep in endpoints}
-    return {ep: client.wait(ep, fut, "saving its distributed table shards into %s" % dirname) for ep, fut in futs.items()}
+    what = "saving its distributed table shards into %s" % dirname
+    return {ep: client.wait(ep, fut, what) for ep, fut in futs.items()}

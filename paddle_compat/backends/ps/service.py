@@ -9,7 +9,8 @@ scope the pserver program runs in) and answers RPCs through a registry of handle
   abort(trainer_id, reason)   the trainer failed; so does this pserver, saying why
   pull_state(names)           copies of persistable vars (distributed save)
 
-Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with `add_service_extension(fn)`:
+Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with
+`add_service_extension(fn)`:
 fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
 
 Semantics chosen where Paddle's were accidents:

@@ -7,10 +7,11 @@ dist tests. Same environment contract as ps_node.py:
 
 Spec keys: model (ref: the Paddle CTR reference model and data of tests/ctr_reference.py; synth: the
 26-slot model on examples/ctr_data.SyntheticCTR), dist (embedding is_distributed), sparse (is_sparse),
-opt (sgd|adagrad), lr, sync, tables (2: a second distributed table on slot C1's ids), steps, start (first step), save_dir + save_at (trainer 0 saves after that many
-steps), load_dir (pservers load before serving), height / emb_dim / slots / batch (synth), rss (report the
-trainer's peak RSS), auc (report [auc, batch_auc] per step). Trainers print `RESULT {...}` per job: job,
-trainer, losses, stats (what the client sent), and rss_kb / auc when asked; pservers `SERVED job <i> rss_kb <n>`.
+opt (sgd|adagrad), lr, sync, tables (2: a second distributed table on slot C1's ids), steps, start (first
+step), save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before
+serving), height / emb_dim / slots / batch (synth), rss (report the trainer's peak RSS), auc (report
+[auc, batch_auc] per step). Trainers print `RESULT {...}` per job: job, trainer, losses, stats (what the
+client sent), and rss_kb / auc when asked; pservers print `SERVED job <i> rss_kb <n>`.
 """
 
 import json
@@ -56,7 +57,8 @@ def build_model(spec, towers=1, table_learning_rate=1.0):
         sfx = "" if towers == 1 else "_%d" % t
         if spec.get("model", "ref") == "ref":
             _, init = ref_data()
-            m = build_ctr_model(fluid, R.SLOTS, emb_dim=R.EMB_DIM, table_height=R.VOCAB, is_sparse=spec.get("sparse", True),
+            m = build_ctr_model(fluid, R.SLOTS, emb_dim=R.EMB_DIM, table_height=R.VOCAB,
+                                is_sparse=spec.get("sparse", True),
                                 is_distributed=spec.get("dist", True), hidden=R.HIDDEN, init=init,
                                 with_metrics=towers == 1, suffix=sfx, table_learning_rate=table_learning_rate)
         else:
@@ -66,7 +68,8 @@ def build_model(spec, towers=1, table_learning_rate=1.0):
                                 suffix=sfx, table_learning_rate=table_learning_rate)
         if spec.get("tables", 1) == 2:   # a second distributed table, on slot C1's ids
             value = np.random.RandomState(5).uniform(-0.5, 0.5, (R.VOCAB, 4)).astype(np.float32)
-            e = fluid.layers.embedding(m.slots[0], size=[R.VOCAB, 4], is_sparse=True, is_distributed=spec.get("dist", True),
+            e = fluid.layers.embedding(m.slots[0], size=[R.VOCAB, 4], is_sparse=True,
+                                       is_distributed=spec.get("dist", True),
                                        param_attr=fluid.ParamAttr(
                                            name="emb2", initializer=fluid.initializer.NumpyArrayInitializer(value)))
             extra = fluid.layers.mean(fluid.layers.sequence_pool(e, "sum"))

@@ -48,7 +48,8 @@ def split_ids(op, ctx):
     for s in sections:
         offsets.append(offsets[-1] + s)
     if offsets[-1] != height:
-        raise ValueError("split_ids: sections %s do not add up to the height %d of table %s" % (sections, height, table))
+        raise ValueError("split_ids: sections %s do not add up to the height %d of table %s"
+                         % (sections, height, table))
     inner = torch.tensor(offsets[1:-1], dtype=torch.int64)
     names = op.input("Ids")
     state = _step_ids(ctx)
