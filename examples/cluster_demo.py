@@ -113,19 +113,20 @@ def _pump(name, stream, sink):
         print("[%s] %s" % (name, line), flush=True)
 
 
-def launch(args):
-    eps = ["127.0.0.1:%d" % p for p in free_ports(args.pservers)]
-    common = dict(os.environ, PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=str(args.trainers),
+def run_job(argv, pservers, trainers, timeout, title, extra_env=None):
+    """Start `argv` as `pservers` pservers + `trainers` trainers on 127.0.0.1 (free ports; each process in
+    its own session, its role in TRAINING_ROLE / PADDLE_TRAINER_ID as a cluster launcher would set them),
+    echo their output, and kill whatever is left by pid at the end. Returns (failed, lines, seconds):
+    failed lists (process, return code or reason); lines are (process, line) in arrival order."""
+    eps = ["127.0.0.1:%d" % p for p in free_ports(pservers)]
+    common = dict(os.environ, PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=str(trainers),
                   PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
-                  PYTHONUNBUFFERED="1", FLAGS_rpc_deadline=os.environ.get("FLAGS_rpc_deadline", "60000"))
+                  PYTHONUNBUFFERED="1", FLAGS_rpc_deadline=os.environ.get("FLAGS_rpc_deadline", "60000"),
+                  **(extra_env or {}))
     common.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     roles = [("pserver%d" % i, dict(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep)) for i, ep in enumerate(eps)]
-    roles += [("trainer%d" % i, dict(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=str(i))) for i in range(args.trainers)]
-    print("pservers %s, %d trainers, %s mode, %s, %d steps" % (",".join(eps), args.trainers,
-          "async" if args.async_mode else "sync", args.model, args.steps), flush=True)
-    argv = [sys.executable, os.path.abspath(__file__), "--model", args.model, "--steps", str(args.steps)]
-    if args.async_mode:
-        argv.append("--async")
+    roles += [("trainer%d" % i, dict(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=str(i))) for i in range(trainers)]
+    print("pservers %s, %d trainers, %s" % (",".join(eps), trainers, title), flush=True)
     procs, lines, pumps = [], [], []
     t0 = time.monotonic()
 
@@ -146,7 +147,7 @@ def launch(args):
             th = threading.Thread(target=_pump, args=(name, p.stdout, lines), daemon=True)
             th.start()
             pumps.append(th)
-        deadline = t0 + args.timeout
+        deadline = t0 + timeout
         failed = []
         while True:
             running = [(n, p) for n, p in procs if p.poll() is None]
@@ -154,7 +155,7 @@ def launch(args):
             if not running or failed:
                 break
             if time.monotonic() > deadline:
-                failed = [(n, "still running after %ds" % args.timeout) for n, _ in running]
+                failed = [(n, "still running after %ds" % timeout) for n, _ in running]
                 break
             time.sleep(0.1)
         if failed:   # one failed: the others fail soon (they detect the loss); give them a moment to say so
@@ -170,14 +171,24 @@ def launch(args):
         for s, h in old.items():
             signal.signal(s, h)
     took = time.monotonic() - t0
+    if failed:
+        print("FAILED after %.1fs: %s" % (took, ", ".join("%s (%s)" % (n, rc) for n, rc in failed)), flush=True)
+    return failed, lines, took
+
+
+def launch(args):
+    argv = [sys.executable, os.path.abspath(__file__), "--model", args.model, "--steps", str(args.steps)]
+    if args.async_mode:
+        argv.append("--async")
+    failed, lines, took = run_job(argv, args.pservers, args.trainers, args.timeout, "%s mode, %s, %d steps" % (
+        "async" if args.async_mode else "sync", args.model, args.steps))
+    if failed:
+        return 1
     firsts, finals = {}, {}
     for name, line in lines:
         if line.startswith("step"):
             firsts.setdefault(name, line)
             finals[name] = line
-    if failed:
-        print("FAILED after %.1fs: %s" % (took, ", ".join("%s (%s)" % (n, rc) for n, rc in failed)), flush=True)
-        return 1
     for name in sorted(finals):
         print("%s: first %s | last %s" % (name, firsts[name], finals[name]))
     print("OK: 2 pservers + 2 trainers finished in %.1fs, all processes exited 0" % took, flush=True)

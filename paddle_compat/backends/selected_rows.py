@@ -11,7 +11,8 @@ split_selected_rows) for parameter blocks that live on different servers.
 
 import torch
 
-__all__ = ["is_rows", "rows_values", "merge_rows", "make_rows", "split_rows", "scale_rows"]
+__all__ = ["is_rows", "rows_values", "merge_rows", "make_rows", "split_rows", "scale_rows", "pack_rows",
+           "unpack_rows", "merged"]
 
 
 def is_rows(t):
@@ -29,9 +30,30 @@ def merge_rows(t):
     return c._indices()[0], c._values()
 
 
-def make_rows(rows, values, height):
+def make_rows(rows, values, height, coalesced=False):
+    """coalesced=True: the caller knows rows are unique and ascending (merge_rows is then free)."""
     return torch.sparse_coo_tensor(rows.reshape(1, -1), values, (int(height),) + tuple(values.shape[1:]),
-                                   check_invariants=False)
+                                   check_invariants=False, is_coalesced=bool(coalesced))
+
+
+def merged(t):
+    """The same row-sparse tensor with each row once, rows ascending (Paddle's merge_selected_rows)."""
+    if t.is_coalesced():
+        return t
+    rows, values = merge_rows(t)
+    return make_rows(rows, values, t.shape[0], coalesced=True)
+
+
+def pack_rows(t):
+    """A row-sparse tensor as it travels to a pserver: (rows, values), rows merged (each row once, summed,
+    as Paddle's merge_selected_rows) so a row's gradient crosses the wire once."""
+    rows, values = merge_rows(t)
+    return rows, values.contiguous()
+
+
+def unpack_rows(payload, height):
+    rows, values = payload
+    return make_rows(rows, values, height, coalesced=True)
 
 
 def scale_rows(t, factor):
@@ -46,9 +68,10 @@ def split_rows(t, sections):
     their order and repeats (merge first to send each row once)."""
     rows, values = rows_values(t)
     out, start = [], 0
+    coalesced = t.is_coalesced()
     for size in sections:
         mask = (rows >= start) & (rows < start + size)
-        out.append(make_rows(rows[mask] - start, values[mask], size))
+        out.append(make_rows(rows[mask] - start, values[mask], size, coalesced=coalesced))
         start += size
     if start != t.shape[0]:
         raise ValueError("split_rows: sections %s add up to %d rows but the tensor has %d"

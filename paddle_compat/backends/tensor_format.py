@@ -82,7 +82,7 @@ def write_tensor(f, arr):
     f.write(struct.pack("<I", 0))
     f.write(struct.pack("<i", len(desc)))
     f.write(desc)
-    f.write(arr.tobytes())
+    f.write(memoryview(arr.reshape(-1)).cast("B") if arr.size else b"")   # no copy of a large table shard
 
 
 def read_tensor(f, where="<stream>"):
@@ -95,10 +95,11 @@ def read_tensor(f, where="<stream>"):
     code, dims = _parse_desc(f.read(size))
     dt = np.dtype(dtype_name(convert_dtype(code)))
     n = int(np.prod(dims)) if dims else 1
-    raw = f.read(n * dt.itemsize)
-    if len(raw) != n * dt.itemsize:
-        raise ValueError("%s: truncated tensor data (%d of %d bytes)" % (where, len(raw), n * dt.itemsize))
-    return np.frombuffer(raw, dtype=dt).reshape(dims).copy()
+    out = np.empty(n, dtype=dt)
+    got = f.readinto(memoryview(out).cast("B")) if n else 0    # straight into the array: one copy in memory
+    if got != n * dt.itemsize:
+        raise ValueError("%s: truncated tensor data (%d of %d bytes)" % (where, got or 0, n * dt.itemsize))
+    return out.reshape(dims)
 
 
 def write_lod_tensor(f, arr, lod=None):
@@ -124,6 +125,20 @@ def read_lod_tensor(f, where="<stream>"):
         (nbytes,) = struct.unpack("<Q", f.read(8))
         lod.append([int(x) for x in np.frombuffer(f.read(nbytes), dtype=np.uint64)])
     return read_tensor(f, where), lod
+
+
+def read_lod_header(path):
+    """The dims of the LoDTensor in file `path`, without reading its data."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+        if len(head) < 12:
+            raise ValueError("%s: truncated or empty file (not a Paddle tensor)" % path)
+        _, levels = struct.unpack("<IQ", head)
+        for _ in range(levels):
+            (nbytes,) = struct.unpack("<Q", f.read(8))
+            f.seek(nbytes, 1)
+        version, size = struct.unpack("<Ii", f.read(8))
+        return _parse_desc(f.read(size))[1]
 
 
 def write_selected_rows(f, rows, height, values):

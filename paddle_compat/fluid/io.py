@@ -127,7 +127,12 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
         return pserver_load(executor, dirname, main_program, vs)
     if not os.path.isdir(dirname):
         raise ValueError("load_vars: there is no directory %s" % dirname)
-    missing = [v.name for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
+    missing = [v for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
+    if missing:   # distributed tables saved by the pservers, as shards <table>.block<i>
+        from .io_dist import load_table_shards
+        done = set(v.name for v in load_table_shards(executor, dirname, missing))
+        vs = [v for v in vs if v.name not in done]
+        missing = [v.name for v in missing if v.name not in done]
     if missing:
         raise ValueError("load_vars: %s has no file for variable(s) %s" % (dirname, ", ".join(missing[:10])))
 

@@ -13,10 +13,21 @@ save_params saves only the parameters (from the pservers, on the chief). An infe
 the trainer program (save_inference_model) saves the trainer's own copies of the parameters, on any trainer,
 without contacting the pservers.
 
+Distributed lookup tables are never pulled to a trainer: the chief asks every pserver holding a shard (one
+`save_tables` RPC each, all at once) to write its shards itself into the same directory, in Paddle's tensor
+format: `<table>.block<i>` holds shard i, the rows [i * ceil(H/n), ...) of the table (n = the pservers),
+and `<state>.block<i>` its optimizer state (e.g. Adagrad's moment). Concatenating block0, block1, ... in
+order gives the whole table. The directory must be one the pservers can write (the same path on a shared
+file system, or the pservers' own machines).
+
 Load: `io.load_persistables(exe, dir, pserver_program)` on a pserver, after its startup program and before
 running the pserver program: each var it holds gets its rows of the saved original. A missing parameter
 file is an error; missing optimizer state (a parameters-only checkpoint, e.g. one saved by Paddle) keeps
-the startup values, with a warning that the resume is then not exact.
+the startup values, with a warning that the resume is then not exact. A table shard loads from its own
+`<table>.block<i>` when the checkpoint was written by as many pservers; otherwise its rows are cut from
+the shards there (any number of them) or from a whole `<table>` file (saved by a local program). A local
+program loading a directory with shards but no `<table>` file concatenates the shards
+(`load_table_shards`).
 """
 
 import os
@@ -24,7 +35,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["distributed_save", "pserver_load"]
+__all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
 
 def _check_filename(filename, what):
@@ -61,6 +72,12 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
+    tables = info.get("tables") or {}
+    if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
+        from ..backends.ps.dist_io import save_tables
+        eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
+        save_tables(info, os.path.abspath(dirname), eps,
+                    requested >= set(v.name for v in main_program.list_vars() if v.persistable))
     got = pull_vars(info, wanted)
     for name, meta in remote.items():
         if meta["kind"] == "rows":
@@ -83,13 +100,20 @@ def pserver_load(executor, dirname, main_program, vars):
     scope = core.global_scope()
     missing_params, missing_state = [], []
     for name, (orig, off, rows, kind, what) in info["local_vars"].items():
+        want = [int(d) for d in gb.var(name).shape]
+        if what in ("table", "table_state"):
+            arr = _table_rows(dirname, name, orig, off, rows, kind, want)
+            if arr is None:
+                (missing_params if what == "table" else missing_state).append(orig)
+            else:
+                scope.var(name).value = core.to_torch(arr, executor.device)
+            continue
         path = os.path.join(dirname, orig)
         if not os.path.exists(path):
             (missing_params if what == "param" else missing_state).append(orig)
             continue
         with open(path, "rb") as f:
             arr, _ = read_lod_tensor(f, path)
-        want = [int(d) for d in gb.var(name).shape]
         if kind == "rows":
             if arr.ndim != len(want) or arr.shape[0] < off + rows or list(arr.shape[1:]) != want[1:]:
                 raise ValueError("load_persistables: %s holds %s of shape %s, but pserver %s needs its rows "
@@ -107,3 +131,83 @@ def pserver_load(executor, dirname, main_program, vars):
         warnings.warn("load_persistables: %s has no optimizer state for %s; pserver %s keeps their startup "
                       "values, so the resumed training is not exactly the uninterrupted one"
                       % (dirname, ", ".join(sorted(set(missing_state))[:8]), info["endpoint"]))
+
+
+def _read(path):
+    from ..backends.tensor_format import read_lod_tensor
+    with open(path, "rb") as f:
+        return read_lod_tensor(f, path)[0]
+
+
+def _shard_files(dirname, orig):
+    """[(path, row offset, rows)] of the shards `<orig>.block0, .block1, ...` saved by pservers, in order."""
+    from ..backends.tensor_format import read_lod_header
+    out, i, off = [], 0, 0
+    while True:
+        path = os.path.join(dirname, "%s.block%d" % (orig, i))
+        if not os.path.exists(path):
+            return out
+        shape = read_lod_header(path)
+        out.append((path, off, shape[0] if shape else 1))
+        off += out[-1][2]
+        i += 1
+
+
+def _table_rows(dirname, name, orig, off, rows, kind, want):
+    """Rows [off, off + rows) of a table (or of its row-shaped state) for the pserver var `name`, or None."""
+    own = os.path.join(dirname, name)
+    if kind != "rows":   # replica state (e.g. a beta pow): this shard's copy, else shard 0's, else whole
+        for path in (own, os.path.join(dirname, orig + ".block0"), os.path.join(dirname, orig)):
+            if os.path.exists(path):
+                return _check(_read(path), want, path, name)
+        return None
+    shards = _shard_files(dirname, orig)
+    # the checkpoint of as many pservers (the usual resume): this shard's own file, as is
+    mine = [s for s in shards if s[0] == own and s[1] == off and s[2] == rows]
+    if mine:
+        return _check(_read(own), want, own, name)
+    if shards:
+        parts = []
+        for path, a, n in shards:
+            lo, hi = max(off, a), min(off + rows, a + n)
+            if lo < hi:
+                parts.append(_read(path)[lo - a:hi - a])
+        arr = np.concatenate(parts, axis=0) if parts else None
+        if arr is None or arr.shape[0] != rows:
+            raise ValueError("load_persistables: the shards %s.block* in %s cover %d rows; %s needs rows [%d, %d)"
+                             % (orig, dirname, shards[-1][1] + shards[-1][2], name, off, off + rows))
+        return _check(arr, want, dirname, name)
+    whole = os.path.join(dirname, orig)
+    if os.path.exists(whole):
+        arr = _read(whole)
+        if arr.shape[0] < off + rows:
+            raise ValueError("load_persistables: %s holds %d rows of %s; %s needs rows [%d, %d)"
+                             % (whole, arr.shape[0], orig, name, off, off + rows))
+        return _check(arr[off:off + rows], want, whole, name)
+    return None
+
+
+def _check(arr, want, path, name):
+    if list(arr.shape) != list(want):
+        raise ValueError("load_persistables: %s holds shape %s, but %s has shape %s"
+                         % (path, list(arr.shape), name, want))
+    return np.ascontiguousarray(arr)
+
+
+def load_table_shards(executor, dirname, vars):
+    """A local program loading a checkpoint whose tables were saved by pservers: each var with no file of
+    its own but shards `<var>.block<i>` gets their concatenation. Returns the vars loaded."""
+    from . import core
+    done = []
+    for v in vars:
+        shards = _shard_files(dirname, v.name)
+        if not shards:
+            continue
+        arr = np.concatenate([_read(p) for p, _, _ in shards], axis=0)
+        want = [int(d) for d in v.shape]
+        if want and list(arr.shape) != want:
+            raise ValueError("load_vars: the shards %s.block0..%d in %s make a table of shape %s; the program's %s "
+                             "has shape %s" % (v.name, len(shards) - 1, dirname, list(arr.shape), v.name, want))
+        core.global_scope().var(v.name).value = core.to_torch(np.ascontiguousarray(arr), executor.device)
+        done.append(v)
+    return done

@@ -14,8 +14,9 @@ from dist_utils import Cluster, base_env, endpoints  # noqa: E402
 SCRIPT = os.path.join("tests", "dist", "scripts", "ps_node.py")
 
 
-def start(cluster, specs, pservers=2, trainers=2, deadline_ms=20000, eps=None, extra_env=None, only=None):
-    """Start the job's processes (names ps0.., tr0..); `only` limits which ones start."""
+def start(cluster, specs, pservers=2, trainers=2, deadline_ms=20000, eps=None, extra_env=None, only=None,
+          script=SCRIPT):
+    """Start the job's processes (names ps0.., tr0..) running `script`; `only` limits which ones start."""
     eps = eps or endpoints(pservers)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=trainers,
                   FLAGS_rpc_deadline=deadline_ms, TORCH_CPP_LOG_LEVEL="ERROR", **(extra_env or {}))
@@ -23,34 +24,40 @@ def start(cluster, specs, pservers=2, trainers=2, deadline_ms=20000, eps=None, e
     procs = {}
     for i, ep in enumerate(eps):
         if only is None or "ps%d" % i in only:
-            procs["ps%d" % i] = cluster.start("ps%d" % i, [SCRIPT, arg],
+            procs["ps%d" % i] = cluster.start("ps%d" % i, [script, arg],
                                               base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep, **common))
     for t in range(trainers):
         if only is None or "tr%d" % t in only:
-            procs["tr%d" % t] = cluster.start("tr%d" % t, [SCRIPT, arg],
+            procs["tr%d" % t] = cluster.start("tr%d" % t, [script, arg],
                                               base_env(PADDLE_TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common))
     return eps, procs
 
 
-def results(procs):
-    """{(job, trainer): losses} from the trainers' RESULT lines."""
+def records(procs):
+    """{(job, trainer): the RESULT record} from the trainers' RESULT lines."""
     out = {}
     for name, p in procs.items():
         for line in p.output.splitlines():
             if line.startswith("RESULT "):
                 r = json.loads(line[len("RESULT "):])
-                out[(r["job"], r["trainer"])] = r["losses"]
+                out[(r["job"], r["trainer"])] = r
     return out
 
 
-def run_ok(tmpdir, specs, timeout=150, **kw):
-    """Run a job to the end; every process must exit 0. Returns {(job, trainer): losses}."""
+def results(procs):
+    """{(job, trainer): losses} from the trainers' RESULT lines."""
+    return {k: r["losses"] for k, r in records(procs).items()}
+
+
+def run_ok(tmpdir, specs, timeout=150, full=False, **kw):
+    """Run a job to the end; every process must exit 0. Returns {(job, trainer): losses}, or with full=True
+    the whole RESULT records."""
     os.makedirs(str(tmpdir), exist_ok=True)
     with Cluster(tmpdir) as c:
         _, procs = start(c, specs, **kw)
         rcs = c.wait(timeout)
         assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
-        return results(procs)
+        return records(procs) if full else results(procs)
 
 
 def wait_for(proc, text, timeout):

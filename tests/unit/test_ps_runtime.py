@@ -1,6 +1,8 @@
 """Pserver runtime pieces in one process (no RPC): the optimize runner's sync/async/DC-ASGD arithmetic, the
 service's sync rounds, and how comm ops batch into exchanges."""
 
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -110,6 +112,7 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
 
     class _Client:
         info = main._dist_info
+        stats = collections.Counter()
 
         def attach(self, exe):
             pass

@@ -3,6 +3,7 @@ it is done (Executor.close(), or a plain interpreter exit), and turns RPC failur
 the pserver and what was lost."""
 
 import atexit
+import collections
 import re
 import sys
 import time
@@ -48,6 +49,9 @@ class TrainerClient:
         self.joined = False
         self.closed = False
         self._executors = set()
+        # what went over the wire (tests and benchmarks read it): dense elements and row-sparse rows sent,
+        # prefetch calls and rows asked for
+        self.stats = collections.Counter()
 
     # life cycle ------------------------------------------------------------------------------------
     def attach(self, executor):

@@ -13,6 +13,7 @@ fetch_barrier. A trainer main program has one group; its startup program one gro
 
 import torch
 
+from ..selected_rows import merged, pack_rows, split_rows
 from .client import get_client
 
 __all__ = ["CommPlan", "comm_plan_for", "COMM_OPS"]
@@ -109,12 +110,18 @@ class CommPlan:
             g.outbox = {ep: [None] * len(n) for ep, n in g.names.items()}
         sections = op.attrs.get("sections")
         if sections:
-            xs = torch.split(xs[0], list(sections), 0)
+            xs = split_rows(merged(xs[0]), sections) if xs[0].is_sparse else torch.split(xs[0], list(sections), 0)
+        stats = self.client.stats
         for (ep, pos), t in zip(g.slots[i], xs):
-            if t.is_sparse:
-                t = t.to_dense()   # row-sparse grads travel dense: exact for every optimizer, not lean
             if t.device.type != "cpu":
                 t = t.cpu()
+            if t.is_sparse:   # SelectedRows: only the touched rows, merged, travel (rows, values)
+                rows, values = pack_rows(t.detach())
+                stats["sparse_rows"] += rows.numel()
+                stats["sparse_payloads"] += 1
+                g.outbox[ep][pos] = (rows, values)
+                continue
+            stats["dense_elements"] += t.numel()
             g.outbox[ep][pos] = t.detach()
 
     def issue(self, g):

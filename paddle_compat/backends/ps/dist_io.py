@@ -1,8 +1,9 @@
-"""What distributed save needs from the pservers: their persistable vars, one RPC per pserver."""
+"""What distributed save needs from the pservers: their persistable vars, one RPC per pserver; and the
+distributed tables, which each pserver writes itself."""
 
 from .client import get_client
 
-__all__ = ["pull_vars"]
+__all__ = ["pull_vars", "save_tables"]
 
 
 def pull_vars(info, names_by_endpoint):
@@ -16,3 +17,13 @@ def pull_vars(info, names_by_endpoint):
         for n, t in zip(names, tensors):
             out[(ep, n)] = t.detach().cpu().numpy()
     return out
+
+
+def save_tables(info, dirname, endpoints, with_state=True):
+    """Ask each pserver holding a distributed table shard to write its shards (and, with_state, their
+    optimizer state) into `dirname` (one RPC per pserver, all at once); returns {endpoint: [files]}."""
+    client = get_client(info)
+    client.ensure_joined()
+    futs = {ep: client.call_async(ep, "save_tables", dirname, with_state) for ep in endpoints}
+    what = "saving its distributed table shards into %s" % dirname
+    return {ep: client.wait(ep, fut, what) for ep, fut in futs.items()}

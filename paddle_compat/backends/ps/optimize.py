@@ -11,18 +11,20 @@ import torch
 
 from ...fluid.framework import Program
 from ..lowering.codegen import lower_block
+from ..selected_rows import make_rows, unpack_rows
 from .errors import PsError
 
 __all__ = ["OptimizeRunner"]
 
 
 class _Block:
-    __slots__ = ("idx", "param", "grad", "inputs", "feeds", "baks", "fn", "zeros")
+    __slots__ = ("idx", "param", "grad", "inputs", "feeds", "baks", "fn", "zeros", "rows", "sparse")
 
     def __init__(self, d):
         self.idx, self.param, self.grad = d["block"], d["param"], d["grad"]
         self.inputs, self.baks = list(d["inputs"]), list(d["baks"])
         self.feeds = list(d["feeds"])     # inputs, then the trainer id var with DC-ASGD
+        self.rows, self.sparse = int(d["rows"]), bool(d.get("sparse"))
         self.fn = None
         self.zeros = None
 
@@ -51,6 +53,7 @@ class OptimizeRunner:
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
         self.blocks = [_Block(d) for d in info["blocks"]]
         self.by_grad = {b.grad: b for b in self.blocks}
+        self.by_input = {n: b for b in self.blocks for n in b.inputs}
         self.dc_asgd = bool(info.get("dc_asgd"))
         self.expected = frozenset(n for b in self.blocks for n in b.inputs)
         self.lr_idx = info.get("lr_block", -1)
@@ -92,10 +95,35 @@ class OptimizeRunner:
         return t
 
     def _zeros(self, name):
-        b = next(b for b in self.blocks if name in b.inputs)
+        """The part of a trainer that has finished: zeros, or no rows for a row-sparse gradient (a
+        table shard's dense zeros would be as large as the shard)."""
+        b = self.by_input[name]
         if b.zeros is None:
-            b.zeros = torch.zeros_like(self.scope.find_var(b.param).value)
+            p = self.scope.find_var(b.param).value
+            if b.sparse:
+                b.zeros = make_rows(torch.zeros(0, dtype=torch.int64, device=p.device),
+                                    p.new_zeros((0,) + tuple(p.shape[1:])), p.shape[0], coalesced=True)
+            else:
+                b.zeros = torch.zeros_like(p)
         return b.zeros
+
+    def unpack(self, names, tensors):
+        """Received gradients as the optimize blocks take them: on this pserver's device, a (rows, values)
+        pair as a SelectedRows of its block's height."""
+        out = []
+        for n, t in zip(names, tensors):
+            if isinstance(t, (tuple, list)):
+                rows, values = t
+                if self.device != "cpu":
+                    rows, values = rows.to(self.device), values.to(self.device)
+                b = self.by_input[n]
+                t = unpack_rows((rows, values), b.rows)
+                if b.baks:    # DC-ASGD's compensation is elementwise over the whole block
+                    t = t.to_dense()
+            elif self.device != "cpu":
+                t = t.to(self.device)
+            out.append(t)
+        return out
 
     def check_names(self, trainer_id, names, endpoint):
         if not self.expected.issuperset(names):

@@ -9,13 +9,15 @@ scope the pserver program runs in) and answers RPCs through a registry of handle
   abort(trainer_id, reason)   the trainer failed; so does this pserver, saying why
   pull_state(names)           copies of persistable vars (distributed save)
 
-Extensions (e.g. a distributed lookup table's prefetch) add handlers with `add_service_extension(fn)`:
+Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with
+`add_service_extension(fn)`:
 fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
 
 Semantics chosen where Paddle's were accidents:
 - A trainer that called Executor.close() no longer holds sync steps up; its gradient parts count as zero
-  in the program's sum (the scale stays 1/trainers, as in the program). Paddle summed whatever stale
-  gradient was left in its scope.
+  in the program's sum (the scale stays 1/trainers, as in the program; a distributed table's rows are
+  summed, never scaled, so a finished trainer just adds no rows). Paddle summed whatever stale gradient
+  was left in its scope.
 - Async mode runs the LR-schedule block once per push, so the schedule follows the number of updates
   applied (Paddle's async pservers ignored LR decay).
 - FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
@@ -138,9 +140,9 @@ class PServerService:
             with self.lock:
                 return self._read(trainer_id, want, clone=not self.sync)
         self.runner.check_names(trainer_id, names, self.endpoint)
-        if self.device != "cpu":     # tensors travel on the CPU; a CUDAPlace pserver optimizes on its GPU
-            tensors = [t.to(self.device) for t in tensors]
-        grads = dict(zip(names, tensors))
+        # tensors travel on the CPU (a CUDAPlace pserver optimizes on its GPU); row-sparse gradients as
+        # (rows, values), SelectedRows again here
+        grads = dict(zip(names, self.runner.unpack(names, tensors)))
         if not self.sync:
             with self.lock:
                 self._apply(lambda: self.runner.run_async(trainer_id, grads))

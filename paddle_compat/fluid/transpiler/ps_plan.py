@@ -5,7 +5,9 @@ pserver and startup passes only read it.
 Dispatch follows Paddle: parameters sorted by name, their gradient blocks in that order (with
 slice_var_up=False Paddle shuffled this list with np.random.seed(program.random_seed); we shuffle with a
 private RandomState of the same seed: the same order, without reseeding the user's global numpy RNG),
-then the dispatcher places each block. Paddle placed a gradient with the dispatcher run over gradient
+then the dispatcher places each block. A distributed lookup table (embedding is_distributed=True) is not
+dispatched: it is cut by ps_slicing.table_rows, shard i on pserver i (Paddle also left the table out of
+the dispatch). Paddle placed a gradient with the dispatcher run over gradient
 names and its parameter with a second run over parameter names; with HashName (whose gradient names carry
 a `.trainer_N` suffix) the two could disagree, so a gradient was sent where its parameter did not live.
 Here one run over the parameter block names places both.
@@ -18,7 +20,8 @@ import numpy as np
 
 from ..dtypes import dtype_name
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from .ps_slicing import VarBlock, block_rows
+from ..backward import is_autograd_op
+from .ps_slicing import VarBlock, block_rows, table_rows
 
 __all__ = ["PsPlan", "build_plan", "is_optimizer_op"]
 
@@ -57,6 +60,26 @@ class ParamChain:
         self.state = collections.OrderedDict()   # var name -> "rows" (param-shaped) or "replica"
         self.temps = set()          # non-persistable vars produced inside the chain
         self.blocks = []            # VarBlock, in row order
+        self.table = None           # TableInfo when the parameter is a distributed lookup table
+
+
+class TableInfo:
+    """A distributed lookup table: the lookups that read it and the grad ops that compute its gradient
+    (op indices in the user's block 0), which the trainer pass replaces by the prefetch chain."""
+
+    def __init__(self, name, height, width, padding_idx):
+        self.name, self.height, self.width, self.padding_idx = name, int(height), int(width), int(padding_idx)
+        self.lookups = []           # forward lookup_table ops, in program order
+        self.grad_ops = []          # autograd ops writing <table>@GRAD (or its @RENAME@ parts)
+        self.ids, self.outs = [], []
+
+    def ids_block(self, b):
+        """Trainer var of the unique ids shard `b` serves this step (split_ids output, prefetch input)."""
+        return "%s.prefetch_in.block%d" % (self.name, b.index)
+
+    def rows_block(self, b):
+        """Trainer var of the rows shard `b` sent back (prefetch output, merge_ids input)."""
+        return "%s.prefetch_out.block%d" % (self.name, b.index)
 
 
 class PsPlan:
@@ -72,6 +95,7 @@ class PsPlan:
         self.runtime_split = bool(cfg.runtime_split_send_recv)
         self.half_async = bool(getattr(cfg, "half_async", False))
         self.chains = collections.OrderedDict()   # param name -> ParamChain, sorted by name
+        self.tables = collections.OrderedDict()   # table name -> TableInfo (distributed lookup tables)
         self.lr_ops = []            # op indices of LR-schedule ops
         self.lr_outputs = set()     # vars the LR ops produce that the chains read
         self.global_vars = []       # persistable/LR vars shared by all chains (learning rate, counters)
@@ -97,6 +121,8 @@ class PsPlan:
         what the pservers hold of each parameter, optimizer state and global var (for distributed save)."""
         out = collections.OrderedDict()
         for chain in self.chains.values():
+            if chain.table is not None:
+                continue    # each pserver saves its own shard (tables_info)
             shape, dt = self.var_meta[chain.param]
             out[chain.param] = {"shape": shape, "dtype": dt, "kind": "rows",
                                 "pieces": [[b.endpoint, b.name, b.offset, b.rows] for b in chain.blocks]}
@@ -110,6 +136,17 @@ class PsPlan:
             shape, dt = self.var_meta[var]
             out[var] = {"shape": shape, "dtype": dt, "kind": "replica",
                         "pieces": [[ep, var, 0, shape[0] if shape else 1] for ep in self.endpoints]}
+        return out
+
+    def tables_info(self):
+        """{table: {height, width, shards: [[endpoint, shard var, row offset, rows]], state: [vars]}}:
+        where the shards live (the chief asks those pservers to save them)."""
+        out = collections.OrderedDict()
+        for name, t in self.tables.items():
+            chain = self.chains[name]
+            out[name] = {"height": t.height, "width": t.width,
+                         "shards": [[b.endpoint, b.name, b.offset, b.rows] for b in chain.blocks],
+                         "state": list(chain.state)}
         return out
 
 
@@ -210,6 +247,49 @@ def _classify_vars(plan, block):
     plan.global_vars = global_vars
 
 
+def _find_tables(plan, block):
+    """Distributed lookup tables: parameters read by lookup_table ops with is_distributed=True."""
+    names = []
+    for op in block.ops:
+        if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
+            names.append(op.input("W")[0])
+    for name in names:
+        chain = plan.chains.get(name)
+        if chain is None:
+            raise ValueError("transpile: the distributed lookup table '%s' has no optimizer op; a table that "
+                             "lives on the pservers must be trained there (is it trainable?)" % name)
+        w = _var(block, name)
+        if len(w.shape) != 2:
+            raise ValueError("transpile: distributed lookup table '%s' must be 2-D [height, width], got %s"
+                             % (name, list(w.shape)))
+        grad = chain.grad
+        t, pads = TableInfo(name, w.shape[0], w.shape[1], -1), set()
+        for i, op in enumerate(block.ops):
+            if i in plan.removed_ops:
+                continue
+            if is_autograd_op(op):
+                if any(n == grad or n.startswith(grad + "@RENAME@") for n in op.output_arg_names):
+                    t.grad_ops.append(i)
+                continue
+            if name not in op.input_arg_names and name not in op.output_arg_names:
+                continue
+            if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
+                raise NotImplementedError(
+                    "transpile: '%s' is a distributed lookup table (embedding is_distributed=True), but op '%s' "
+                    "also uses it; a table that lives only on the pservers can only be looked up (mark every "
+                    "embedding of it is_distributed=True)" % (name, op.type))
+            pads.add(int(op.attrs.get("padding_idx", -1)))
+            t.lookups.append(i)
+            t.ids.append(op.input("Ids")[0])
+            t.outs.append(op.output("Out")[0])
+        if len(pads) > 1:
+            raise NotImplementedError("transpile: the lookups of distributed table '%s' use different "
+                                      "padding_idx values %s; use one" % (name, sorted(pads)))
+        t.padding_idx = pads.pop()
+        chain.table = t
+        plan.tables[name] = t
+
+
 def _check_rowwise(plan, block):
     for chain in plan.chains.values():
         if len(chain.blocks) < 2:
@@ -227,13 +307,20 @@ def _slice(plan, block):
     count = len(plan.endpoints) if plan.slice_var_up else 1
     for chain in plan.chains.values():
         pv = _var(block, chain.param)
+        if chain.table is not None:
+            shards = table_rows(pv.shape[0], len(plan.endpoints))
+            chain.blocks = [VarBlock(chain.param, chain.grad, i, len(shards), off, n, pv.shape, table=True)
+                            for i, (off, n) in enumerate(shards)]
+            for b in chain.blocks:
+                b.endpoint = plan.endpoints[b.index]
+            continue
         rows = block_rows(pv.shape, count, plan.min_block_size)
         chain.blocks = [VarBlock(chain.param, chain.grad, i, len(rows), off, n, pv.shape)
                         for i, (off, n) in enumerate(rows)]
 
 
 def _dispatch(plan, program):
-    items = [chain.blocks for chain in plan.chains.values()]
+    items = [chain.blocks for chain in plan.chains.values() if chain.table is None]
     if not plan.slice_var_up:
         np.random.RandomState(program.random_seed).shuffle(items)
     order = [b for blocks in items for b in blocks]
@@ -270,7 +357,7 @@ def _record_meta(plan, block):
 def _digest(plan):
     h = hashlib.sha1()
     h.update(repr((plan.trainers, plan.sync_mode, plan.endpoints)).encode())
-    for b in plan.dispatch:
+    for b in plan.dispatch + [b for t in plan.tables for b in plan.chains[t].blocks]:
         h.update(repr((b.name, b.endpoint, b.offset, b.rows, b.merged_grad)).encode())
     return h.hexdigest()[:16]
 
@@ -279,6 +366,7 @@ def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
     plan = PsPlan(cfg, trainer_id, endpoints, trainers, sync_mode)
     block = program.global_block()
     _collect_chains(plan, block)
+    _find_tables(plan, block)
     _classify_vars(plan, block)
     _slice(plan, block)
     _check_rowwise(plan, block)

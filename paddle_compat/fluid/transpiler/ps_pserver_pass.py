@@ -7,15 +7,21 @@ Paddle named a cut parameter's optimizer state (moments, beta pows) like the who
 parameter on one pserver (possible with HashName) shared, and double-updated, the same state. Here the
 state of block i of a cut parameter is `<state>.block<i>`.
 
+A distributed lookup table shard gets a table optimize block (sync: `sum` of the trainers' row gradients,
+NOT scaled: Paddle 1.x sums a table's gradients over trainers while it averages dense ones), then, after
+the optimize blocks, a prefetch block per shard and one checkpoint block (ps_table_pserver.py).
+
 Vars the LR block computes and the optimize blocks read are persistable here: each block is lowered to
 its own function, so what crosses blocks lives in the pserver's scope (as all vars did in Paddle).
 """
 
+from ..dtypes import VarType
 from ..framework import Program
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from ..program import notify_changed
 from .ps_plan import is_optimizer_op
 from .ps_slicing import block_name
+from .ps_table_pserver import table_blocks
 
 __all__ = ["build_pserver_main", "TRAINER_ID_VAR", "bak_name"]
 
@@ -28,8 +34,9 @@ def bak_name(param_block, trainer_id):
 
 
 def _decl(block, name, shape, like, persistable, **kw):
+    kw.setdefault("type", like.type)
     return block.create_var(name=name, shape=shape, dtype=like.dtype, lod_level=like.lod_level,
-                            persistable=persistable, type=like.type, **kw)
+                            persistable=persistable, **kw)
 
 
 def _block_renames(chain, b, src):
@@ -117,33 +124,38 @@ def _optimize_block(plan, prog, src, chain, b, info):
         else:
             _decl(ob, name, shape, v, False)
     gvar = src.var(chain.grad)
+    table = chain.table is not None
+    kw = {"type": VarType.SELECTED_ROWS} if table else {}
     merged = b.merged_grad
     role_var = [b.name, merged]
     role = {OP_ROLE_KEY: int(OpRole.Optimize), OP_ROLE_VAR_KEY: role_var}
     if plan.suffixed:
         parts = [b.trainer_grad(t, True) for t in range(plan.trainers)]
         for n in parts:
-            _decl(gb, n, b.shape, gvar, False)
-        _decl(gb, merged, b.shape, gvar, False)
+            _decl(gb, n, b.shape, gvar, False, **kw)
+        _decl(gb, merged, b.shape, gvar, False, **kw)
         ob.append_op(type="sum", inputs={"X": parts}, outputs={"Out": [merged]}, attrs=dict(role))
-        ob.append_op(type="scale", inputs={"X": [merged]}, outputs={"Out": [merged]},
-                     attrs=dict(role, scale=1.0 / plan.trainers, bias=0.0, bias_after_scale=True))
+        if not table:   # a table's row gradients are summed over trainers, not averaged (Paddle 1.x)
+            ob.append_op(type="scale", inputs={"X": [merged]}, outputs={"Out": [merged]},
+                         attrs=dict(role, scale=1.0 / plan.trainers, bias=0.0, bias_after_scale=True))
         inputs = parts
     else:
-        _decl(gb, merged, b.shape, gvar, False)
+        _decl(gb, merged, b.shape, gvar, False, **kw)
         inputs = [merged]
     names = {k: v[0] for k, v in ren.items()}
     baks = []
     for i in chain.ops:
         op = src.ops[i]
-        if plan.dc_asgd and not plan.sync_mode and is_optimizer_op(op):
+        # DC-ASGD compensates dense blocks only (Paddle's did not cover tables either)
+        if plan.dc_asgd and not plan.sync_mode and is_optimizer_op(op) and not table:
             g = op.input("Grad")[0]
             baks = _dc_asgd_ops(plan, gb, ob, b, names.get(g, g), pvar)
         _copy_op(ob, op, names, OpRole.Optimize, role_var)
     prog._rollback()
     info.append({"block": ob.idx, "param": b.name, "grad": merged, "inputs": inputs, "baks": baks,
                  "feeds": inputs + ([TRAINER_ID_VAR] if baks else []),
-                 "orig": chain.param, "offset": b.offset, "rows": b.rows})
+                 "orig": chain.param, "offset": b.offset, "rows": b.rows,
+                 "sparse": table or gvar.type == VarType.SELECTED_ROWS})
     return ob
 
 
@@ -168,17 +180,21 @@ def build_pserver_main(plan, src_program, endpoint):
         optimize_blocks.append(prog._create_block(0))
         prog._rollback()
     grad_to_block_id = ["%s:%d" % (d["grad"], d["block"]) for d in info]
+    prefetch, checkpoint_id, tables = table_blocks(plan, prog, src, endpoint)
     gb.append_op(type="listen_and_serv", inputs={"X": []}, outputs={}, attrs={
         OP_ROLE_KEY: int(OpRole.RPC), "endpoint": endpoint, "pserver_id": plan.endpoints.index(endpoint),
         "Fanin": plan.trainers, "optimize_blocks": optimize_blocks, "grad_to_block_id": grad_to_block_id,
         "sync_mode": plan.sync_mode, "distributed_mode": 0 if plan.sync_mode else (2 if plan.half_async else 1),
         "lr_decay_block_id": lr_block_id, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
-        "sparse_grad_to_param": [], "rpc_get_thread_num": 12, "rpc_send_thread_num": 12,
-        "rpc_prefetch_thread_num": 12})
+        "sparse_grad_to_param": ["%s:%s" % (d["grad"], d["param"]) for d in info if d["sparse"]],
+        "prefetch_var_name_to_block_id": prefetch,
+        "checkpint_block_id": checkpoint_id,     # sic: Paddle's attribute name
+        "rpc_get_thread_num": 12, "rpc_send_thread_num": 12, "rpc_prefetch_thread_num": 12})
     prog._is_distributed = True
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = endpoint
     prog._dist_info = pserver_dist_info(plan, endpoint, info, lr_block_id)
+    prog._dist_info["tables"] = tables
     prog._bump()
     notify_changed(prog, "DistributeTranspiler.get_pserver_program")
     return prog
@@ -187,13 +203,15 @@ def build_pserver_main(plan, src_program, endpoint):
 def local_vars(plan, endpoint):
     """{var on this pserver: [original name, row offset, rows, kind, what]}: what load_persistables reads
     where; kind "rows" (a row block of the original) or "replica" (a copy of it); what "param", "state"
-    (optimizer state of one parameter) or "global" (learning rate, LR counter)."""
+    (optimizer state of one parameter) or "global" (learning rate, LR counter); "table" / "table_state" for
+    a distributed table's shard and its state (each pserver saves those itself, see fluid/io_dist.py)."""
     out = {}
     for b in plan.ordered_blocks_on(endpoint):
         chain = plan.chains[b.param]
-        out[b.name] = [chain.param, b.offset, b.rows, "rows", "param"]
+        table = chain.table is not None
+        out[b.name] = [chain.param, b.offset, b.rows, "rows", "table" if table else "param"]
         for s, kind in chain.state.items():
-            out[b.state_name(s)] = [s, b.offset, b.rows, kind, "state"]
+            out[b.state_name(s)] = [s, b.offset, b.rows, kind, "table_state" if table else "state"]
     for n in plan.global_vars:
         if n not in plan.lr_outputs:
             out[n] = [n, 0, 0, "replica", "global"]

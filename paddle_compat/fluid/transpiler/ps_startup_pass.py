@@ -6,6 +6,11 @@ here a block gets its rows. Random inits: trainers pull their initial weights fr
 block only needs some draw of the right distribution, and an unseeded init draws just the block. A seeded
 init (seed != 0) draws the whole variable and keeps this block's rows (a `split` op), so a seeded job
 starts from exactly the weights a local run with the same seed would have.
+
+A distributed table's shard is never drawn that way: a table at parameter-server scale may not fit one
+machine, so each pserver draws only its shard, seeded (when the init is seeded) with a seed derived from
+the init's seed and the shard index: reproducible from run to run, but not the draw of a local run with
+the same seed. (A NumpyArrayInitializer table is sliced exactly, as any parameter.)
 """
 
 import numpy as np
@@ -22,19 +27,21 @@ _VALUE_KEYS = ("fp32_values", "int32_values", "int64_values", "bool_values")
 
 
 def _targets(plan, endpoint, src):
-    """orig var -> [(target name, target shape, (row offset, rows) or None)] for this pserver."""
+    """orig var -> [(target name, target shape, (row offset, rows) or None, table shard index or None)]
+    for this pserver."""
     out = {}
 
-    def add(orig, name, shape, rows):
-        out.setdefault(orig, []).append((name, list(shape), rows))
+    def add(orig, name, shape, rows, shard=None):
+        out.setdefault(orig, []).append((name, list(shape), rows, shard))
 
     for b in plan.ordered_blocks_on(endpoint):
         chain = plan.chains[b.param]
         cut = (b.offset, b.rows) if b.split else None
-        add(chain.param, b.name, b.shape, cut)
+        shard = b.index if chain.table is not None else None
+        add(chain.param, b.name, b.shape, cut, shard)
         for s, kind in chain.state.items():
             if kind == "rows":
-                add(s, b.state_name(s), b.shape, cut)
+                add(s, b.state_name(s), b.shape, cut, shard)
             else:
                 add(s, b.state_name(s), src.var(s).shape, None)
     for n in plan.global_vars:
@@ -51,8 +58,13 @@ def _values(op):
     return None, None
 
 
-def _retarget(block, op, orig_var, name, shape, rows):
-    """Append `op` re-aimed at `name` (a row block of orig_var when `rows` is set)."""
+def _shard_seed(seed, shard):
+    """The seed of a table shard's own draw (deterministic; never 0, which would mean unseeded)."""
+    return (int(seed) * 1000003 + 7919 * (shard + 1)) % 2147483647 or 1
+
+
+def _retarget(block, op, orig_var, name, shape, rows, shard=None):
+    """Append `op` re-aimed at `name` (a row block of orig_var when `rows` is set; table shard `shard`)."""
     attrs = dict(op.attrs)
     attrs[OP_ROLE_KEY] = int(OpRole.Forward)
     slot = next(k for k, v in op.outputs.items() if orig_var.name in v)
@@ -71,7 +83,9 @@ def _retarget(block, op, orig_var, name, shape, rows):
         attrs["shape"] = list(shape)
         return block.append_op(type=op.type, outputs={slot: [name]}, attrs=attrs)
     if op.type in _RANDOM:
-        if not attrs.get("seed", 0):
+        if not attrs.get("seed", 0) or shard is not None:
+            if attrs.get("seed", 0):
+                attrs["seed"] = _shard_seed(attrs["seed"], shard)
             attrs["shape"] = list(shape)
             return block.append_op(type=op.type, outputs={slot: [name]}, attrs=attrs)
         # seeded: draw the whole variable, keep our rows
@@ -109,9 +123,9 @@ def build_pserver_startup(plan, main_program, startup_program, endpoint):
             if orig not in targets:
                 continue
             ov = st._find_var_recursive(orig) or src.var(orig)
-            for name, shape, rows in targets[orig]:
+            for name, shape, rows, shard in targets[orig]:
                 block.create_var(name=name, shape=shape, dtype=ov.dtype, lod_level=ov.lod_level, persistable=True)
-                _retarget(block, op, ov, name, shape, rows)
+                _retarget(block, op, ov, name, shape, rows, shard)
                 done.add(orig)
     # DC-ASGD: each trainer's copy of a block starts at zero; the trainer's first pull sets it
     if plan.dc_asgd and not plan.sync_mode:

@@ -7,8 +7,10 @@ of the blocks of each cut parameter.
 Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
 then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
 
-Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel dense (exact
-for every optimizer; Paddle's SelectedRows wire format is not reproduced).
+Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel as SelectedRows:
+each block's touched rows, merged (one entry per row, as Paddle's merge_selected_rows) and renumbered
+within the block, plus their values (backends/ps/comm_plan.py). A distributed lookup table (embedding
+is_distributed=True) leaves the trainer altogether: ps_table_trainer.py.
 
 Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowering keys gradients by
 `<var>@GRAD`, so the local name stays and the send op's `send_varnames` carries the pserver-side name.
@@ -16,6 +18,7 @@ Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowe
 
 from ..dtypes import VarType
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from .ps_table_trainer import rewrite_tables, table_var_names
 
 __all__ = ["build_trainer_main", "build_trainer_startup", "trainer_dist_info", "comm_attrs"]
 
@@ -71,6 +74,8 @@ def _recv_ops(plan, block, with_barrier):
     """recv per parameter, [fetch_barrier], concat per cut parameter."""
     ops = []
     for chain in plan.chains.values():
+        if chain.table is not None:
+            continue    # a distributed table stays on the pservers
         pvar = block.var(chain.param)
         blocks = chain.blocks
         split_here = len(blocks) > 1 and not plan.runtime_split
@@ -85,7 +90,7 @@ def _recv_ops(plan, block, with_barrier):
     if with_barrier:
         ops.append(("fetch_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints))))
     for chain in plan.chains.values():
-        if len(chain.blocks) > 1 and not plan.runtime_split:
+        if len(chain.blocks) > 1 and not plan.runtime_split and chain.table is None:
             ops.append(("concat", {"X": [b.name for b in chain.blocks]}, {"Out": [chain.param]},
                         {OP_ROLE_KEY: int(OpRole.Dist), "axis": 0}))
     return ops
@@ -115,8 +120,12 @@ def build_trainer_main(plan, snapshot):
     for i in plan.removed_ops:
         removed_names.update(old_ops[i].input_arg_names + old_ops[i].output_arg_names)
     kept = [op for i, op in enumerate(old_ops) if i not in plan.removed_ops]
+    kept = rewrite_tables(plan, block, kept, old_ops)
+    removed_names |= table_var_names(plan)
+    for op in old_ops:
+        removed_names.update(n for n in op.output_arg_names if "@RENAME@" in n)
     block.ops = kept
-    grads = {c.grad: c for c in plan.chains.values()}
+    grads = {c.grad: c for c in plan.chains.values() if c.table is None}
     last = _last_producers(block, grads)
     missing = [g for g in grads if g not in last]
     if missing:
@@ -153,6 +162,8 @@ def build_trainer_startup(plan, snapshot, main_snapshot):
         if i not in plan.removed_ops:
             still_used.update(op.input_arg_names + op.output_arg_names)
     remote_only -= still_used
+    # a distributed table is never allocated on a trainer: its init op goes only to the pservers
+    remote_only |= set(plan.tables)
     kept, dropped = [], set()
     for op in block.ops:
         outs = op.output_arg_names
@@ -162,7 +173,7 @@ def build_trainer_startup(plan, snapshot, main_snapshot):
         kept.append(op)
     block.ops = kept
     for chain in plan.chains.values():
-        if not block.has_var(chain.param):
+        if chain.table is None and not block.has_var(chain.param):
             mv = main_snapshot.global_block().var(chain.param)
             block.create_var(name=chain.param, shape=mv.shape, dtype=mv.dtype, persistable=True)
     for spec in _recv_ops(plan, block, True):
@@ -176,5 +187,5 @@ def trainer_dist_info(plan, wait_port):
     return {
         "mode": "pserver", "role": "trainer", "trainer_id": plan.trainer_id, "trainers": plan.trainers,
         "pserver_endpoints": list(plan.endpoints), "sync_mode": plan.sync_mode, "wait_port": bool(wait_port),
-        "plan_digest": plan.digest, "remote_vars": plan.remote_vars(),
+        "plan_digest": plan.digest, "remote_vars": plan.remote_vars(), "tables": plan.tables_info(),
     }

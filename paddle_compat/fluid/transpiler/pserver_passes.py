@@ -55,7 +55,9 @@ def _set_trainer_attrs(prog, plan, current_endpoint):
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = current_endpoint
     prog._is_chief = plan.trainer_id == 0
-    prog._distributed_lookup_table = None
+    # Paddle's attribute names its one table; with several, the list of them
+    tables = list(plan.tables)
+    prog._distributed_lookup_table = (tables[0] if len(tables) == 1 else tables) if tables else None
 
 
 def _check_config(cfg, sync_mode):

@@ -36,7 +36,7 @@ def sgd(op, ctx):
     def k(p, g, lr):
         if g.is_sparse:
             rows, values = rows_values(g)
-            p.index_add_(0, rows, values * (-lr))    # p[row] -= lr * g, entry by entry
+            p.index_add_(0, rows, values, alpha=-float(lr))    # p[row] -= lr * g, entry by entry
             return p
         # p - lr * g in one pass (a fused multiply-add: it may round the last bit differently from two
         # passes, as Paddle's Eigen kernel itself does when built with FMA); parity tests hold it to Paddle.

@@ -4,6 +4,7 @@ helpers split_byref and ref_by_trainer_id. torch.distributed.rpc loads only when
 
 import torch
 
+from ...selected_rows import merged, split_rows
 from ..registry import register
 from .common import attr
 
@@ -31,6 +32,7 @@ def recv(op, ctx):
 @register("listen_and_serv", inputs=(), outputs=())
 def listen_and_serv(op, ctx):
     def k():
+        from ...ps import table_service  # noqa: F401  (serves the distributed tables' prefetch and save)
         from ...ps.service import PServerService
         PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
     return k
@@ -39,13 +41,14 @@ def listen_and_serv(op, ctx):
 @register(["split_byref", "split_selected_rows"], outputs=("Out*",))
 def split_byref(op, ctx):
     """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
-    gradient at its height_sections."""
+    gradient (is_sparse) at its height_sections into one SelectedRows per block, rows merged first (each
+    touched row once) and renumbered within the block: only those rows are then sent."""
     sections = [int(s) for s in (attr(op, "sections", None) or attr(op, "height_sections", []))]
     axis = int(attr(op, "axis", 0))
 
     def k(x):
-        if x.is_sparse:   # a row-sparse (is_sparse) gradient is cut, and sent, dense
-            x = x.to_dense()
+        if x.is_sparse:
+            return split_rows(merged(x), sections)
         return list(torch.split(x, sections, axis))
     return k
 

@@ -1,0 +1,120 @@
+"""Distributed lookup table ops (see fluid/transpiler/ps_table_trainer.py for the program they form):
+
+  split_ids      forward: the unique ids of all lookups of a table (ascending), cut at the shards' row
+                 ranges; gradient form (X given): each shard's ids paired with their rows' gradients as a
+                 SelectedRows of the shard (rows renumbered within it)
+  prefetch       the rows of those ids from the pservers: one RPC per pserver for every table of the op,
+                 all pservers called before any answer is awaited (backends/ps/table_client.py); the rows
+                 come back as autograd leaves, so their gradient is the table's row gradient
+  merge_ids      each lookup's output gathered from the prefetched rows
+  lookup_sparse_table  the pserver's prefetch block: rows of its shard
+torch.distributed.rpc loads only when a prefetch op is lowered.
+"""
+
+import numpy as np
+import torch
+
+from ...selected_rows import make_rows
+from ..registry import register
+from .common import attr
+
+
+def _flat_ids(ids):
+    flat = ids.reshape(-1)
+    return flat if flat.dtype == torch.int64 else flat.long()
+
+
+def _unique(flat):
+    """(sorted unique ids, inverse index). On the CPU numpy's unique is about twice torch's."""
+    if flat.device.type == "cpu":
+        uniq, inv = np.unique(flat.numpy(), return_inverse=True)
+        return torch.from_numpy(uniq), torch.from_numpy(inv.reshape(-1))
+    return torch.unique(flat, return_inverse=True)
+
+
+def _step_ids(ctx):
+    """Per lowered block: table -> the inverse index split_ids computed this step, for merge_ids."""
+    state = getattr(ctx, "table_ids", None)
+    if state is None:
+        state = ctx.table_ids = {}
+    return state
+
+
+@register("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
+def split_ids(op, ctx):
+    sections = [int(s) for s in attr(op, "height_sections")]
+    height, table = int(attr(op, "height")), attr(op, "table", op.input("Ids")[0])
+    offsets = [0]
+    for s in sections:
+        offsets.append(offsets[-1] + s)
+    if offsets[-1] != height:
+        raise ValueError("split_ids: sections %s do not add up to the height %d of table %s"
+                         % (sections, height, table))
+    inner = torch.tensor(offsets[1:-1], dtype=torch.int64)
+    names = op.input("Ids")
+    state = _step_ids(ctx)
+
+    def grads(ids_list, xs):
+        return [make_rows(_flat_ids(ids) - off, g, n, coalesced=True)
+                for ids, g, off, n in zip(ids_list, xs, offsets, sections)]
+
+    def k(ids_list, xs):
+        if xs:
+            return grads(ids_list, xs)
+        flat = torch.cat([_flat_ids(i) for i in ids_list]) if len(ids_list) > 1 else _flat_ids(ids_list[0])
+        uniq, inv = _unique(flat)
+        if uniq.numel() and (int(uniq[0]) < 0 or int(uniq[-1]) >= height):
+            raise IndexError("lookup_table: an id fed to %s is outside the distributed table %s of %d rows (ids: "
+                             "min %d, max %d)" % (", ".join(names), table, height, int(uniq[0]), int(uniq[-1])))
+        state[(table, tuple(names))] = inv    # merge_ids of the same ids gathers with it (no search)
+        cuts = torch.searchsorted(uniq, inner.to(uniq.device)).tolist()
+        bounds = [0] + cuts + [uniq.numel()]
+        return [uniq[a:b].reshape(-1, 1) for a, b in zip(bounds[:-1], bounds[1:])]
+    return k
+
+
+@register("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+def merge_ids(op, ctx):
+    padding_idx = int(attr(op, "padding_idx", -1))
+    key = (attr(op, "table", None), tuple(op.input("Ids")))
+    state = _step_ids(ctx)
+
+    def k(ids_list, rows_list, xs, lods):
+        values = torch.cat(xs) if len(xs) > 1 else xs[0]
+        flats = [_flat_ids(i) for i in ids_list]
+        flat = torch.cat(flats) if len(flats) > 1 else flats[0]
+        pos = state.pop(key, None)
+        if pos is None or pos.numel() != flat.numel():
+            # shards are ascending row ranges and each shard's ids ascend: the keys are sorted
+            keys = torch.cat([r.reshape(-1) for r in rows_list]) if len(rows_list) > 1 else rows_list[0].reshape(-1)
+            pos = torch.searchsorted(keys, flat)
+        out = values.index_select(0, pos)   # its backward (index_add) is 2-3x embedding's on the CPU
+        if padding_idx >= 0:   # Paddle outputs zeros for padding ids (and no gradient reaches that row)
+            out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
+        parts = torch.split(out, [f.numel() for f in flats]) if len(flats) > 1 else (out,)
+        outs = []
+        for ids, part in zip(ids_list, parts):
+            lead = tuple(ids.shape[:-1]) if ids.dim() > 1 and ids.shape[-1] == 1 else tuple(ids.shape)
+            outs.append(part if part.shape[:-1] == lead else part.reshape(lead + (part.shape[-1],)))
+        return outs, list(lods)
+    return k
+
+
+@register("prefetch", inputs=("X*",), outputs=("Out*",))
+def prefetch(op, ctx):
+    from ...ps.table_client import prefetch_kernel
+    return prefetch_kernel(op, ctx)
+
+
+@register("lookup_sparse_table", inputs=("Ids", "W"))
+def lookup_sparse_table(op, ctx):
+    table, shard = attr(op, "table", "?"), op.input("W")[0]
+
+    def k(ids, w):
+        flat = _flat_ids(ids)
+        try:
+            return w.index_select(0, flat)   # checks the range itself: no extra pass over the ids
+        except (IndexError, RuntimeError):
+            raise IndexError("lookup_sparse_table: rows [%d, %d] asked of %s (shard of table %s) outside its %d rows"
+                             % (int(flat.min()), int(flat.max()), shard, table, w.shape[0])) from None
+    return k
