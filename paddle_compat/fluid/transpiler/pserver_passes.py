@@ -11,6 +11,8 @@ read).
 from ..program import notify_changed
 from .endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
+from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_geo_trainer_main,
+                     build_geo_trainer_startup, check_geo)
 from .ps_plan import build_plan
 from .ps_pserver_pass import build_pserver_main
 from .ps_startup_pass import build_pserver_startup
@@ -20,8 +22,9 @@ __all__ = ["transpile_pserver", "PserverTranspileResult"]
 
 
 class PserverTranspileResult:
-    def __init__(self, plan, main_snapshot, startup_snapshot, user_main, user_startup):
+    def __init__(self, plan, main_snapshot, startup_snapshot, user_main, user_startup, geo=False):
         self.plan = plan
+        self.geo = geo
         self._main = main_snapshot
         self._startup = startup_snapshot
         self._user_main = user_main
@@ -44,10 +47,12 @@ class PserverTranspileResult:
         return self._user_startup
 
     def pserver_program(self, endpoint):
-        return build_pserver_main(self.plan, self._main, self._check_endpoint(endpoint))
+        build = build_geo_pserver_main if self.geo else build_pserver_main
+        return build(self.plan, self._main, self._check_endpoint(endpoint))
 
     def pserver_startup_program(self, endpoint):
-        return build_pserver_startup(self.plan, self._main, self._startup, self._check_endpoint(endpoint))
+        build = build_geo_pserver_startup if self.geo else build_pserver_startup
+        return build(self.plan, self._main, self._startup, self._check_endpoint(endpoint))
 
 
 def _set_trainer_attrs(prog, plan, current_endpoint):
@@ -61,9 +66,6 @@ def _set_trainer_attrs(prog, plan, current_endpoint):
 
 
 def _check_config(cfg, sync_mode):
-    if getattr(cfg, "geo_sgd_mode", False):
-        raise NotImplementedError("DistributeTranspilerConfig.geo_sgd_mode (Geo-SGD) is not supported by "
-                                  "paddle_compat's pserver mode; use sync or async mode")
     if cfg.enable_dc_asgd and sync_mode:
         raise ValueError("config.enable_dc_asgd = True needs async mode (transpile(sync_mode=False) or "
                          "config.sync_mode = False): delay compensation corrects stale async gradients")
@@ -76,14 +78,23 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
                 op.type in ("send", "recv", "listen_and_serv") for op in prog.global_block().ops):
             raise ValueError("transpile: %s was already transpiled for pserver mode; transpile the original "
                              "program (build it again) instead" % what)
+    geo = bool(getattr(cfg, "geo_sgd_mode", False))
+    if geo:
+        sync_mode = False    # Geo-SGD pushes deltas asynchronously (Paddle's too)
     _check_config(cfg, sync_mode)
     main_snapshot = program.clone()
     startup_snapshot = startup_program.clone()
     plan = build_plan(cfg, main_snapshot, trainer_id, pserver_endpoints, trainers, sync_mode)
 
-    trainer_main = build_trainer_main(plan, main_snapshot)
-    trainer_startup = build_trainer_startup(plan, startup_snapshot, main_snapshot)
+    if geo:
+        check_geo(cfg, plan)
+        trainer_main = build_geo_trainer_main(plan, main_snapshot, cfg.geo_sgd_need_push_nums)
+        trainer_startup = build_geo_trainer_startup(plan, startup_snapshot, main_snapshot)
+    else:
+        trainer_main = build_trainer_main(plan, main_snapshot)
+        trainer_startup = build_trainer_startup(plan, startup_snapshot, main_snapshot)
     info = trainer_dist_info(plan, wait_port=True)
+    info["geo"] = geo
     for prog in (trainer_main, trainer_startup):
         _set_trainer_attrs(prog, plan, current_endpoint)
         prog._dist_info = dict(info)
@@ -91,4 +102,4 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     notify_changed(trainer_startup, "DistributeTranspiler.transpile (trainer startup)")
     overwrite_program(program, trainer_main, "DistributeTranspiler.transpile")
     overwrite_program(startup_program, trainer_startup, "DistributeTranspiler.transpile")
-    return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program)
+    return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program, geo)

@@ -6,7 +6,7 @@ userdefined: UserDefinedRoleMaker from TRAINING_ROLE / PADDLE_TRAINER_ID / PADDL
 PADDLE_PSERVERS_IP_PORT_LIST / PADDLE_TRAINERS_NUM; paddlecloud: PaddleCloudRoleMaker() (the launcher's
 environment); mpi: fleet.init() with no role maker (MPISymetricRoleMaker, under mpiexec).
 Spec keys as in ps_node.py (model, opt, slice, split, steps, start, save_dir + save_at, load_dir), plus
-strategy: "config" (a DistributeTranspilerConfig, default) or "sync" / "async" (StrategyFactory);
+strategy: "config" (a DistributeTranspilerConfig, default) or "sync" / "async" / "geo" (StrategyFactory);
 barrier: workers meet at fleet.barrier_worker() after the startup program (worker 1 comes 1.5 s late).
 The worker prints `RESULT {"job": 0, "trainer": <worker_index>, "losses": [...]}`.
 """
@@ -49,6 +49,8 @@ def make_strategy(spec):
         return StrategyFactory.create_sync_strategy()
     if kind == "async":
         return StrategyFactory.create_async_strategy()
+    if kind == "geo":
+        return StrategyFactory.create_geo_strategy(spec.get("geo", 2))
     cfg = fluid.DistributeTranspilerConfig()
     cfg.slice_var_up = spec.get("slice", True)
     cfg.split_method = fluid.transpiler.HashName if spec.get("split") == "hash" else fluid.transpiler.RoundRobin

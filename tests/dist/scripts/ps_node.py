@@ -10,7 +10,7 @@ opt (sgd|adam), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), ste
 save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
-runtime_split (async with config.runtime_split_send_recv), raise_at (trainer 1 raises at that step),
+runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing every N steps), raise_at (trainer 1 raises at that step),
 no_close (trainers end without Executor.close(); must be the last job).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
@@ -112,6 +112,10 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     if spec.get("runtime_split"):
         cfg.sync_mode = False
         cfg.runtime_split_send_recv = True
+    if spec.get("geo"):                  # Geo-SGD, pushing deltas every spec["geo"] steps
+        cfg.sync_mode = False
+        cfg.geo_sgd_mode = True
+        cfg.geo_sgd_need_push_nums = spec["geo"]
     t = fluid.DistributeTranspiler(config=cfg)
     t.transpile(tid, program=main, startup_program=startup, pservers=",".join(eps), trainers=trainers,
                 sync_mode=spec.get("sync", True))
