@@ -49,6 +49,13 @@ CLAIMED = {
     "paddle_compat.fluid.incubate.fleet.base.fleet_base": ["Fleet", "DistributedOptimizer", "Mode"],
     "paddle_compat.fluid.incubate.fleet.collective": ["fleet", "Collective", "CollectiveOptimizer",
                                                       "DistributedStrategy"],
+    "paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler": [
+        "fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"],
+    "paddle_compat.fluid.incubate.fleet.parameter_server.distributed_transpiler": [
+        "fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"],
+    "paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy": [
+        "StrategyFactory", "DistributedStrategy", "SyncStrategy", "AsyncStrategy", "HalfAsyncStrategy", "GeoStrategy",
+        "TrainerRuntimeConfig", "ServerRuntimeConfig"],
     "paddle_compat.fluid.reader": ["DataLoader", "PyReader"],
     "paddle_compat.fluid.data_feeder": ["DataFeeder"],
     "paddle_compat.distributed.launch": ["main"],
