@@ -35,6 +35,8 @@ import time
 
 import torch.distributed.rpc as rpc
 
+from bench_util import free_ports
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
@@ -186,17 +188,6 @@ def worker_torch(args):
 
 
 # ---------------------------------------------------------------------------------------------------
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def launch(impl, args, unique, dim):
     base = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=REPO, TORCH_CPP_LOG_LEVEL="ERROR", PYTHONUNBUFFERED="1")
     argv = [sys.executable, os.path.abspath(__file__), "--worker", impl, "--steps", str(args.steps),
@@ -204,7 +195,7 @@ def launch(impl, args, unique, dim):
     import tempfile
     piddir = tempfile.mkdtemp(prefix="sparse_embedding_")
     base["BENCH_PIDDIR"] = piddir
-    port, port2 = _free_ports(2)
+    port, port2 = free_ports(2)
     if impl == "ours":
         ep = "127.0.0.1:%d" % port
         envs = [dict(TRAINING_ROLE="PSERVER", PADDLE_PSERVERS_IP_PORT_LIST=ep, PADDLE_TRAINERS_NUM="1",

@@ -34,8 +34,8 @@ def _close(got, want, what):
         np.testing.assert_allclose(got[t], want[t], rtol=0, atol=1e-5, err_msg="%s worker %d" % (what, t))
 
 
-def test_user_defined_role_maker_trains_like_averaged_gradients(tmp_path):
-    spec = {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "steps": 4, "barrier": True}
+def run_user_defined(tmp_path, spec):
+    """2 pservers + 2 workers of fleet_ps_node.py with UserDefinedRoleMaker; every process must exit 0."""
     eps = endpoints(2)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=20000,
                   RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR")
@@ -49,8 +49,14 @@ def test_user_defined_role_maker_trains_like_averaged_gradients(tmp_path):
         rcs = c.wait(150)
         assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
         assert "SERVED 1" in c.procs[1].output
-    _close(_results(tmp_path), local_losses(fluid, spec), "UserDefinedRoleMaker")
-    assert _rows(tmp_path)[0]["barrier_wait"] > 1.0, "fleet.barrier_worker() did not wait for the late worker"
+    return _rows(tmp_path)
+
+
+def test_user_defined_role_maker_trains_like_averaged_gradients(tmp_path):
+    spec = {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "steps": 4, "barrier": True}
+    rows = run_user_defined(tmp_path, spec)
+    _close({t: r["losses"] for t, r in rows.items()}, local_losses(fluid, spec), "UserDefinedRoleMaker")
+    assert rows[0]["barrier_wait"] > 1.0, "fleet.barrier_worker() did not wait for the late worker"
 
 
 def _launch_ps(tmp_path, spec, name):

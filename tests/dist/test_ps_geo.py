@@ -2,15 +2,12 @@
 with 2 pservers every k steps. With one trainer that is local training (the pservers only mirror it); with
 two it converges; Fleet's GeoStrategy runs the same way."""
 
-import json
-
 import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from dist_utils import Cluster, base_env, endpoints
 from ps_cluster import run_ok
-from test_fleet_ps import SCRIPT as FLEET_SCRIPT, _results
+from test_fleet_ps import run_user_defined
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]
 
@@ -48,17 +45,6 @@ def test_two_trainers_geo_converge(tmp_path):
 
 def test_fleet_geo_strategy(tmp_path):
     spec = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 30, "strategy": "geo", "geo": 3}
-    eps = endpoints(2)
-    common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=20000,
-                  RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR")
-    with Cluster(tmp_path) as c:
-        for i, ep in enumerate(eps):
-            c.start("ps%d" % i, [FLEET_SCRIPT, "userdefined", json.dumps(spec)],
-                    base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep, **common))
-        for t in range(2):
-            c.start("tr%d" % t, [FLEET_SCRIPT, "userdefined", json.dumps(spec)],
-                    base_env(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common))
-        rcs = c.wait(150)
-        assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
-    for t, losses in _results(tmp_path).items():
+    for t, row in run_user_defined(tmp_path, spec).items():
+        losses = row["losses"]
         assert np.mean(losses[-5:]) < 0.4 * np.mean(losses[:5]), (t, losses)
