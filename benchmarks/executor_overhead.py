@@ -1,6 +1,6 @@
 """Our train step vs the same MLP hand-written in torch, in one process, alternating, one thread.
 
-Targets (issue 2): step-time ratio <= 1.10 for 784-1024-1024-10 batch 256, <= 1.25 for 784-200-200-10 batch 32.
+Targets: step-time ratio <= 1.10 for 784-1024-1024-10 batch 256, <= 1.25 for 784-200-200-10 batch 32.
 Prints the median step time of each side and their ratio (ours / torch).
 
     python benchmarks/executor_overhead.py [--rounds 7] [--steps 50]
