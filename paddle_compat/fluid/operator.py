@@ -136,7 +136,15 @@ class Operator:
         raise ValueError("operator is not in its block")
 
     def copy_to(self, block):
+        """A copy of this op in `block`; block-valued attrs (sub-blocks) point at the blocks of the same index
+        in `block`'s program, so a whole program is copied by copying its blocks, then their ops."""
         op = Operator(block, self.type, self.inputs, self.outputs, self.attrs, self.callsite)
+        blocks = block.program.blocks if block is not None else None
+        for k, val in list(op.attrs.items()):
+            if hasattr(val, "ops") and hasattr(val, "idx"):
+                op.attrs[k] = blocks[val.idx]
+            elif isinstance(val, (list, tuple)) and val and hasattr(val[0], "ops") and hasattr(val[0], "idx"):
+                op.attrs[k] = [blocks[b.idx] for b in val]
         return op
 
     # printing ----------------------------------------------------------------------------

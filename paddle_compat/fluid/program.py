@@ -289,11 +289,6 @@ class Program:
                 if for_test and role & (OpRole.Backward | OpRole.Optimize | OpRole.RPC | OpRole.Dist):
                     continue
                 nop = op.copy_to(nb)
-                for k, val in list(nop.attrs.items()):
-                    if isinstance(val, Block):
-                        nop.attrs[k] = p.blocks[val.idx]
-                    elif isinstance(val, (list, tuple)) and val and isinstance(val[0], Block):
-                        nop.attrs[k] = [p.blocks[x.idx] for x in val]
                 if for_test and "is_test" in nop.attrs:
                     nop.attrs["is_test"] = True
                 nb.ops.append(nop)

@@ -33,16 +33,7 @@ def overwrite_program(dst, src, what):
             else:
                 new_vars[name] = v._copy_meta_to(db)
         db.vars = new_vars
-        ops = []
-        for op in sb.ops:
-            nop = op.copy_to(db)
-            for k, val in list(nop.attrs.items()):
-                if isinstance(val, Block):
-                    nop.attrs[k] = dst.blocks[val.idx]
-                elif isinstance(val, (list, tuple)) and val and isinstance(val[0], Block):
-                    nop.attrs[k] = [dst.blocks[b.idx] for b in val]
-            ops.append(nop)
-        db.ops = ops
+        db.ops = [op.copy_to(db) for op in sb.ops]
     for name in _ATTRS:
         setattr(dst, name, copy.copy(getattr(src, name)))
     dst._dist_info = copy.deepcopy(src._dist_info)
