@@ -39,3 +39,19 @@ def free_ports(n):
     finally:
         for s in socks:
             s.close()
+
+
+def fluid_mlp(fluid, init, lr):
+    """The benchmarks' Fluid MLP: fc layers with the given [(w, b)] weights, relu inside, softmax last,
+    cross_entropy, mean, SGD. Returns (main, startup, loss)."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        h = fluid.layers.data(name="img", shape=[init[0][0].shape[0]], dtype="float32")
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        for i, (w, b) in enumerate(init):
+            h = fluid.layers.fc(h, size=w.shape[1], act="softmax" if i == len(init) - 1 else "relu",
+                                param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(w)),
+                                bias_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(b)))
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(h, label))
+        fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
+    return main, start, loss

@@ -17,7 +17,7 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-from bench_util import alternate, free_ports, median  # noqa: E402
+from bench_util import alternate, fluid_mlp, free_ports, median  # noqa: E402
 SIZES, BATCH, LR, TARGET = [784, 1024, 1024, 10], 256, 0.01, 0.9
 
 
@@ -38,17 +38,7 @@ def make_data(np, rank):
 
 
 def make_ours(fluid, init, rank, eps):
-    main, start = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, start), fluid.unique_name.guard():
-        img = fluid.layers.data(name="img", shape=[SIZES[0]], dtype="float32")
-        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
-        h = img
-        for i, (w, b) in enumerate(init):
-            h = fluid.layers.fc(h, w.shape[1], act="softmax" if i == len(init) - 1 else "relu",
-                                param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(w)),
-                                bias_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(b)))
-        loss = fluid.layers.mean(fluid.layers.cross_entropy(h, label))
-        fluid.optimizer.SGD(LR).minimize(loss)
+    main, start, loss = fluid_mlp(fluid, init, LR)
     config = fluid.DistributeTranspilerConfig()
     config.mode = "nccl2"
     fluid.DistributeTranspiler(config).transpile(rank, program=main, startup_program=start, trainers=",".join(eps),

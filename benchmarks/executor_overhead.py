@@ -17,7 +17,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import paddle_compat as fluid  # noqa: E402
-from bench_util import alternate, median  # noqa: E402
+from bench_util import alternate, fluid_mlp, median  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -28,18 +28,7 @@ def xavier(rng, fan_in, fan_out):
 
 
 def make_ours(sizes, init, lr):
-    main, start = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, start), fluid.unique_name.guard():
-        img = fluid.layers.data(name="img", shape=[sizes[0]], dtype="float32")
-        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
-        h = img
-        for i, (w, b) in enumerate(init):
-            act = "softmax" if i == len(init) - 1 else "relu"
-            h = fluid.layers.fc(h, size=w.shape[1], act=act,
-                                param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(w)),
-                                bias_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(b)))
-        loss = fluid.layers.mean(fluid.layers.cross_entropy(h, label))
-        fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
+    main, start, loss = fluid_mlp(fluid, init, lr)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(start, scope=scope)
