@@ -11,18 +11,12 @@ from .dtypes import VarType
 from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
+from ..ops import facts as _facts, is_differentiable, no_grad_slots
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 
-# Ops whose outputs carry no gradient to their inputs.
-NON_DIFFERENTIABLE_OPS = frozenset([
-    "fill_constant", "fill_constant_batch_size_like", "uniform_random", "gaussian_random",
-    "truncated_gaussian_random", "assign_value", "accuracy", "auc", "top_k_indices", "arg_max", "arg_min",
-    "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal", "logical_and",
-    "logical_or", "logical_not", "logical_xor", "increment", "shape", "one_hot", "fill_zeros_like",
-    "fill_any_like", "range", "feed", "fetch", "sign", "floor", "ceil", "round", "elementwise_floordiv",
-    "elementwise_mod", "sampling_id", "is_empty", "isfinite", "print",
-])
+# Kept for scripts and tests that imported it from here; the facts live in paddle_compat/ops.
+NON_DIFFERENTIABLE_OPS = _facts.NON_DIFFERENTIABLE
 
 
 def is_autograd_op(op):
@@ -57,6 +51,14 @@ def _op_path(block, targets, end_idx):
     return path
 
 
+def _grad_inputs(op):
+    """Input names of `op` that may receive gradient (its definition's no-grad slots left out)."""
+    skip = no_grad_slots(op.type)
+    if not skip:
+        return op.input_arg_names
+    return [n for slot, names in op.inputs.items() if slot not in skip for n in names]
+
+
 def _grad_flow(block, path, no_grad, params_only_trainable=True):
     """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
     produced = set()
@@ -64,10 +66,10 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
         produced.update(op.output_arg_names)
     flows = set()
     for op in path:
-        if op.type in NON_DIFFERENTIABLE_OPS:
+        if not is_differentiable(op.type):
             continue
         hit = False
-        for n in op.input_arg_names:
+        for n in _grad_inputs(op):
             if n in no_grad:
                 continue
             if n in flows:
@@ -96,10 +98,10 @@ def _append_grad_ops(block, path, flows, seeds):
     have_grad = set(seeds)            # forward vars whose @GRAD exists so far
     grad_ops = []
     for op in reversed(path):
-        if op.type in NON_DIFFERENTIABLE_OPS:
+        if not is_differentiable(op.type):
             continue
         out_with_grad = [n for n in op.output_arg_names if n in have_grad]
-        in_need = [n for n in op.input_arg_names if n in flows]
+        in_need = [n for n in _grad_inputs(op) if n in flows]
         if not out_with_grad or not in_need:
             continue
         inputs = collections.OrderedDict()
@@ -111,8 +113,9 @@ def _append_grad_ops(block, path, flows, seeds):
             if g:
                 inputs[slot + GRAD_SUFFIX] = g
         outputs = collections.OrderedDict()
+        skip = no_grad_slots(op.type)
         for slot, names in op.inputs.items():
-            g = [grad_var_name(n) for n in names if n in flows]
+            g = [grad_var_name(n) for n in names if n in flows and slot not in skip]
             if g:
                 outputs[slot + GRAD_SUFFIX] = g
         attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}

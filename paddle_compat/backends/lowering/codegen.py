@@ -10,9 +10,9 @@ import itertools
 import linecache
 import sys
 
-from ...fluid.backward import NON_DIFFERENTIABLE_OPS
 from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
+from ...ops import is_differentiable
 from . import fusion, registry
 from .autograd_region import autograd, find_regions
 
@@ -241,7 +241,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 elif v.lod_level > 0 and slot in lod_out_slots:
                     has_lod.add(a)
                 if i < last_region and (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
-                        v.dtype in FLOAT_TYPES and op.type not in NON_DIFFERENTIABLE_OPS:
+                        v.dtype in FLOAT_TYPES and is_differentiable(op.type):
                     body.append(("%s = %s.detach()" % (local(a), local(a)), None))
 
     fetch_locals = []

@@ -38,3 +38,35 @@ def broadcast_shape(xs, ys, axis):
     if len(xs) >= len(ys):
         return tuple(xs)
     return tuple(ys)
+
+
+def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gradient=False):
+    """Append an op whose output shapes come from its definition in paddle_compat/ops.
+
+    inputs: {slot: Variable or [Variable]} (None values left out). Returns the outputs as
+    {slot: [Variable]}; `single(...)` below unwraps the common one-output case. No shape code is
+    needed in the layer builder: the op's `infer_shape` is the one place that knows.
+    """
+    from ...ops import get as get_def
+    d = get_def(op_type)
+    if d.infer_shape is None:
+        raise NotImplementedError("op '%s' has no infer_shape in its definition (%s)" % (op_type, d.where))
+    ins = {}
+    for slot, v in inputs.items():
+        if v is None:
+            continue
+        ins[slot] = list(v) if isinstance(v, (list, tuple)) else [v]
+    attrs = dict(attrs or {})
+    metas = d.infer_shape(ins, attrs)
+    helper = helper or LayerHelper(op_type, name=name)
+    outs = {}
+    for slot, m in metas.items():
+        ms = m if isinstance(m, (list, tuple)) else [m]
+        outs[slot] = [out_var(helper, mm.dtype, mm.shape, mm.lod_level, stop_gradient=stop_gradient)
+                      for mm in ms]
+    helper.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs)
+    return outs
+
+
+def single(outs, slot="Out"):
+    return outs[slot][0]

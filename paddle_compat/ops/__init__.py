@@ -1,0 +1,13 @@
+"""Op facts, below both the front end and the backends: one definition per op type.
+
+    from paddle_compat import ops
+    ops.get("cumsum").infer_shape(...)   # the builder's output shapes
+    ops.get("cumsum").factory            # the kernel factory the lowering calls
+    ops.is_differentiable("cumsum")      # what append_backward and autograd regions need
+
+Definitions live in ops/defs/ (new form, `defop`) and backends/lowering/kernels/ (older, kernel-only form,
+`register_kernel`, with grad facts in ops/facts.py). Importing this package imports no torch.
+"""
+
+from .registry import (OpDef, OutMeta, attr, defop, find, get, is_differentiable, known_op_types,  # noqa: F401
+                       no_grad_slots, register_kernel)

@@ -1,0 +1,8 @@
+"""Op families defined in one place each (shapes, kernel, grad facts). Importing this package defines them.
+
+To add an op: pick (or start) the family module here, write one `@defop(...)` kernel factory with its
+infer_shape and gradient facts, add the module to the import below, and write the layer builder in
+paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there). See math_ext.py.
+"""
+
+from . import math_ext  # noqa: F401

@@ -1,0 +1,37 @@
+"""torch for op definition modules, imported on first use.
+
+Op modules hold shapes, kernels and grad facts together, and the front end imports them for shapes: a
+module-level `import torch` there would make every layer builder load torch. Kernel code writes
+`torch.cumsum(...)` as usual; the import happens the first time a kernel factory runs.
+"""
+
+import importlib
+
+__all__ = ["torch", "F", "torch_dtype"]
+
+
+class _LazyModule:
+    def __init__(self, name):
+        self.__dict__["_name"] = name
+        self.__dict__["_mod"] = None
+
+    def _load(self):
+        mod = self.__dict__["_mod"]
+        if mod is None:
+            mod = self.__dict__["_mod"] = importlib.import_module(self.__dict__["_name"])
+        return mod
+
+    def __getattr__(self, item):
+        return getattr(self._load(), item)
+
+    def __repr__(self):
+        return "<lazy module %s>" % self.__dict__["_name"]
+
+
+torch = _LazyModule("torch")
+F = _LazyModule("torch.nn.functional")
+
+def torch_dtype(dtype):
+    """VarType member / code / 'float32' -> torch dtype."""
+    from ..fluid.dtypes import convert_dtype, dtype_name   # a leaf module: no torch, no framework
+    return getattr(torch, dtype_name(convert_dtype(dtype)))

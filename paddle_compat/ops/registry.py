@@ -1,0 +1,150 @@
+"""The one table of op facts: op type -> OpDef (slots, output shapes, kernel, gradient facts).
+
+It sits below both the front end (layer builders ask it for output shapes) and the backends (the lowering asks
+it for kernels, autograd asks it which ops carry gradient). It imports neither torch nor paddle_compat.fluid:
+kernel factories only run when a block is lowered, and op modules reach torch through `ops.lazy.torch`.
+
+Slot specs say how the kernel receives arguments:
+  inputs:  "X" one tensor (None if the slot is absent), "X*" a list of tensors (duplicable slot)
+  outputs: "Out" one tensor, "Out*" a list of tensors
+LoD-aware kernels list the input slots whose LoD they read (`lod_in`, passed after the tensors) and the
+output slots whose LoD they compute (`lod_out`, returned after the tensors); "X*" there means one LoD per
+variable of a duplicable slot. A LoD is a tuple of int64 offset tensors, one per level, on the data's
+device (None when the variable has none). Outputs not listed share the LoD of the first LoD input
+(Paddle's ShareLoD), when the output variable has lod_level > 0.
+"""
+
+__all__ = ["OpDef", "OutMeta", "defop", "register_kernel", "find", "get", "known_op_types", "is_differentiable",
+           "no_grad_slots", "attr"]
+
+
+class OutMeta:
+    """What infer_shape says of one output variable."""
+    __slots__ = ("shape", "dtype", "lod_level")
+
+    def __init__(self, shape, dtype, lod_level=0):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.lod_level = lod_level
+
+    def __repr__(self):
+        return "OutMeta(%s, %s, lod_level=%d)" % (list(self.shape), self.dtype, self.lod_level)
+
+
+class OpDef:
+    """Everything the project knows about one op type.
+
+    infer_shape(ins, attrs) -> {output slot: OutMeta or [OutMeta, ...]}; `ins` maps input slot -> list of
+    front-end Variables (anything with .shape/.dtype/.lod_level). Only needed by builders that use
+    `layers.helpers.append_defined`.
+    factory(op, ctx) -> the callable the generated code calls each run (see module doc for slots).
+    differentiable: False when no output carries gradient to any input (the op is skipped by backward).
+    no_grad: input slots that never receive gradient (labels, ids, lengths).
+    """
+    __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
+                 "no_grad", "where")
+
+    def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
+                 infer_shape=None, differentiable=True, no_grad=(), where=None):
+        self.type = type
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.factory = factory
+        self.lod_in = tuple(lod_in)
+        self.lod_out = tuple(lod_out)
+        self.infer_shape = infer_shape
+        self.differentiable = differentiable
+        self.no_grad = frozenset(no_grad)
+        self.where = where
+
+    def input_slots(self):
+        return [s.rstrip("*") for s in self.inputs]
+
+    def output_slots(self):
+        return [s.rstrip("*") for s in self.outputs]
+
+
+_DEFS = {}
+
+
+def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
+          differentiable=True, no_grad=()):
+    """Decorator over a kernel factory: defines op type(s) with all their facts in one place.
+
+        @defop("cumsum", infer_shape=same_as("X"))
+        def cumsum(op, ctx):
+            axis = attr(op, "axis", -1)
+            return lambda x: torch.cumsum(x, axis)
+    """
+    if isinstance(op_types, str):
+        op_types = [op_types]
+
+    def deco(factory):
+        for t in op_types:
+            _add(OpDef(t, inputs, outputs, factory, lod_in, lod_out, infer_shape, differentiable, no_grad,
+                       where=getattr(factory, "__module__", None)))
+        return factory
+
+    return deco
+
+
+def register_kernel(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=()):
+    """Kernel-only definition (the older form: shapes live in the layer builder, grad facts in
+    ops/facts.py). New ops use `defop`."""
+    return defop(op_types, inputs, outputs, lod_in, lod_out, differentiable=None)
+
+
+def _add(d):
+    _load()     # the built-in definitions first, so a clash is always reported
+    if d.type in _DEFS:
+        raise ValueError("op %s is defined twice (%s and %s)" % (d.type, _DEFS[d.type].where, d.where))
+    _DEFS[d.type] = d
+
+
+def attr(op, name, default=None):
+    return op.attrs.get(name, default)
+
+
+def find(op_type):
+    """The OpDef of op_type, or None."""
+    _load()
+    return _DEFS.get(op_type)
+
+
+def get(op_type):
+    _load()
+    d = _DEFS.get(op_type)
+    if d is None:
+        raise NotImplementedError("op type '%s' is not defined (known: %d op types; see paddle_compat/ops/)"
+                                  % (op_type, len(_DEFS)))
+    return d
+
+
+def known_op_types():
+    _load()
+    return set(_DEFS)
+
+
+def is_differentiable(op_type):
+    """Whether an op of this type carries gradient from its outputs to its inputs."""
+    d = find(op_type)
+    if d is not None and d.differentiable is not None:
+        return d.differentiable
+    from .facts import NON_DIFFERENTIABLE
+    return op_type not in NON_DIFFERENTIABLE
+
+
+def no_grad_slots(op_type):
+    d = find(op_type)
+    return d.no_grad if d is not None else frozenset()
+
+
+_loaded = False
+
+
+def _load():
+    """Op definitions load on first question; torch-backed legacy kernels load with the backend."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from . import defs  # noqa: F401

@@ -1,0 +1,81 @@
+"""The op table (paddle_compat/ops): one definition per op, facts below front end and backends.
+
+cumsum is the template of an op defined in one place and checked against Paddle 1.8.5's numbers
+(tests/data/paddle18/make_cumsum.py recorded them).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat import ops
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
+
+
+def test_import_and_building_load_no_torch():
+    code = ("import sys, paddle_compat as fluid\n"
+            "x = fluid.layers.data('x', shape=[3], dtype='float32')\n"
+            "y = fluid.layers.cumsum(x)\n"
+            "assert y.shape == (-1, 3), y.shape\n"
+            "assert 'torch' not in sys.modules, 'building a layer imported torch'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_defining_an_op_twice_names_both_places():
+    with pytest.raises(ValueError, match="cumsum is defined twice"):
+        ops.defop("cumsum")(lambda op, ctx: None)
+
+
+def test_backend_kernels_and_defs_share_one_table():
+    from paddle_compat.backends.lowering import registry
+    assert registry.get("cumsum") is ops.get("cumsum")
+    assert registry.get("mul") is ops.get("mul")          # an op of the older, kernel-only form
+    assert not ops.is_differentiable("fill_constant")
+    assert ops.is_differentiable("cumsum")
+
+
+def test_no_grad_slot_gets_no_gradient_var():
+    ops.registry._add(ops.OpDef("test_scaled_by", inputs=("X", "Factor"), no_grad=("Factor",),
+                                infer_shape=lambda ins, attrs: {"Out": ops.OutMeta(ins["X"][0].shape,
+                                                                                   ins["X"][0].dtype)},
+                                factory=lambda op, ctx: (lambda x, f: x * f)))
+    try:
+        from paddle_compat.fluid.layers.helpers import append_defined
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x = fluid.layers.data("x", shape=[2], dtype="float32")
+            f = fluid.layers.data("f", shape=[2], dtype="float32")
+            x.stop_gradient = f.stop_gradient = False
+            out = append_defined("test_scaled_by", {"X": x, "Factor": f})["Out"][0]
+            gx, gf = fluid.gradients([fluid.layers.reduce_sum(out)], [x, f])
+        assert gx is not None and gf is None
+        exe = fluid.Executor(fluid.CPUPlace())
+        xv, fv = np.ones((2, 2), "float32"), np.full((2, 2), 3.0, "float32")
+        g, = exe.run(main, feed={"x": xv, "f": fv}, fetch_list=[gx])
+        np.testing.assert_allclose(g, fv)
+    finally:
+        del ops.registry._DEFS["test_scaled_by"]
+
+
+@pytest.mark.parity
+def test_cumsum_matches_paddle18():
+    with open(os.path.join(DATA, "cumsum.json")) as fh:
+        ref = json.load(fh)
+    x0, w0 = np.array(ref["x"], "float32"), np.array(ref["w"], "float32")
+    for c in ref["cases"]:
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x = fluid.layers.data("x", shape=[3, 4], dtype="float32", append_batch_size=False)
+            x.stop_gradient = False
+            w = fluid.layers.data("w", shape=[3, 4], dtype="float32", append_batch_size=False)
+            out = fluid.layers.cumsum(x, **c["attrs"])
+            gx, = fluid.gradients([fluid.layers.reduce_sum(out * w)], [x])
+        o, g = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x0, "w": w0}, fetch_list=[out, gx])
+        np.testing.assert_allclose(o, c["out"], rtol=1e-5, atol=1e-6, err_msg=str(c["attrs"]))
+        np.testing.assert_allclose(g, c["grad_x"], rtol=1e-5, atol=1e-6, err_msg=str(c["attrs"]))
