@@ -140,10 +140,16 @@ class Group:
         host, port = _split(self.endpoints[self.index])
         if self.index == 0:
             if self._store is None:
+                # Bind pserver 0's own address only: TCPStore alone would listen on every interface.
+                sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
+                    sock.bind((host, port))
+                    sock.listen(128)
                     self._store = dist.TCPStore(host, port, None, True, timedelta(seconds=limit),
-                                                multi_tenant=True)
+                                                multi_tenant=True, master_listen_fd=sock.detach())
                 except Exception as e:
+                    sock.close()
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None
             return
