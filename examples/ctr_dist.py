@@ -58,13 +58,15 @@ def node(args):
         return
     trainer_prog = t.get_trainer_program()
     exe.run(fluid.default_startup_program())
-    data = SyntheticCTR(num_samples=args.steps * args.batch * trainers, num_slots=args.slots,
+    # --pool bounds the generated data (long runs cycle through it instead of holding every batch)
+    pool_batches = args.steps * trainers if not args.pool else max(trainers, args.pool // args.batch)
+    data = SyntheticCTR(num_samples=pool_batches * args.batch, num_slots=args.slots,
                         table_height=args.table_height, seed=args.seed)
     place = fluid.CPUPlace()
     fetch = [model.loss, model.auc, model.batch_auc]
     losses, t0, seen = [], None, 0
     for step in range(args.steps):
-        k = step * trainers + trainer_id       # each trainer its own batches
+        k = (step * trainers + trainer_id) % pool_batches       # each trainer its own batches
         feed = next(data.batches(args.batch, place, start=k * args.batch, stop=(k + 1) * args.batch))
         loss, auc, batch_auc = exe.run(trainer_prog, feed=dict(zip([v.name for v in model.feed_list], feed)),
                                        fetch_list=fetch)
@@ -120,6 +122,7 @@ def main():
     ap.add_argument("--optimizer", default="sgd", choices=["sgd", "adagrad"])
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pool", type=int, default=0, help="samples generated per job (0: one batch per step)")
     ap.add_argument("--warmup", type=int, default=10, help="steps left out of samples/s")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--pservers", type=int, default=2)

@@ -2,6 +2,7 @@
 service's sync rounds, and how comm ops batch into exchanges."""
 
 import collections
+import os
 
 import numpy as np
 import pytest
@@ -149,3 +150,20 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
     plan.issue(g)
     assert len(calls) == 2 and {c[0] for c in calls} == set(EPS.split(","))
     assert np.all([len(c[1]) == 4 for c in calls])
+
+
+def test_rpc_listeners_are_pinned_to_the_endpoint_interface(monkeypatch):
+    # TensorPipe binds the hostname's address unless TP_SOCKET_IFNAME names an interface: the group names
+    # the one carrying the member's own address, and leaves a user's choice alone.
+    from paddle_compat.backends import netif
+    from paddle_compat.backends.ps import group
+    assert netif.iface_for("127.0.0.1") is not None
+    assert netif.iface_address(netif.iface_for("127.0.0.1")) == "127.0.0.1"
+    assert netif.iface_for("203.0.113.77") is None          # an address this machine does not have
+    assert netif.address_towards("127.0.0.1", 9) == "127.0.0.1"
+    monkeypatch.delenv("TP_SOCKET_IFNAME", raising=False)
+    group._pin_rpc_interface("127.0.0.1")
+    assert os.environ["TP_SOCKET_IFNAME"] == netif.iface_for("127.0.0.1")
+    monkeypatch.setenv("TP_SOCKET_IFNAME", "mine")
+    group._pin_rpc_interface("127.0.0.1")
+    assert os.environ["TP_SOCKET_IFNAME"] == "mine"

@@ -13,6 +13,7 @@ pending call at once, so the peer is known lost in well under a second instead o
 """
 
 import atexit
+import os
 import socket
 import threading
 import time
@@ -22,6 +23,7 @@ from datetime import timedelta
 import torch.distributed as dist
 import torch.distributed.rpc as rpc
 
+from .. import netif
 from . import rpc_entry
 from .errors import PsError, deadline_s, remote_message
 
@@ -124,6 +126,9 @@ class Group:
         # real cluster talks TCP anyway.
         opts = rpc.TensorPipeRpcBackendOptions(init_method="tcp://%s:%d" % (host0, port0),
                                                rpc_timeout=limit, num_worker_threads=8, _transports=["uv"])
+        # a pserver listens on its endpoint's interface; a trainer on the one that reaches pserver 0
+        _pin_rpc_interface(_split(self.endpoints[self.index])[0] if self.role == "pserver"
+                           else netif.address_towards(host0, port0))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
             rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)
@@ -259,6 +264,16 @@ class Group:
             with self._cond:
                 self.active = False
             rpc_entry.clear_handlers()
+
+
+def _pin_rpc_interface(address):
+    """Make TensorPipe listen on the interface carrying this member's address: left alone it binds whatever
+    the hostname resolves to (a job configured on 127.0.0.1 would listen on the LAN). A user's own
+    TP_SOCKET_IFNAME wins."""
+    if address and "TP_SOCKET_IFNAME" not in os.environ:
+        name = netif.iface_for(address)
+        if name:
+            os.environ["TP_SOCKET_IFNAME"] = name
 
 
 def _serve_beacon(sock):
