@@ -10,10 +10,13 @@ grace period); if any process fails, all are stopped and the launcher exits non-
 """
 
 import argparse
+import secrets
 import os
 import sys
 
 from . import procs
+
+TOKEN_ENV = "PADDLE_COMPAT_JOB_TOKEN"     # read by backends/ps/auth.py in every process
 
 
 def _parse(argv):
@@ -77,10 +80,23 @@ def plan(args, env=None):
     return out
 
 
+def with_job_token(args, env):
+    """The children's environment with the job's RPC secret (see backends/ps/auth.py): a one-node job gets a
+    fresh one; a multi-node job needs the same value on every node, so it must come from the environment."""
+    env = dict(env)
+    if not env.get(TOKEN_ENV):
+        if len([ip for ip in args.cluster_node_ips.split(",") if ip.strip()]) == 1:
+            env[TOKEN_ENV] = secrets.token_hex(32)
+        else:
+            sys.stderr.write("launch_ps: %s is not set: this multi-node job's RPC will not be authenticated "
+                             "(set it to the same secret on every node)\n" % TOKEN_ENV)
+    return env
+
+
 def main(argv=None):
     args = _parse(sys.argv[1:] if argv is None else argv)
     try:
-        todo = plan(args)
+        todo = plan(args, with_job_token(args, os.environ))
     except ValueError as e:
         sys.stderr.write("launch_ps: %s\n" % e)
         return 2

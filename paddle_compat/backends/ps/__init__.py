@@ -1,5 +1,6 @@
 """Pserver mode on torch.distributed.rpc.
 
+  auth.py      what an RPC listener accepts: messages signed with the job token, an allow-list unpickler
   group.py     the process's RPC group (pservers + trainers): rendezvous at pserver 0's endpoint, liveness
                watches, deadlines, leaving
   rpc_entry.py the module-level functions RPC calls by reference; they dispatch to a registry of handlers

@@ -24,7 +24,7 @@ import torch.distributed as dist
 import torch.distributed.rpc as rpc
 
 from .. import netif
-from . import rpc_entry
+from . import auth, rpc_entry
 from .errors import PsError, deadline_s, remote_message
 
 __all__ = ["Group", "get_group", "pserver_name", "trainer_name"]
@@ -114,7 +114,9 @@ class Group:
         elif wait_port:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
-        prefix = "paddle_compat/s%d/" % self.session
+        # keys live under a name derived from the job's token: a process holding another token (or none
+        # when the job has one) never sees or disturbs this job's rendezvous
+        prefix = "paddle_compat/%s/s%d/" % (auth.namespace(), self.session)
         if store.add(prefix + "claims/%d" % self.rank, 1) > 1:
             raise PsError("two processes claim to be %s of this job (check PADDLE_TRAINER_ID / the pserver "
                           "endpoints each process is given)" % self.describe(self.name))
@@ -129,6 +131,7 @@ class Group:
         # a pserver listens on its endpoint's interface; a trainer on the one that reaches pserver 0
         _pin_rpc_interface(_split(self.endpoints[self.index])[0] if self.role == "pserver"
                            else netif.address_towards(host0, port0))
+        auth.install(self.name)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
             rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)
@@ -201,15 +204,24 @@ class Group:
                                                         remote_message(e))) from None
         return self._store
 
+    def _check(self, store, keys):
+        try:
+            return store.check(keys)
+        except Exception as e:
+            # pserver 0 closed the rendezvous: its job ended without this process (or holds another token)
+            raise PsError("%s lost the rendezvous at pserver 0 (%s) before the job's other processes arrived: "
+                          "%s. Did that job finish already, and does this process hold the job's %s?"
+                          % (self.describe(self.name), self.endpoints[0], remote_message(e), auth.TOKEN_ENV)) from None
+
     def _await_members(self, store, prefix, deadline, limit):
         keys = [prefix + "member/%d" % r for r in range(self.world)]
-        while not store.check(keys):
+        while not self._check(store, keys):
             if time.monotonic() > deadline:
                 missing = [self.describe(self.member_name(r)) for r, k in enumerate(keys) if not store.check([k])]
                 raise PsError("%s waited %.0fs (FLAGS_rpc_deadline) for the job's other processes; never "
-                              "arrived: %s. Start every pserver and trainer (trainers=%d, pservers=%s)"
+                              "arrived: %s. Start every pserver and trainer (trainers=%d, pservers=%s), with the same %s"
                               % (self.describe(self.name), limit, ", ".join(missing), self.trainers,
-                                 ",".join(self.endpoints)))
+                                 ",".join(self.endpoints), auth.TOKEN_ENV))
             time.sleep(0.05)
         for r, k in enumerate(keys):
             name, _, digest = store.get(k).decode().partition("|")
