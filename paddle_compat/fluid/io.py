@@ -104,6 +104,8 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
                 block.append_op(type="save", inputs={"X": [v]},
                                 attrs={"file_path": os.path.join(dirname, v.name), "overwrite": True})
         elif cloned:
+            # Paddle writes (and reads) a combined file in variable-name order, whatever order it was given
+            cloned.sort(key=lambda v: v.name)
             block.append_op(type="save_combine", inputs={"X": cloned},
                             attrs={"file_path": os.path.join(dirname, filename)})
 
@@ -143,6 +145,7 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
                 block.append_op(type="load", outputs={"Out": [v]},
                                 attrs={"file_path": os.path.join(dirname, v.name)})
         elif cloned:
+            cloned.sort(key=lambda v: v.name)      # the order Paddle wrote them in
             block.append_op(type="load_combine", outputs={"Out": cloned},
                             attrs={"file_path": os.path.join(dirname, filename)})
 
