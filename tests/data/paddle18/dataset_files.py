@@ -49,18 +49,33 @@ def mnist(root, rng):
         _idx_gz(os.path.join(d, "%s-labels-idx1-ubyte.gz" % prefix), rng.randint(0, 10, (n,)), 2049)
 
 
+class _Portable(pickle.Pickler):
+    """Pickles arrays as numpy.ndarray(shape, dtype, buffer), which numpy 1.x and 2.x both load (a plain
+    numpy 2 pickle names numpy._core, which Paddle 1.8's numpy cannot import)."""
+    def reducer_override(self, obj):
+        if isinstance(obj, np.ndarray):
+            return np.ndarray, (obj.shape, obj.dtype.str, obj.tobytes())
+        return NotImplemented
+
+
+def _pickle(obj):
+    buf = io.BytesIO()
+    _Portable(buf, protocol=2).dump(obj)
+    return buf.getvalue()
+
+
 def cifar(root, rng):
     d = _dir(root, "cifar")
     with tarfile.open(os.path.join(d, "cifar-10-python.tar.gz"), "w:gz") as tf:
         for name in ("data_batch_1", "data_batch_2", "test_batch"):
             batch = {b"data": rng.randint(0, 256, (3, 3072)).astype(np.uint8),
                      b"labels": [int(x) for x in rng.randint(0, 10, 3)]}
-            _add(tf, "cifar-10-batches-py/" + name, pickle.dumps(batch, protocol=2))
+            _add(tf, "cifar-10-batches-py/" + name, _pickle(batch))
     with tarfile.open(os.path.join(d, "cifar-100-python.tar.gz"), "w:gz") as tf:
         for name in ("train", "test"):
             batch = {b"data": rng.randint(0, 256, (2, 3072)).astype(np.uint8),
                      b"fine_labels": [int(x) for x in rng.randint(0, 100, 2)]}
-            _add(tf, "cifar-100-python/" + name, pickle.dumps(batch, protocol=2))
+            _add(tf, "cifar-100-python/" + name, _pickle(batch))
 
 
 def _sentence(rng, n):
@@ -79,7 +94,7 @@ def imdb(root, rng):
 
 def imikolov(root, rng):
     with tarfile.open(os.path.join(_dir(root, "imikolov"), "imikolov%2Fsimple-examples.tgz"), "w:gz") as tf:
-        for name, n in (("ptb.train.txt", 12), ("ptb.valid.txt", 5)):
+        for name, n in (("ptb.train.txt", 400), ("ptb.valid.txt", 5)):
             # b'<unk>' is an ordinary corpus word for Paddle; keep its count off '<s>'/'<e>''s (one per line):
             # Paddle 1.8 cannot sort a bytes word and a str mark of equal frequency
             lines = [" " + _sentence(rng, int(rng.randint(1, 9))) + (" <unk> \n" if i % 2 else " \n")
@@ -107,6 +122,8 @@ def conll05(root, rng):
         f.write("sit\nrun\n")
     with open(os.path.join(d, "conll05st%2FtargetDict.txt"), "w") as f:
         f.write("B-A0\nI-A0\nB-A1\nI-A1\nB-V\nI-V\nB-AM-LOC\nI-AM-LOC\nO\n")
+    with open(os.path.join(d, "conll05st%2Femb"), "wb") as f:
+        f.write(b"\0" * 16 + rng.uniform(-0.1, 0.1, (10, 32)).astype(np.float32).tobytes())
     # two sentences: one predicate, then two predicates (verb column first, one argument column per verb)
     words = ["the", "cat", "sat", "on", "the", "mat", "", "the", "dog", "ran", "and", "sat", ""]
     props = ["-\t(A0*", "-\t*)", "sit\t(V*)", "-\t(AM-LOC*", "-\t*", "-\t*)", "",

@@ -61,8 +61,9 @@ def collect(ds):
 
     d = ds.imikolov.build_dict(1)
     seq = ds.imikolov.DataType.SEQ
-    r["imikolov"] = {"dict": plain(d), "train3": samples(ds.imikolov.train(d, 3)),
-                     "test5seq": samples(ds.imikolov.test(d, 5, seq)), "train0seq": samples(ds.imikolov.train(d, 0, seq))}
+    r["imikolov"] = {"dict": plain(d), "train3": samples(ds.imikolov.train(d, 3), 300),
+                     "dict50": plain(ds.imikolov.build_dict()),
+                     "test5seq": samples(ds.imikolov.test(d, 5, seq)), "train0seq": samples(ds.imikolov.train(d, 0, seq), 50)}
 
     ml = ds.movielens
     titles = {v: k for k, v in ml.get_movie_title_dict().items()}
