@@ -46,6 +46,11 @@ class Variable:
     def ndim(self):
         return len(self.shape)
 
+    @property
+    def grad_name(self):
+        """The name this variable's gradient gets: <name>@GRAD."""
+        return self.name + "@GRAD"
+
     def _copy_meta_to(self, block, cls=None, **extra):
         kw = dict(type=self.type, name=self.name, shape=self.shape, dtype=self.dtype, lod_level=self.lod_level,
                   persistable=self.persistable, error_clip=self.error_clip, stop_gradient=self.stop_gradient,
