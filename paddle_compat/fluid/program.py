@@ -155,7 +155,7 @@ class Block:
     def to_string(self, throw_on_error=False, with_details=False):
         lines = ["{ // block %d%s" % (self.idx, (" (parent %d)" % self.parent_idx) if self.parent_idx >= 0 else "")]
         for v in self.vars.values():
-            lines.append("    " + v.to_string())
+            lines.append("    " + v.to_string(throw_on_error, with_details))
         if self.vars:
             lines.append("")
         for op in self.ops:

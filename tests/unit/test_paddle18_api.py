@@ -116,3 +116,11 @@ def test_copy_param_info_from():
     assert not gb.all_parameters()
     other._copy_param_info_from(main)
     assert [p.name for p in gb.all_parameters()] == ["fc_0.w_0"]
+
+
+def test_to_string_with_details_shows_variable_attributes():
+    main, _, x, _, loss = _net()
+    plain, detailed = main.to_string(True, False), main.to_string(False, True)
+    assert len(detailed) > len(plain)
+    assert "need_check_feed: True" in detailed and "trainable: True" in detailed
+    assert "trainable:" not in plain
