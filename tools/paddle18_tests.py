@@ -262,6 +262,9 @@ def run(args):
             if args.out:
                 with open(args.out, "w") as f:
                     json.dump(results, f, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
     return results
@@ -279,8 +282,10 @@ def report(ref_path, here_path, md_path, json_path):
     for rel, r in ref["files"].items():
         h = here["files"].get(rel, {})
         rows.append({"file": rel, "category": r.get("category"),
-                     "paddle18": {"run": r.get("run", 0), "passed": r.get("passed", 0), "ok": r.get("ok", False)},
-                     "here": {"run": h.get("run", 0), "passed": h.get("passed", 0), "ok": h.get("ok", False)},
+                     "paddle18": {"run": r.get("run", 0), "passed": r.get("passed", 0), "ok": r.get("ok", False),
+                                  "errors": r.get("errors", 0) + r.get("failures", 0)},
+                     "here": {"run": h.get("run", 0), "passed": h.get("passed", 0), "ok": h.get("ok", False),
+                              "errors": h.get("errors", 0) + h.get("failures", 0)},
                      "paddle18_first_error": _first_error(r) if not r.get("ok") else "",
                      "first_error_here": _first_error(h) if not h.get("ok") else ""})
     table = {"paddle18": {k: ref[k] for k in ("date", "paddle")}, "here": {k: here[k] for k in ("date", "paddle")},
@@ -299,12 +304,15 @@ def report(ref_path, here_path, md_path, json_path):
                  sum_("paddle18", "passed"), sum_("paddle18", "run"), sum_("here", "passed"), sum_("here", "run")),
              "", "| category | file | Paddle 1.8.5 pass/run | here pass/run | first error here |",
              "|---|---|---|---|---|"]
+    def mark(side):
+        if side["ok"]:
+            return ""
+        return " (no test cases)" if side["run"] == 0 and not side.get("errors") else " (fails)"
     for row in rows:
         err = row["first_error_here"].replace("|", "\\|")[:160]
         lines.append("| %s | %s | %d/%d%s | %d/%d%s | %s |" % (
-            row["category"], row["file"], row["paddle18"]["passed"], row["paddle18"]["run"],
-            "" if row["paddle18"]["ok"] else " (fails)", row["here"]["passed"], row["here"]["run"],
-            "" if row["here"]["ok"] else " (fails)", err))
+            row["category"], row["file"], row["paddle18"]["passed"], row["paddle18"]["run"], mark(row["paddle18"]),
+            row["here"]["passed"], row["here"]["run"], mark(row["here"]), err))
     with open(md_path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[:7]))
