@@ -57,11 +57,13 @@ CATEGORIES = {
 
 # Runs inside the interpreter under test: load one test module, run it, print counts as one JSON line.
 DRIVER = r'''
-import json, sys, traceback, unittest
+import json, re, sys, traceback, unittest
 mod = sys.argv[1]
 def last_line(tb_text):
+    # the exception line (an assertion's diff follows it), else the last line
     lines = [l for l in tb_text.strip().splitlines() if l.strip()]
-    return lines[-1][:300] if lines else ""
+    exc = [l for l in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b", l)]
+    return (exc[-1] if exc else lines[-1] if lines else "")[:300]
 try:
     suite = unittest.defaultTestLoader.loadTestsFromName(mod)
 except Exception:
