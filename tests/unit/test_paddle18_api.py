@@ -124,3 +124,10 @@ def test_to_string_with_details_shows_variable_attributes():
     assert len(detailed) > len(plain)
     assert "need_check_feed: True" in detailed and "trainable: True" in detailed
     assert "trainable:" not in plain
+
+
+def test_optimizer_grad_clip_must_be_a_clip_object():
+    with pytest.raises(TypeError, match="grad_clip"):
+        fluid.optimizer.SGD(learning_rate=0.1, grad_clip="test")
+    clip = fluid.clip.GradientClipByGlobalNorm(clip_norm=1.0)
+    assert fluid.optimizer.SGD(learning_rate=0.1, grad_clip=clip)._grad_clip is clip
