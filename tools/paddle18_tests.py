@@ -116,14 +116,17 @@ def __getattr__(name):
 '''
 
 
-# With --small-datasets: Paddle's download() re-fetches any cached file whose md5 is not the real dataset's;
-# this makes both interpreters read the small files the runner wrote into the cache instead (no network).
+# With --small-datasets: the dataset cache is a generated directory, and Paddle's download() (which re-fetches
+# any cached file whose md5 is not the real dataset's) takes the cached file as it is.  Set from a
+# sitecustomize on PYTHONPATH because Paddle's dist tests start trainers with PYTHONPATH but not HOME.
 SITECUSTOMIZE = r'''
 import importlib.abc, importlib.machinery, os, sys
 
-class _PatchDownload(importlib.abc.MetaPathFinder):
+DATA_HOME = %r
+
+class _PatchDatasetCommon(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "paddle.dataset.common":
+        if fullname not in ("paddle.dataset.common", "paddle_compat.dataset.common"):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
@@ -131,6 +134,7 @@ class _PatchDownload(importlib.abc.MetaPathFinder):
         run = spec.loader.exec_module
         def exec_module(module):
             run(module)
+            module.DATA_HOME = DATA_HOME
             original = module.download
             def download(url, module_name, md5sum=None, save_name=None):
                 cached = os.path.join(module.DATA_HOME, module_name, save_name or url.split("/")[-1])
@@ -139,21 +143,20 @@ class _PatchDownload(importlib.abc.MetaPathFinder):
         spec.loader.exec_module = exec_module
         return spec
 
-sys.meta_path.insert(0, _PatchDownload())
+sys.meta_path.insert(0, _PatchDatasetCommon())
 '''
 
 
 def _small_datasets(scratch, env):
-    """A HOME whose ~/.cache/paddle/dataset holds small files in the real formats (tests/data/paddle18)."""
+    """A dataset cache holding small files in the real formats (tests/data/paddle18/dataset_files.py)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "paddle18"))
     import dataset_files
-    home = os.path.join(scratch, "home")
-    dataset_files.write_all(os.path.join(home, ".cache", "paddle", "dataset"))
+    data_home = os.path.join(scratch, "dataset")
+    dataset_files.write_all(data_home)
     site = os.path.join(scratch, "site")
     os.makedirs(site, exist_ok=True)
     with open(os.path.join(site, "sitecustomize.py"), "w") as f:
-        f.write(SITECUSTOMIZE)
-    env["HOME"] = home
+        f.write(SITECUSTOMIZE % data_home)
     env["PYTHONPATH"] = site + os.pathsep + env.get("PYTHONPATH", "")
 
 
