@@ -18,6 +18,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -275,8 +276,13 @@ def run(args):
     return results
 
 
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _first_error(rec):
     for case, line in sorted(rec.get("cases", {}).items()):
+        line = line.replace(_REPO + os.sep, "")   # keep machine paths out of the table
+        line = re.sub(r"/\S*/p18tests-[^/]+/", "", line)
         return "%s: %s" % (case.split(".")[-1], line)
     return ""
 
@@ -301,7 +307,9 @@ def report(ref_path, here_path, md_path, json_path):
     sum_ = lambda side, key: sum(row[side][key] for row in rows)   # noqa: E731
     both = [row for row in rows if row["paddle18"]["ok"]]
     lines = ["# Paddle 1.8 unit tests against paddle_compat", "",
-             "Paddle 1.8.5 run: %s; here: %s." % (ref["date"], here["date"]), "",
+             "Paddle 1.8.5 run: %s; here: %s. Made by tools/paddle18_tests.py%s (one file per process; a file"
+             " passes when all its test cases pass or skip)." % (
+                 ref["date"], here["date"], " --small-datasets" if ref.get("small_datasets") else ""), "",
              "Files: %d selected; %d pass on Paddle 1.8.5, %d pass here (%d of Paddle's passing files)." % (
                  len(rows), len(both), sum(1 for r in rows if r["here"]["ok"]),
                  sum(1 for r in both if r["here"]["ok"])),
@@ -320,7 +328,7 @@ def report(ref_path, here_path, md_path, json_path):
             row["here"]["passed"], row["here"]["run"], mark(row["here"]), err))
     with open(md_path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines[:7]))
+    print("\n".join(lines[:6]))
 
 
 def main(argv=None):
