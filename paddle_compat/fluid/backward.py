@@ -39,6 +39,84 @@ def _names(xs):
     return out
 
 
+def _check_var_collection(value, what, api):
+    """Paddle's argument checks: a set/list/tuple of Variables or names, else TypeError naming `what`."""
+    if value is None:
+        return
+    if not isinstance(value, (set, list, tuple)):
+        raise TypeError("%s: %s must be a set, list or tuple of Variables or names, got %s"
+                        % (api, what, type(value).__name__))
+    for i, v in enumerate(value):
+        if not isinstance(v, (Variable, str)):
+            raise TypeError("%s: %s[%d] must be a Variable or a name, got %s" % (api, what, i, type(v).__name__))
+
+
+def _check_type(value, what, types, api):
+    if not isinstance(value, types):
+        raise TypeError("%s: %s must be %s, got %s"
+                        % (api, what, " or ".join(t.__name__ for t in types), type(value).__name__))
+
+
+def _append_grad_suffix_(name):
+    """x -> x@GRAD (Paddle's helper, used by its tests and scripts)."""
+    return str(name) + GRAD_SUFFIX
+
+
+def _strip_grad_suffix_(name):
+    """x@GRAD -> x, y@GRAD@RENAME@1 -> y."""
+    name = str(name)
+    pos = name.find(GRAD_SUFFIX)
+    return name[:pos] if pos != -1 else name
+
+
+def _find_op_path_(block, outputs, inputs, no_grad_set):
+    """Paddle's op-path search: the ops of `block` on a path from `inputs` (all, if none) to `outputs` that
+    have a gradient.  With inputs, adds to `no_grad_set` the stop_gradient inputs off that path."""
+    input_names = {v.name for v in inputs}
+    output_names = {v.name for v in outputs}
+    relevant = [True] * len(block.ops)
+    if inputs:
+        for i, op in enumerate(block.ops):
+            if input_names.intersection(op.input_arg_names) and is_differentiable(op.type):
+                input_names.update(n for n in op.output_arg_names if n not in no_grad_set)
+            else:
+                relevant[i] = False
+    for i in reversed(range(len(block.ops))):
+        op = block.ops[i]
+        if output_names.intersection(op.output_arg_names) and is_differentiable(op.type):
+            output_names.update(n for n in op.input_arg_names if n not in no_grad_set)
+        else:
+            relevant[i] = False
+    path = [op for op, keep in zip(block.ops, relevant) if keep]
+    if inputs:
+        for op in path:
+            for n in op.input_arg_names:
+                if n not in input_names and block._var_recursive(n).stop_gradient:
+                    no_grad_set.add(n)
+    return path
+
+
+def _find_no_grad_vars(block, op_path, targets, no_grad_set):
+    """Outputs on the op path that nothing downstream uses (and that are not stop_gradient): their
+    gradients are never produced, so Paddle treats them as no-grad."""
+    output_names = {v.name for v in targets}
+    no_grad = set()
+    for op in reversed(op_path):
+        if "sub_block" not in op.attrs:
+            for n in op.output_arg_names:
+                if (n not in output_names and n not in op.input_arg_names
+                        and not block._var_recursive(n).stop_gradient):
+                    no_grad.add(n)
+        output_names.update(n for n in op.input_arg_names if n not in no_grad_set)
+    return no_grad
+
+
+def _get_stop_gradients_(program):
+    """{block idx: {v@GRAD for every stop_gradient var of the block}}, as Paddle's backward starts from."""
+    return {block.idx: {_append_grad_suffix_(v.name) for v in block.vars.values() if v.stop_gradient}
+            for block in program.blocks}
+
+
 def _op_path(block, targets, end_idx):
     """Ops (in order) up to end_idx that the targets depend on."""
     needed = set(targets)
@@ -198,6 +276,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     """Append the backward of `loss` (a [1] Variable) to its block; returns [(param, param@GRAD)]."""
     if not isinstance(loss, Variable):
         raise TypeError("append_backward: loss must be a Variable, got %s" % type(loss).__name__)
+    _check_var_collection(parameter_list, "parameter_list", "append_backward")
+    _check_var_collection(no_grad_set, "no_grad_set", "append_backward")
+    if callbacks is not None:
+        _check_type(callbacks, "callbacks", (list,), "append_backward")
     program = loss.block.program
     block = program.global_block()
     if loss.op is not None:
@@ -240,6 +322,10 @@ def _set_op_role_var(block, params_grads):
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
     """d(sum of targets)/d(inputs): a list with one grad Variable (or None) per input."""
+    _check_type(targets, "targets", (Variable, list), "gradients")
+    _check_type(inputs, "inputs", (Variable, list), "gradients")
+    _check_type(target_gradients, "target_gradients", (Variable, list, type(None)), "gradients")
+    _check_var_collection(no_grad_set, "no_grad_set", "gradients")
     targets = [targets] if isinstance(targets, Variable) else list(targets)
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     if target_gradients is not None:

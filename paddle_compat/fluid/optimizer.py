@@ -26,6 +26,11 @@ class Optimizer:
         self._learning_rate = float(learning_rate) if not isinstance(learning_rate, Variable) else learning_rate
         self.regularization = regularization
         self._name = name
+        if grad_clip is not None:
+            from .clip import BaseGradientClipAttr
+            if not isinstance(grad_clip, BaseGradientClipAttr):
+                raise TypeError("grad_clip must be a GradientClipByValue/ByNorm/ByGlobalNorm instance, got %r"
+                                % (grad_clip,))
         self._grad_clip = grad_clip
         self._dtype = None
         self._learning_rate_map = {}

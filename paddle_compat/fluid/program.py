@@ -6,6 +6,7 @@ import copy
 import itertools
 
 from .operator import (OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole, user_callsite)
+from .dtypes import VarType
 from .variable import Parameter, Variable
 
 _program_ids = itertools.count()
@@ -61,8 +62,13 @@ class Block:
     def create_var(self, **kwargs):
         name = kwargs.get("name")
         if name is not None and name in self.vars:
-            # Paddle returns the existing variable (create_var is idempotent by name).
-            return self.vars[name]
+            # Paddle returns the existing variable (create_var is idempotent by name), but refuses a
+            # different shape for it
+            old, shape = self.vars[name], kwargs.get("shape")
+            if shape is not None and old.shape and tuple(int(d) for d in shape) != tuple(old.shape):
+                raise ValueError("Variable %s has been created before with shape %s; the new shape %s does not "
+                                 "match" % (name, tuple(old.shape), tuple(shape)))
+            return old
         v = Variable(self, **kwargs)
         self.vars[v.name] = v
         self.program._bump()
@@ -149,7 +155,7 @@ class Block:
     def to_string(self, throw_on_error=False, with_details=False):
         lines = ["{ // block %d%s" % (self.idx, (" (parent %d)" % self.parent_idx) if self.parent_idx >= 0 else "")]
         for v in self.vars.values():
-            lines.append("    " + v.to_string())
+            lines.append("    " + v.to_string(throw_on_error, with_details))
         if self.vars:
             lines.append("")
         for op in self.ops:
@@ -298,9 +304,55 @@ class Program:
         return p
 
     def _prune(self, targets):
+        return self._prune_with_input([], targets)
+
+    def _prune_with_input(self, feeded_var_names, targets):
+        """The ops `targets` need, given the fed variables (Paddle's low-level pruning API)."""
         from .serialization import prune_for_inference
-        names = [t if isinstance(t, str) else t.name for t in (targets if isinstance(targets, (list, tuple)) else [targets])]
-        return prune_for_inference(self, [], names)
+        feeds = feeded_var_names if isinstance(feeded_var_names, (list, tuple)) else [feeded_var_names]
+        for v in feeds:
+            if not isinstance(v, str):
+                raise ValueError("_prune_with_input: feeded_var_names must hold variable names (str), got %r" % (v,))
+        targets = targets if isinstance(targets, (list, tuple)) else [targets]
+        names = [t if isinstance(t, str) else t.name for t in targets]
+        return prune_for_inference(self, list(feeds), names)
+
+    def _inference_optimize(self, prune_read_op=True):
+        """A copy with is_test set on the ops that have it; prune_read_op drops the reader ops up to and
+        including the first `read` of the global block and the reader variables (as Paddle does)."""
+        p = self.clone()
+        gb = p.global_block()
+        if prune_read_op:
+            read_idx = next((i for i, op in enumerate(gb.ops) if op.type == "read"), None)
+            if read_idx is not None:
+                gb.ops = gb.ops[read_idx + 1:]
+            for name in [n for n, v in gb.vars.items() if v.type == VarType.READER]:
+                del gb.vars[name]
+        for b in p.blocks:
+            for op in b.ops:
+                if "is_test" in op.attrs:
+                    op.attrs["is_test"] = True
+        p._bump()
+        return p
+
+    def _copy_param_info_from(self, other):
+        """Turn this program's variables that are parameters of `other` into Parameters (as clone does)."""
+        if not isinstance(other, Program):
+            raise TypeError("Program._copy_param_info_from needs a source Program, got %s" % type(other).__name__)
+        gb = self.global_block()
+        for param in other.global_block().all_parameters():
+            if param.name in gb.vars and not isinstance(gb.vars[param.name], Parameter):
+                gb.vars[param.name] = param._copy_meta_to(gb)
+        self._bump()
+
+    def _copy_dist_param_info_from(self, other):
+        """Copy the distributed-training settings (transpiler marks) of `other`."""
+        if not isinstance(other, Program):
+            raise TypeError("Program._copy_dist_param_info_from needs a source Program, got %s"
+                            % type(other).__name__)
+        for name in ("_is_distributed", "_is_chief", "_endpoints", "_ps_endpoint", "_trainers_endpoints",
+                     "_distributed_lookup_table"):
+            setattr(self, name, copy.copy(getattr(other, name)))
 
 
 def _drop_grad_vars(program):

@@ -46,6 +46,11 @@ class Variable:
     def ndim(self):
         return len(self.shape)
 
+    @property
+    def grad_name(self):
+        """The name this variable's gradient gets: <name>@GRAD."""
+        return self.name + "@GRAD"
+
     def _copy_meta_to(self, block, cls=None, **extra):
         kw = dict(type=self.type, name=self.name, shape=self.shape, dtype=self.dtype, lod_level=self.lod_level,
                   persistable=self.persistable, error_clip=self.error_clip, stop_gradient=self.stop_gradient,
@@ -61,7 +66,11 @@ class Variable:
             s += ".lod_level(%d)" % self.lod_level
         if self.stop_gradient:
             s += ".stop_gradient(True)"
+        if with_details:   # Paddle's with_details adds the Python-side attributes
+            s += " {%s}" % ", ".join("%s: %r" % (k, getattr(self, k)) for k in self._DETAILS)
         return s
+
+    _DETAILS = ("persistable", "stop_gradient", "error_clip", "is_data", "need_check_feed")
 
     def __str__(self):
         return self.to_string()
@@ -103,8 +112,11 @@ class Parameter(Variable):
                                   **extra)
         return v
 
+    _DETAILS = Variable._DETAILS + ("trainable", "optimize_attr", "regularizer", "gradient_clip_attr",
+                                    "do_model_average")
+
     def to_string(self, throw_on_error=False, with_details=False):
-        s = super().to_string()
+        s = super().to_string(throw_on_error, with_details)
         return ("trainable param " if self.trainable else "param ") + s[len("persist "):]
 
     def __repr__(self):

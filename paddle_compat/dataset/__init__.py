@@ -1,0 +1,13 @@
+"""Paddle 1.x's `paddle.dataset`: reader creators over the files Paddle's readers read.
+
+Files are looked up in Paddle's cache directory (`common.DATA_HOME`, `~/.cache/paddle/dataset`); nothing is
+downloaded: a missing file raises `DatasetFileMissing`, naming the path to put it at and the URL Paddle fetched
+it from.  Samples have Paddle 1.8's format (dtypes, shapes, normalisation, word ids).
+"""
+
+from . import common  # noqa: F401
+from . import (cifar, conll05, flowers, imdb, imikolov, mnist, movielens, uci_housing,  # noqa: F401
+               wmt14, wmt16)
+
+__all__ = ["mnist", "imikolov", "imdb", "cifar", "movielens", "conll05", "uci_housing", "wmt14", "wmt16",
+           "flowers", "common"]
