@@ -282,3 +282,11 @@ Adam = AdamOptimizer
 Adagrad = AdagradOptimizer
 RMSProp = RMSPropOptimizer
 Adamax = AdamaxOptimizer
+
+# Paddle 1.8's other optimizers live in their own modules; fluid.optimizer offers them all, as Paddle's does.
+from .optimizer_adaptive import *  # noqa: F401,F403,E402
+from .optimizer_adaptive import Lamb, __all__ as _adaptive_all  # noqa: E402
+from .optimizer_wrappers import *  # noqa: F401,F403,E402
+from .optimizer_wrappers import __all__ as _wrappers_all  # noqa: E402
+
+__all__ += _adaptive_all + _wrappers_all + ["Lamb"]
