@@ -17,6 +17,7 @@ from .parallel_executor import ParallelExecutor
 from .param_attr import ParamAttr, WeightNormParamAttr
 from . import transpiler  # noqa: E402
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory_optimize, release_memory
+from . import contrib  # noqa: E402
 
 Tensor = LoDTensor
 
@@ -42,5 +43,5 @@ __all__ = [
     "data", "embedding", "force_init_on_cpu", "init_on_cpu",
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
-    "DataFeeder", "reader",
+    "DataFeeder", "reader", "contrib",
 ]
