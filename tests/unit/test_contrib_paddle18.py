@@ -145,3 +145,36 @@ def test_distributed_batch_reader_takes_every_nth_batch(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINER_ID", "3")
     with pytest.raises(ValueError, match="PADDLE_TRAINER_ID"):
         fluid.contrib.distributed_batch_reader(lambda: iter(()))
+
+
+with open(os.path.join(DATA, "contrib_layers.json")) as _fh:
+    LAYERS_REF = json.load(_fh)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("i", range(len(LAYERS_REF["cases"])))
+def test_partial_layers_match_paddle18(i):
+    c = LAYERS_REF["cases"][i]
+    a0, b0 = np.array(LAYERS_REF["a"], "float32"), np.array(LAYERS_REF["b"], "float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a = fluid.layers.data("a", shape=[3, 4], dtype="float32", append_batch_size=False)
+        b = fluid.layers.data("b", shape=[3, 4], dtype="float32", append_batch_size=False)
+        a.stop_gradient = b.stop_gradient = False
+        out = getattr(fluid.contrib.layers, c["layer"])([a, b], **c["attrs"])
+        assert list(out.shape) == list(np.array(c["out"]).shape)
+        w = np.linspace(-1.0, 1.5, int(np.prod(out.shape)), dtype="float32").reshape(out.shape)
+        ga, gb = fluid.gradients([fluid.layers.reduce_sum(out * fluid.layers.assign(w))], [a, b])
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    o, g1, g2 = exe.run(main, feed={"a": a0, "b": b0}, fetch_list=[out, ga, gb])
+    for got, key in ((o, "out"), (g1, "grad_a"), (g2, "grad_b")):
+        np.testing.assert_allclose(got, c[key], rtol=1e-5, atol=1e-6, err_msg="%s %s" % (c, key))
+
+
+def test_partial_layers_name_bad_spans():
+    x = fluid.layers.data("x", shape=[4], dtype="float32")
+    with pytest.raises(ValueError, match="start_index=3, length=2"):
+        fluid.contrib.layers.partial_sum([x, x], start_index=3, length=2)
+    with pytest.raises(TypeError, match="non-empty list"):
+        fluid.contrib.layers.partial_concat(x)
