@@ -8,6 +8,7 @@ Where Paddle branches with `layers.Switch` (sub-blocks), we select with a 0/1 fl
 import contextlib
 
 from . import framework, layers, unique_name
+from .dtypes import FLOAT_TYPES, convert_dtype
 from .framework import Program, default_main_program, default_startup_program, program_guard
 from .layer_helper import LayerHelper
 from .optimizer import Optimizer
@@ -88,7 +89,10 @@ class ExponentialMovingAverage:
         with default_main_program()._lr_schedule_guard():
             decay_var = layers.create_global_var(shape=[1], value=self._decay, dtype="float32", persistable=True,
                                                  name="scheduled_ema_decay_rate")
-            if self._thres_steps is not None:
+            # Paddle 1.8 computes (t + 1) / (t + 10) in t's own dtype: for an integer step counter that is
+            # integer division, 0, and its `0 < int(decay)` test is false, so the decay stays constant. We
+            # keep that (a float thres_steps gets the schedule min(decay, (t + 1) / (t + 10))).
+            if self._thres_steps is not None and convert_dtype(self._thres_steps.dtype) in FLOAT_TYPES:
                 t = layers.cast(self._thres_steps, "float32")
                 decay_t = layers.elementwise_div(t + 1.0, t + 10.0)
                 layers.assign(layers.elementwise_min(decay_t, layers.fill_constant([1], "float32", self._decay)),

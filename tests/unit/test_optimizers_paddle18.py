@@ -63,6 +63,11 @@ WRAPPED = {
     "lookahead": (lambda: O.LookaheadOptimizer(O.SGD(0.1), alpha=0.5, k=2), None),
     "recompute_adam": (lambda: O.RecomputeOptimizer(O.Adam(0.05)), None),
     "ema": (lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(0.9)),
+    "ema_thres_steps": (lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(
+        0.9, thres_steps=fluid.layers.autoincreased_step_counter(counter_name="@THRES_STEP@"))),
+    "ema_float_thres_steps": (lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(
+        0.9, thres_steps=fluid.layers.cast(fluid.layers.autoincreased_step_counter(counter_name="@THRES_STEP@"),
+                                           "float32"))),
     "model_average": (lambda: O.SGD(0.1), lambda: O.ModelAverage(0.5, min_average_window=2, max_average_window=3)),
 }
 

@@ -56,6 +56,11 @@ O = fluid.optimizer
 out["lookahead"] = train(lambda: O.LookaheadOptimizer(O.SGD(0.1), alpha=0.5, k=2))
 out["recompute_adam"] = train(lambda: O.RecomputeOptimizer(O.Adam(0.05)))
 out["ema"] = train(lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(0.9))
+out["ema_thres_steps"] = train(lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(
+    0.9, thres_steps=fluid.layers.autoincreased_step_counter(counter_name="@THRES_STEP@")))
+out["ema_float_thres_steps"] = train(lambda: O.SGD(0.1), lambda: O.ExponentialMovingAverage(
+    0.9, thres_steps=fluid.layers.cast(fluid.layers.autoincreased_step_counter(counter_name="@THRES_STEP@"),
+                                       "float32")))
 out["model_average"] = train(lambda: O.SGD(0.1), lambda: O.ModelAverage(0.5, min_average_window=2,
                                                                           max_average_window=3))
 with open(os.path.join(HERE, "optimizers.json"), "w") as f:
