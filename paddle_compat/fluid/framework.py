@@ -115,3 +115,8 @@ def cpu_places(device_count=None):
     if device_count is None:
         device_count = int(os.environ.get("CPU_NUM", "1"))
     return [CPUPlace() for _ in range(device_count)]
+
+
+from .core import is_compiled_with_cuda  # noqa: E402,F401  (Paddle offers it here too)
+from .framework_misc import (cuda_pinned_places, device_guard, get_flags, require_version,  # noqa: E402,F401
+                             set_flags)
