@@ -178,3 +178,32 @@ def test_partial_layers_name_bad_spans():
         fluid.contrib.layers.partial_sum([x, x], start_index=3, length=2)
     with pytest.raises(TypeError, match="non-empty list"):
         fluid.contrib.layers.partial_concat(x)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("i", range(len(LAYERS_REF["fused"])))
+def test_fused_elemwise_activation_matches_paddle18(i):
+    c = LAYERS_REF["fused"][i]
+    a0, b_all = np.array(LAYERS_REF["a"], "float32"), np.array(LAYERS_REF["b"], "float32")
+    b0 = b_all if len(c["y_shape"]) == 2 else b_all[0, :c["y_shape"][0]]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a = fluid.layers.data("a", shape=[3, 4], dtype="float32", append_batch_size=False)
+        b = fluid.layers.data("b", shape=c["y_shape"], dtype="float32", append_batch_size=False)
+        a.stop_gradient = b.stop_gradient = False
+        out = fluid.contrib.layers.fused_elemwise_activation(a, b, c["functors"], **c["attrs"])
+        w = np.linspace(-1.0, 1.5, 12, dtype="float32").reshape(3, 4)
+        ga, gb = fluid.gradients([fluid.layers.reduce_sum(out * fluid.layers.assign(w))], [a, b])
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    o, g1, g2 = exe.run(main, feed={"a": a0, "b": np.ascontiguousarray(b0)}, fetch_list=[out, ga, gb])
+    for got, key in ((o, "out"), (g1, "grad_a"), (g2, "grad_b")):
+        np.testing.assert_allclose(got, c[key], rtol=1e-5, atol=1e-6, err_msg="%s %s" % (c["functors"], key))
+
+
+def test_fused_elemwise_activation_rejects_bad_functors():
+    x = fluid.layers.data("x", shape=[4], dtype="float32")
+    with pytest.raises(ValueError, match="binary/unary pair"):
+        fluid.contrib.layers.fused_elemwise_activation(x, x, ["relu", "tanh"])
+    with pytest.raises(ValueError, match="length should be 2"):
+        fluid.contrib.layers.fused_elemwise_activation(x, x, ["relu"])

@@ -47,3 +47,55 @@ def partial_concat(op, ctx):
         start, end = _span(xs[0].shape[1], attrs, "partial_concat")
         return torch.cat([x[:, start:end] for x in xs], 1)
     return k
+
+
+# fused_elemwise_activation: functor_list [f1, f2]. With a binary f1: Out = f1(X, f2(Y)), IntermediateOut =
+# f2(Y); with a unary f1: Out = f1(f2(X, Y)), IntermediateOut = f2(X, Y). Y broadcasts into X from `axis`.
+_BINARY = {"elementwise_add": lambda a, b: a + b, "elementwise_mul": lambda a, b: a * b}
+_UNARY = {"scale": None, "relu": lambda t: torch.relu(t), "tanh": lambda t: torch.tanh(t),
+          "sigmoid": lambda t: torch.sigmoid(t)}
+
+
+def _functors(attrs):
+    fl = attrs.get("functor_list")
+    if isinstance(fl, str):
+        fl = fl.split(",")
+    if not isinstance(fl, (list, tuple)) or len(fl) != 2:
+        raise ValueError("fused_elemwise_activation: functor_list must name 2 functors, got %r" % (fl,))
+    f1, f2 = fl
+    if f1 in _BINARY and f2 in _UNARY or f1 in _UNARY and f2 in _BINARY:
+        return f1, f2
+    raise ValueError("fused_elemwise_activation: functor_list %s is not a binary/unary pair of %s and %s"
+                     % (list(fl), sorted(_BINARY), sorted(_UNARY)))
+
+
+def _fused_infer(ins, attrs):
+    x, y = ins["X"][0], ins["Y"][0]
+    f1, _ = _functors(attrs)
+    inter = y if f1 in _BINARY else x
+    return {"Out": OutMeta(x.shape, x.dtype, x.lod_level), "IntermediateOut": OutMeta(inter.shape, x.dtype)}
+
+
+@defop("fused_elemwise_activation", inputs=("X", "Y"), outputs=("Out", "IntermediateOut"),
+       infer_shape=_fused_infer)
+def fused_elemwise_activation(op, ctx):
+    attrs = dict(op.attrs)
+    f1, f2 = _functors(attrs)
+    axis, scale = int(attrs.get("axis", -1)), float(attrs.get("scale", 0.0))
+
+    def unary(name, t):
+        return t * scale if name == "scale" else _UNARY[name](t)
+
+    def bcast(x, y):
+        if y.dim() == x.dim():
+            return y
+        start = x.dim() - y.dim() if axis == -1 else axis
+        return y.reshape([1] * start + list(y.shape) + [1] * (x.dim() - start - y.dim()))
+
+    def k(x, y):
+        if f1 in _BINARY:
+            inter = unary(f2, y)
+            return _BINARY[f1](x, bcast(x, inter)), inter
+        inter = _BINARY[f2](x, bcast(x, y))
+        return unary(f1, inter), inter
+    return k
