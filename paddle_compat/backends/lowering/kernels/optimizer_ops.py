@@ -1,8 +1,8 @@
 """Optimizer ops, updating parameters and state in place (ParamOut is Param, as Paddle's programs say).
 
 Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
-adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py). Row-sparse gradients (torch sparse COO, Paddle's SelectedRows; see
-backends/selected_rows.py) follow Paddle's sparse kernels:
+adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py). Row-sparse
+gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.py) follow Paddle's sparse kernels:
   sgd      updates only the gradient's rows, one row entry at a time in the order given (repeats are
            applied one after the other, as Paddle's loop does; no merge);
   adagrad  merges repeated rows, then updates moment and param on those rows only;
