@@ -22,6 +22,7 @@ from . import install_check  # noqa: E402
 from .framework_misc import cuda_pinned_places, device_guard, get_flags, require_version, set_flags  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
+from .io_state import load, save  # noqa: E402
 
 Tensor = LoDTensor
 
@@ -48,5 +49,5 @@ __all__ = [
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
     "DataFeeder", "reader", "contrib", "install_check", "cuda_pinned_places", "device_guard", "get_flags",
-    "require_version", "set_flags", "learning_rate_decay", "HashName", "RoundRobin",
+    "require_version", "set_flags", "learning_rate_decay", "HashName", "RoundRobin", "save", "load",
 ]

@@ -47,6 +47,7 @@ class Optimizer:
         self._learning_rate_map[prog] = layers.create_global_var(
             name=unique_name.generate("learning_rate"), shape=[1], value=float(self._learning_rate),
             dtype=self._dtype or "float32", persistable=True)
+        self._learning_rate_map[prog].belong_to_optimizer = True    # saved in .pdopt, as Paddle does
 
     def _create_param_lr(self, param_and_grad):
         param = param_and_grad[0]
