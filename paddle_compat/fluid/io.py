@@ -220,3 +220,7 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
 from .io_state import load, load_program_state, save, set_program_state  # noqa: E402,F401
 
 __all__ += ["save", "load", "load_program_state", "set_program_state"]
+from .reader_decorator import ComposeNotAligned  # noqa: E402,F401
+from .reader_parallel import default_collate_fn, multiprocess_reader, xmap_readers  # noqa: E402,F401
+
+__all__ += ["ComposeNotAligned", "default_collate_fn", "multiprocess_reader", "xmap_readers"]
