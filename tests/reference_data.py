@@ -85,4 +85,6 @@ def make_optimizer(fluid, opt, lr):
         return fluid.optimizer.SGD(learning_rate=lr)
     if opt == "adam":
         return fluid.optimizer.Adam(learning_rate=lr, beta1=0.9, beta2=0.999, epsilon=1e-8)
+    if opt == "ftrl":
+        return fluid.optimizer.Ftrl(learning_rate=lr, l1=1e-3)
     raise ValueError(opt)

@@ -10,7 +10,8 @@ every trainer issues the same collectives in the same order. Bucket sizes follow
 
 import torch
 
-from ..fluid.framework import GRAD_SUFFIX, Parameter
+from ..fluid.framework import Parameter
+from ..ops.roles import GRAD_SUFFIX
 
 __all__ = ["GradAllReducer", "FIRST_BUCKET_BYTES", "BUCKET_BYTES"]
 

@@ -9,8 +9,8 @@ persistable per place and inserted the allreduce between backward and optimizer 
 A pure pass: the given program is not modified.
 """
 
-from ..fluid.backward import is_autograd_op
-from ..fluid.framework import GRAD_SUFFIX, Parameter
+from ..fluid.framework import Parameter
+from ..ops.roles import GRAD_SUFFIX, is_autograd_op
 from ..fluid.program import notify_changed
 
 __all__ = ["StepSplit", "split_step"]

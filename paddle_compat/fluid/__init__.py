@@ -17,6 +17,12 @@ from .parallel_executor import ParallelExecutor
 from .param_attr import ParamAttr, WeightNormParamAttr
 from . import transpiler  # noqa: E402
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory_optimize, release_memory
+from . import contrib  # noqa: E402
+from . import install_check  # noqa: E402
+from .framework_misc import cuda_pinned_places, device_guard, get_flags, require_version, set_flags  # noqa: E402
+from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
+from .transpiler import HashName, RoundRobin  # noqa: E402
+from .io_state import load, save  # noqa: E402
 
 Tensor = LoDTensor
 
@@ -42,5 +48,6 @@ __all__ = [
     "data", "embedding", "force_init_on_cpu", "init_on_cpu",
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
-    "DataFeeder", "reader",
+    "DataFeeder", "reader", "contrib", "install_check", "cuda_pinned_places", "device_guard", "get_flags",
+    "require_version", "set_flags", "learning_rate_decay", "HashName", "RoundRobin", "save", "load",
 ]

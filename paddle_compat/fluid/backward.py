@@ -12,24 +12,12 @@ from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
 from ..ops import facts as _facts, is_differentiable, no_grad_slots
+from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 
 # Kept for scripts and tests that imported it from here; the facts live in paddle_compat/ops.
 NON_DIFFERENTIABLE_OPS = _facts.NON_DIFFERENTIABLE
-
-
-def is_autograd_op(op):
-    """True for ops append_backward recorded (computed together by the autograd lowering)."""
-    role = op.attrs.get(OP_ROLE_KEY, 0)
-    if not role & OpRole.Backward or role & OpRole.Loss:
-        return False
-    if op.type.endswith("_grad"):
-        return True
-    if op.type == "sum":
-        names = op.input_arg_names + op.output_arg_names
-        return bool(names) and all(GRAD_SUFFIX in n for n in names)
-    return False
 
 
 def _names(xs):

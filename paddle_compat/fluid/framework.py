@@ -8,6 +8,7 @@ import contextlib
 
 from . import unique_name
 from .dtypes import VarDesc, VarType, convert_dtype, convert_np_dtype_to_dtype_, dtype_name
+from ..ops.roles import GRAD_SUFFIX, grad_var_name  # noqa: F401  (Paddle has them here)
 from .operator import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, Operator, OpRole)
 from .program import Block, Program, change_hooks, notify_changed
 from .variable import Parameter, Variable
@@ -19,13 +20,10 @@ __all__ = [
     "grad_var_name", "GRAD_SUFFIX",
 ]
 
-GRAD_SUFFIX = "@GRAD"
 EMPTY_VAR_NAME = "@EMPTY@"
 TEMP_VAR_NAME = "@TEMP@"
 
 
-def grad_var_name(name):
-    return name + GRAD_SUFFIX
 
 
 _main_program_ = Program()
@@ -117,3 +115,8 @@ def cpu_places(device_count=None):
     if device_count is None:
         device_count = int(os.environ.get("CPU_NUM", "1"))
     return [CPUPlace() for _ in range(device_count)]
+
+
+from .core import is_compiled_with_cuda  # noqa: E402,F401  (Paddle offers it here too)
+from .framework_misc import (cuda_pinned_places, device_guard, get_flags, require_version,  # noqa: E402,F401
+                             set_flags)

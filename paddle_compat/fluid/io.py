@@ -217,3 +217,13 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     load_persistables(executor, dirname, program, params_filename)
     gb = program.global_block()
     return [program, list(model["feed_var_names"]), [gb.var(n) for n in model["fetch_var_names"]]]
+
+
+# Paddle 1.6+'s state files (fluid.save / fluid.load), in a module of their own
+from .io_state import load, load_program_state, save, set_program_state  # noqa: E402,F401
+
+__all__ += ["save", "load", "load_program_state", "set_program_state"]
+from .reader_decorator import ComposeNotAligned  # noqa: E402,F401
+from .reader_parallel import default_collate_fn, multiprocess_reader, xmap_readers  # noqa: E402,F401
+
+__all__ += ["ComposeNotAligned", "default_collate_fn", "multiprocess_reader", "xmap_readers"]

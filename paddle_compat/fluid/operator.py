@@ -5,23 +5,8 @@ import os
 import sys
 
 
-class OpRole:
-    """Paddle's op_role bits (core.op_proto_and_checker_maker.OpRole)."""
-    Forward = 0x0000
-    Backward = 0x0001
-    Optimize = 0x0002
-    RPC = 0x0004
-    Dist = 0x0008
-    LRSched = 0x0010
-    Loss = 0x0100
-    Collective = 0x0200  # not a Paddle 1.x bit; marks ops inserted by the collective transpiler
-    NotSpecified = 0x1000
-
-
-OP_ROLE_KEY = "op_role"
-OP_ROLE_VAR_KEY = "op_role_var"
-OP_NAMESCOPE_KEY = "op_namescope"
-OP_CALLSTACK_KEY = "op_callstack"
+from ..ops.roles import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY,  # noqa: F401
+                         OpRole)
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

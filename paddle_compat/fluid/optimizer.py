@@ -52,6 +52,7 @@ class Optimizer:
         self._learning_rate_map[prog] = layers.create_global_var(
             name=unique_name.generate("learning_rate"), shape=[1], value=float(self._learning_rate),
             dtype=self._dtype or "float32", persistable=True)
+        self._learning_rate_map[prog].belong_to_optimizer = True    # saved in .pdopt, as Paddle does
 
     def _create_param_lr(self, param_and_grad):
         param = param_and_grad[0]
@@ -287,3 +288,11 @@ Adam = AdamOptimizer
 Adagrad = AdagradOptimizer
 RMSProp = RMSPropOptimizer
 Adamax = AdamaxOptimizer
+
+# Paddle 1.8's other optimizers live in their own modules; fluid.optimizer offers them all, as Paddle's does.
+from .optimizer_adaptive import *  # noqa: F401,F403,E402
+from .optimizer_adaptive import Lamb, __all__ as _adaptive_all  # noqa: E402
+from .optimizer_wrappers import *  # noqa: F401,F403,E402
+from .optimizer_wrappers import __all__ as _wrappers_all  # noqa: E402
+
+__all__ += _adaptive_all + _wrappers_all + ["Lamb"]

@@ -6,7 +6,8 @@
 import itertools
 import random
 
-__all__ = ["batch", "shuffle", "buffered", "chain", "compose", "map_readers", "firstn", "cache"]
+__all__ = ["batch", "shuffle", "buffered", "chain", "compose", "map_readers", "firstn", "cache",
+           "ComposeNotAligned"]
 
 
 def batch(reader, batch_size, drop_last=False):
@@ -51,6 +52,10 @@ def chain(*readers):
     return reader
 
 
+class ComposeNotAligned(ValueError):
+    """compose(..., check_alignment=True): the readers gave different numbers of samples."""
+
+
 def compose(*readers, check_alignment=True):
     def make_tuple(x):
         return x if isinstance(x, tuple) else (x,)
@@ -59,7 +64,7 @@ def compose(*readers, check_alignment=True):
         its = [r() for r in readers]
         for outputs in (itertools.zip_longest(*its) if check_alignment else zip(*its)):
             if check_alignment and any(o is None for o in outputs):
-                raise ValueError("compose: the readers are not aligned (one ended early)")
+                raise ComposeNotAligned("compose: the readers are not aligned (one ended early)")
             yield sum((make_tuple(o) for o in outputs), ())
     return reader
 

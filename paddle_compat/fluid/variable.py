@@ -81,10 +81,6 @@ class Variable:
     # identity-based hashing: __eq__ is overloaded into an elementwise op (as in Paddle)
     __hash__ = object.__hash__
 
-    def astype(self, dtype):
-        from .layers import tensor
-        return tensor.cast(self, dtype)
-
 
 class Parameter(Variable):
     """A trainable, persistable variable of the global block."""

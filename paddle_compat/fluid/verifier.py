@@ -3,7 +3,7 @@
 Tests install it as a change hook (tests/conftest.py), so it runs after every public program change.
 """
 
-from .backward import is_autograd_op
+from ..ops.roles import is_autograd_op
 
 __all__ = ["verify", "ProgramError"]
 

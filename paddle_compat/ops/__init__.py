@@ -5,6 +5,7 @@
     ops.get("cumsum").factory            # the kernel factory the lowering calls
     ops.is_differentiable("cumsum")      # what append_backward and autograd regions need
 
+Op roles, the grad-name suffix and `is_autograd_op` live in ops/roles.py.
 Definitions live in ops/defs/ (new form, `defop`) and backends/lowering/kernels/ (older, kernel-only form,
 `register_kernel`, with grad facts in ops/facts.py). Importing this package imports no torch.
 """

@@ -18,8 +18,15 @@ CLAIMED = {
         "append_backward", "gradients", "cpu_places", "cuda_places", "in_dygraph_mode", "is_compiled_with_cuda",
         "data", "embedding", "force_init_on_cpu", "init_on_cpu", "layers", "optimizer", "initializer",
         "regularizer", "clip", "io", "backward", "unique_name", "framework", "executor", "core", "compiler",
-        "transpiler", "param_attr", "fluid", "metrics", "nets", "profiler", "DataFeeder", "reader",
+        "transpiler", "param_attr", "fluid", "metrics", "nets", "profiler", "DataFeeder", "reader", "contrib",
+        "install_check", "cuda_pinned_places", "device_guard", "get_flags", "require_version", "set_flags",
+        "learning_rate_decay", "HashName", "RoundRobin", "save", "load",
     ],
+    "paddle_compat.fluid.contrib": ["mixed_precision", "extend_with_decoupled_weight_decay", "memory_usage",
+                                    "op_freq_statistic", "distributed_batch_reader", "partial_sum",
+                                    "partial_concat", "fused_elemwise_activation"],
+    "paddle_compat.fluid.contrib.mixed_precision": ["decorate", "AutoMixedPrecisionLists"],
+    "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation"],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu"],
@@ -67,7 +74,10 @@ CLAIMED = {
     ],
     "paddle_compat.fluid.optimizer": [
         "SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "Adamax", "SGDOptimizer", "MomentumOptimizer",
-        "AdamOptimizer", "AdagradOptimizer", "RMSPropOptimizer", "AdamaxOptimizer",
+        "AdamOptimizer", "AdagradOptimizer", "RMSPropOptimizer", "AdamaxOptimizer", "Ftrl", "FtrlOptimizer",
+        "DecayedAdagrad", "DecayedAdagradOptimizer", "Adadelta", "AdadeltaOptimizer", "Lamb", "LambOptimizer",
+        "LarsMomentum", "LarsMomentumOptimizer", "Dpsgd", "DpsgdOptimizer", "DGCMomentumOptimizer",
+        "ExponentialMovingAverage", "ModelAverage", "LookaheadOptimizer", "RecomputeOptimizer",
     ],
     "paddle_compat.fluid.regularizer": ["L1Decay", "L2Decay", "L1DecayRegularizer", "L2DecayRegularizer"],
     "paddle_compat.fluid.clip": ["GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm",
@@ -75,6 +85,8 @@ CLAIMED = {
     "paddle_compat.fluid.io": [
         "save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
         "save_inference_model", "load_inference_model", "DataLoader", "PyReader", "batch", "shuffle",
+        "save", "load", "load_program_state", "set_program_state", "xmap_readers", "multiprocess_reader",
+        "default_collate_fn", "ComposeNotAligned",
         "buffered", "chain", "compose", "map_readers", "firstn", "cache",
     ],
     "paddle_compat.fluid.backward": ["append_backward", "gradients", "calc_gradient"],
@@ -102,9 +114,38 @@ KNOWN_GAPS = {
         "beam_search": "decoding ops are not implemented",
     },
     "paddle_compat.fluid.optimizer": {
-        "Ftrl": "not implemented", "Lamb": "not implemented", "LarsMomentum": "not implemented",
-        "DGCMomentumOptimizer": "GPU-only gradient compression, not implemented",
-        "ModelAverage": "not implemented", "ExponentialMovingAverage": "not implemented",
+        "PipelineOptimizer": "pipeline parallelism over device sections is not implemented",
+        "GradientMergeOptimizer": "not part of Paddle 1.8's fluid.optimizer",
+    },
+    "paddle_compat.fluid.contrib": {
+        "BasicGRUUnit": "recurrent layers belong with the RNN work (not here)",
+        "BasicLSTMUnit": "recurrent layers belong with the RNN work (not here)",
+        "basic_gru": "recurrent layers belong with the RNN work (not here)",
+        "basic_lstm": "recurrent layers belong with the RNN work (not here)",
+        "InitState": "contrib.decoder needs While/beam-search control flow",
+        "StateCell": "contrib.decoder needs While/beam-search control flow",
+        "TrainingDecoder": "contrib.decoder needs While/beam-search control flow",
+        "BeamSearchDecoder": "contrib.decoder needs While/beam-search control flow",
+        "Compressor": "PaddleSlim compression (pruning, distillation) is out of scope",
+        "QuantizeTranspiler": "quantization-aware training is out of scope",
+        "HDFSClient": "needs a Hadoop client; out of scope",
+        "multi_download": "HDFS utility; out of scope",
+        "multi_upload": "HDFS utility; out of scope",
+        "convert_dist_to_sparse_program": "PSLib (Baidu's closed parameter server) only",
+        "load_persistables_for_increment": "PSLib (Baidu's closed parameter server) only",
+        "load_persistables_for_inference": "PSLib (Baidu's closed parameter server) only",
+        "ctr_metric_bundle": "not implemented",
+        "multiclass_nms2": "a detection op (detection is out of scope)",
+        "fused_embedding_seq_pool": "not implemented",
+        "sequence_topk_avg_pooling": "not implemented (text-matching contrib op)",
+        "var_conv_2d": "not implemented (text-matching contrib op)",
+        "match_matrix_tensor": "not implemented (text-matching contrib op)",
+        "search_pyramid_hash": "not implemented (text-matching contrib op)",
+        "tree_conv": "not implemented",
+        "shuffle_batch": "not implemented",
+        "rank_attention": "not implemented",
+        "tdm_child": "tree-based deep model ops are not implemented",
+        "tdm_sampler": "tree-based deep model ops are not implemented",
     },
     "paddle_compat": {
         "dygraph": "imperative mode is out of scope (static Fluid programs only)",
@@ -138,3 +179,65 @@ def test_known_gaps_are_really_absent(module):
     mod = importlib.import_module(module)
     present = [n for n in KNOWN_GAPS[module] if hasattr(mod, n)]
     assert not present, "listed as gaps but present (update KNOWN_GAPS): %s" % present
+
+
+# ---- Coverage of Paddle 1.8.5's public names (tests/data/paddle18/public_api.json, recorded by
+# make_public_api.py from each module's __all__). Detection ops and probability distributions are not counted:
+# the names are listed in the data file under "excluded".
+import json  # noqa: E402
+import os  # noqa: E402
+
+PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "public_api.json")
+
+# The fraction of Paddle 1.8.5's names each module must offer: set to what is true today, raised as names land
+# (the target is 0.90 for fluid.layers and 0.90 overall).
+REQUIRED_COVERAGE = {
+    "paddle.fluid.layers": 0.39,
+    "paddle.fluid.optimizer": 0.96,
+    "paddle.fluid.contrib": 0.22,
+    "paddle.fluid": 0.79,
+    "paddle.fluid.io": 1.0,
+    "overall": 0.56,
+}
+
+
+def _paddle18_names():
+    with open(PUBLIC_API) as fh:
+        data = json.load(fh)
+    out = {}
+    for mod, names in data["modules"].items():
+        skip = set()
+        for group in data["excluded"].get(mod, {}).values():
+            skip.update(group)
+        out[mod] = [n for n in names if n not in skip]
+    return out
+
+
+def _ours(paddle_module):
+    name = "paddle_compat.fluid" + paddle_module[len("paddle.fluid"):]
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def coverage():
+    """{paddle module: (offered names, missing names)}."""
+    res = {}
+    for mod, names in sorted(_paddle18_names().items()):
+        ours = _ours(mod)
+        have = [n for n in names if ours is not None and hasattr(ours, n)]
+        res[mod] = (have, sorted(set(names) - set(have)))
+    return res
+
+
+def test_public_api_coverage_of_paddle18():
+    cov = coverage()
+    have = sum(len(h) for h, _ in cov.values())
+    total = sum(len(h) + len(m) for h, m in cov.values())
+    report = ["%s: %d of %d; missing: %s" % (mod, len(h), len(h) + len(m), " ".join(m))
+              for mod, (h, m) in cov.items() if m]
+    fractions = {mod: len(h) / float(len(h) + len(m)) for mod, (h, m) in cov.items()}
+    fractions["overall"] = have / float(total)
+    low = {k: round(fractions[k], 3) for k, need in REQUIRED_COVERAGE.items() if fractions[k] < need}
+    assert not low, "coverage below REQUIRED_COVERAGE %s:\n%s" % (low, "\n".join(report))

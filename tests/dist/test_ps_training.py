@@ -20,6 +20,7 @@ SYNC_JOBS = [
     {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "lr_decay": True, "steps": 4},
     {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "slice": True, "split": "rr", "lr_decay": True, "steps": 4},
     {"model": "emb", "opt": "sgd", "lr": 0.5, "slice": True, "split": "rr", "steps": 4},
+    {"model": "mlp", "opt": "ftrl", "lr": 0.05, "slice": True, "split": "rr", "steps": 4},
 ]
 # trainer 1 stops after 2 steps and closes: trainer 0 goes on alone, nobody waits for a deadline
 UNEVEN = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 5, "steps_by_trainer": {"1": 2}}

@@ -120,7 +120,7 @@ def _adam_reference(lazy, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
         lr_t = lr * np.sqrt(c2) / c1
         m1[rows] = b1 * m1[rows] + (1 - b1) * g[rows]
         m2[rows] = b2 * m2[rows] + (1 - b2) * g[rows] ** 2
-        p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps * np.sqrt(c2))
+        p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps)   # Paddle 1.8.5: epsilon unscaled
     return p, m1
 
 

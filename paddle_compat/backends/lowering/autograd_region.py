@@ -6,8 +6,7 @@ forward variables. It yields the @GRAD variables that anything outside the regio
 send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
-from ...fluid.backward import is_autograd_op
-from ...fluid.framework import GRAD_SUFFIX
+from ...ops.roles import GRAD_SUFFIX, is_autograd_op
 
 
 class Region:

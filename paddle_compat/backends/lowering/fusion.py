@@ -14,7 +14,7 @@ of the group. Gradient ops are ignored here: the backward region computes them w
 
 import collections
 
-from ...fluid.backward import is_autograd_op
+from ...ops.roles import is_autograd_op
 from ...fluid.operator import Operator
 
 FUSED_TYPE = "fused_lookup_seqpool_sum"

@@ -3,6 +3,7 @@ Variables use elementwise_* with axis=-1."""
 
 from .. import unique_name
 from ..framework import Variable, default_main_program
+from . import tensor
 
 
 def _block(var):
@@ -78,3 +79,4 @@ def monkey_patch_variable():
     V.__eq__ = _binary("equal", out_bool=True)
     V.__ne__ = _binary("not_equal", out_bool=True)
     V.__hash__ = object.__hash__
+    V.astype = lambda self, dtype: tensor.cast(self, dtype)   # Paddle patches astype here too

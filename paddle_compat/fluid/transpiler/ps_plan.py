@@ -20,7 +20,7 @@ import numpy as np
 
 from ..dtypes import dtype_name
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..backward import is_autograd_op
+from ...ops.roles import is_autograd_op
 from .ps_slicing import VarBlock, block_rows, table_rows
 
 __all__ = ["PsPlan", "build_plan", "is_optimizer_op"]

@@ -6,7 +6,7 @@
 
 Each spec is one training job run in turn by every process of the cluster (process start-up is the slow
 part of a dist test, so one launch runs several configurations). Spec keys: model (mlp|fit_a_line|emb: an is_sparse embedding),
-opt (sgd|adam), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), steps, start (first step),
+opt (sgd|adam|ftrl), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), steps, start (first step),
 save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..registry import register
-from .common import attr
+from .common import attr, softmax_shift
 
 _SIMPLE = {
     "relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp, "log": torch.log,
@@ -68,7 +68,7 @@ def pow_(op, ctx):
 @register("softmax")
 def softmax(op, ctx):
     axis = attr(op, "axis", -1)
-    return lambda x: torch.softmax(x, axis)
+    return lambda x: torch.softmax(softmax_shift(x, axis), axis)
 
 
 @register("prelu", inputs=("X", "Alpha"))

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..registry import register
-from .common import attr
+from .common import attr, softmax_shift
 
 # Paddle's TolerableValue: -log(0) becomes this instead of inf.
 _KMAX = 1e20
@@ -20,7 +20,7 @@ def cross_entropy(op, ctx):
         lab = lab.long()
         valid = lab != ignore
         picked = torch.gather(x, -1, torch.where(valid, lab, torch.zeros_like(lab)))
-        loss = -torch.log(picked).clamp(max=_KMAX)
+        loss = -torch.log(picked).clamp(min=-_KMAX)
         return torch.where(valid, loss, torch.zeros_like(loss))
 
     def softl(x, label):
@@ -36,7 +36,7 @@ def softmax_with_cross_entropy(op, ctx):
     axis = attr(op, "axis", -1)
 
     def k(logits, label):
-        logp = torch.log_softmax(logits, axis)
+        logp = torch.log_softmax(softmax_shift(logits, axis), axis)
         if soft:
             loss = -(label * logp).sum(axis, keepdim=True)
         else:

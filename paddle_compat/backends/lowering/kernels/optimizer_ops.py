@@ -1,8 +1,8 @@
 """Optimizer ops, updating parameters and state in place (ParamOut is Param, as Paddle's programs say).
 
 Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
-scales epsilon by sqrt(1-beta2^t)). Row-sparse gradients (torch sparse COO, Paddle's SelectedRows; see
-backends/selected_rows.py) follow Paddle's sparse kernels:
+adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py). Row-sparse
+gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.py) follow Paddle's sparse kernels:
   sgd      updates only the gradient's rows, one row entry at a time in the order given (repeats are
            applied one after the other, as Paddle's loop does; no merge);
   adagrad  merges repeated rows, then updates moment and param on those rows only;
@@ -74,13 +74,13 @@ def adam(op, ctx):
             m2_r = m2.index_select(0, rows) * b2 + g * g * (1 - b2)
             m1.index_copy_(0, rows, m1_r)
             m2.index_copy_(0, rows, m2_r)
-            p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps * torch.sqrt(1 - b2p)))
+            p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
             p.index_copy_(0, rows, p_r)
         else:
             g = _dense(g)
             m1.mul_(b1).add_(g * (1 - b1))
             m2.mul_(b2).add_(g * g * (1 - b2))
-            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps * torch.sqrt(1 - b2p))))
+            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
         if in_place_pows:
             b1p.mul_(b1)
             b2p.mul_(b2)

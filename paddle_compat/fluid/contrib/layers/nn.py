@@ -1,0 +1,39 @@
+"""Contrib layers: partial_sum, partial_concat, fused_elemwise_activation."""
+
+from ...layers.helpers import append_defined, check_variable, single
+
+__all__ = ["partial_sum", "partial_concat", "fused_elemwise_activation"]
+
+
+def _inputs(input, layer):
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError("%s: input must be a non-empty list of Variables" % layer)
+    for i, x in enumerate(input):
+        check_variable(x, "input[%d]" % i, layer)
+    return list(input)
+
+
+def partial_concat(input, start_index=0, length=-1):
+    """Columns [start_index, start_index + length) of each 2-D input, concatenated (length -1: to the end)."""
+    attrs = {"start_index": int(start_index), "length": int(length)}
+    return single(append_defined("partial_concat", {"X": _inputs(input, "partial_concat")}, attrs))
+
+
+def partial_sum(input, start_index=0, length=-1):
+    """Columns [start_index, start_index + length) of each 2-D input, summed (length -1: to the end)."""
+    attrs = {"start_index": int(start_index), "length": int(length)}
+    return single(append_defined("partial_sum", {"X": _inputs(input, "partial_sum")}, attrs))
+
+
+def fused_elemwise_activation(x, y, functor_list, axis=-1, scale=0.0, save_intermediate_out=True):
+    """functor_list [binary, unary]: binary(x, unary(y)); [unary, binary]: unary(binary(x, y)). Binary:
+    elementwise_add, elementwise_mul; unary: scale (by `scale`), relu, tanh, sigmoid."""
+    check_variable(x, "x", "fused_elemwise_activation")
+    check_variable(y, "y", "fused_elemwise_activation")
+    if isinstance(functor_list, str):
+        functor_list = functor_list.split(",")
+    if not isinstance(functor_list, list) or len(functor_list) != 2:
+        raise ValueError("functor_list should be a list of str, and the length should be 2.")
+    attrs = {"axis": int(axis), "scale": float(scale), "save_intermediate_out": bool(save_intermediate_out),
+             "functor_list": list(functor_list)}
+    return single(append_defined("fused_elemwise_activation", {"X": x, "Y": y}, attrs))

@@ -1,0 +1,84 @@
+"""Smaller fluid.framework names of Paddle 1.8: cuda_pinned_places, device_guard, set_flags/get_flags,
+require_version. Kept apart from framework.py (the IR) because none of them touches a Program."""
+
+import contextlib
+import os
+import re
+
+__all__ = ["cuda_pinned_places", "device_guard", "set_flags", "get_flags", "require_version"]
+
+# The Fluid API version this package implements (what require_version compares with).
+FLUID_API_VERSION = "1.8.5"
+
+# Public FLAGS_* of Paddle 1.8 that scripts set, with Paddle's defaults. They are recorded and returned by
+# get_flags; none changes how this package runs (memory and kernels are torch's business here).
+_FLAGS = {
+    "FLAGS_eager_delete_tensor_gb": 0.0, "FLAGS_fraction_of_gpu_memory_to_use": 0.92,
+    "FLAGS_allocator_strategy": "auto_growth", "FLAGS_cudnn_deterministic": False,
+    "FLAGS_cudnn_exhaustive_search": False, "FLAGS_conv_workspace_size_limit": 512, "FLAGS_check_nan_inf": False,
+    "FLAGS_benchmark": False, "FLAGS_paddle_num_threads": 1, "FLAGS_use_mkldnn": False,
+    "FLAGS_fast_eager_deletion_mode": True, "FLAGS_memory_fraction_of_eager_deletion": 1.0,
+    "FLAGS_initial_gpu_memory_in_mb": 0, "FLAGS_reallocate_gpu_memory_in_mb": 0,
+    "FLAGS_cpu_deterministic": False, "FLAGS_enable_parallel_graph": False, "FLAGS_sync_nccl_allreduce": True,
+    "FLAGS_communicator_max_merge_var_num": 20, "FLAGS_communicator_send_queue_size": 20,
+    "FLAGS_communicator_thread_pool_size": 5, "FLAGS_rpc_deadline": 180000, "FLAGS_rpc_retry_times": 3,
+    "FLAGS_selected_gpus": "", "FLAGS_max_inplace_grad_add": 0,
+}
+
+
+def cuda_pinned_places(device_count=None):
+    """device_count CUDAPinnedPlaces (default: CPU_NUM, as Paddle)."""
+    from .core import CUDAPinnedPlace
+    if device_count is None:
+        device_count = int(os.environ.get("CPU_NUM", "1"))
+    return [CUDAPinnedPlace() for _ in range(device_count)]
+
+
+@contextlib.contextmanager
+def device_guard(device=None):
+    """Paddle 1.8 pins ops built inside to 'cpu' or 'gpu' (for pipeline training). Here every op of a program
+    runs on the executor's place, so the device is checked and otherwise has no effect."""
+    if device not in ("cpu", "gpu", "", None):
+        raise ValueError("device_guard: device must be 'cpu', 'gpu', '' or None, got %r" % (device,))
+    yield
+
+
+def set_flags(flags):
+    if not isinstance(flags, dict):
+        raise TypeError("set_flags: flags must be a dict, got %s" % type(flags).__name__)
+    for key, value in flags.items():
+        if key not in _FLAGS:
+            raise ValueError("Flag %s cannot set its value through this function (known: %s)"
+                             % (key, ", ".join(sorted(_FLAGS))))
+        _FLAGS[key] = value
+
+
+def get_flags(flags):
+    names = [flags] if isinstance(flags, str) else flags
+    if not isinstance(names, (list, tuple)):
+        raise TypeError("get_flags: flags must be a str, list or tuple, got %s" % type(flags).__name__)
+    out = {}
+    for key in names:
+        if key not in _FLAGS:
+            raise ValueError("Flag %s cannot get its value through this function" % key)
+        out[key] = _FLAGS[key]
+    return out
+
+
+def _version(v, arg):
+    if not isinstance(v, str):
+        raise TypeError("require_version: %s must be a str, got %s" % (arg, type(v).__name__))
+    if not re.match(r"^\d+(\.\d+){0,3}$", v):
+        raise ValueError("require_version: %s must look like '1.8.0', got %r" % (arg, v))
+    parts = [int(p) for p in v.split(".")]
+    return parts + [0] * (4 - len(parts))
+
+
+def require_version(min_version, max_version=None):
+    """Raise unless the Fluid API version implemented here (1.8.5) is in [min_version, max_version]."""
+    have = _version(FLUID_API_VERSION, "version")
+    lo = _version(min_version, "min_version")
+    hi = None if max_version is None else _version(max_version, "max_version")
+    if have < lo or (hi is not None and have > hi):
+        raise Exception("this script requires Fluid %s%s; paddle_compat implements the Fluid %s API"
+                        % (min_version, "" if max_version is None else " to " + max_version, FLUID_API_VERSION))

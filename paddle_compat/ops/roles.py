@@ -1,0 +1,46 @@
+"""Facts about recorded ops that both the front end and the backends read: op roles, the gradient-name
+convention, and which ops append_backward recorded (the autograd lowering computes those together).
+
+Plain Python, below paddle_compat.fluid: the backends import these from here, not from fluid.backward.
+"""
+
+__all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
+           "grad_var_name", "is_autograd_op"]
+
+
+class OpRole:
+    """Paddle's op_role bits (core.op_proto_and_checker_maker.OpRole)."""
+    Forward = 0x0000
+    Backward = 0x0001
+    Optimize = 0x0002
+    RPC = 0x0004
+    Dist = 0x0008
+    LRSched = 0x0010
+    Loss = 0x0100
+    Collective = 0x0200  # not a Paddle 1.x bit; marks ops inserted by the collective transpiler
+    NotSpecified = 0x1000
+
+
+OP_ROLE_KEY = "op_role"
+OP_ROLE_VAR_KEY = "op_role_var"
+OP_NAMESCOPE_KEY = "op_namescope"
+OP_CALLSTACK_KEY = "op_callstack"
+
+GRAD_SUFFIX = "@GRAD"
+
+
+def grad_var_name(name):
+    return name + GRAD_SUFFIX
+
+
+def is_autograd_op(op):
+    """True for ops append_backward recorded (computed together by the autograd lowering)."""
+    role = op.attrs.get(OP_ROLE_KEY, 0)
+    if not role & OpRole.Backward or role & OpRole.Loss:
+        return False
+    if op.type.endswith("_grad"):
+        return True
+    if op.type == "sum":
+        names = op.input_arg_names + op.output_arg_names
+        return bool(names) and all(GRAD_SUFFIX in n for n in names)
+    return False
