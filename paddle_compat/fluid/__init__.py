@@ -18,7 +18,20 @@ from .param_attr import ParamAttr, WeightNormParamAttr
 from . import transpiler  # noqa: E402
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory_optimize, release_memory
 
+from .flags import get_flags, set_flags  # noqa: E402
+from .require_version import require_version  # noqa: E402
+
 Tensor = LoDTensor
+
+# Fluid 1.8 submodules that scripts reach as attributes (fluid.dygraph.guard); loaded on first touch
+_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(__name__ + "." + name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def data(name, shape, dtype="float32", lod_level=0):
@@ -42,5 +55,5 @@ __all__ = [
     "data", "embedding", "force_init_on_cpu", "init_on_cpu",
     "layers", "optimizer", "initializer", "regularizer", "clip", "io", "backward", "unique_name",
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
-    "DataFeeder", "reader",
+    "DataFeeder", "reader", "require_version", "set_flags", "get_flags",
 ]
