@@ -78,3 +78,5 @@ def monkey_patch_variable():
     V.__eq__ = _binary("equal", out_bool=True)
     V.__ne__ = _binary("not_equal", out_bool=True)
     V.__hash__ = object.__hash__
+    from .getitem import patch
+    patch()
