@@ -252,7 +252,8 @@ def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):
         if lod:
             raise RuntimeError("fetched '%s' holds LoD information; it cannot be returned as a numpy array: set "
                                "return_numpy=False" % name)
-        return t.detach().cpu().numpy().copy()
+        from ..fluid.fetch_array import as_fetch
+        return as_fetch(t.detach().cpu().numpy().copy())
     return LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod))
 
 
