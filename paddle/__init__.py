@@ -18,6 +18,8 @@ import warnings
 
 _PREFIX = __name__ + "."
 _TARGET = "paddle_compat."
+# top-level names that paddle_compat already uses for something else (paddle_compat.reader is fluid.reader)
+_RENAMED = {"reader": "paddle_reader"}
 
 
 class PaddleShadowWarning(RuntimeWarning):
@@ -29,12 +31,16 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        # importlib keeps the attributes the module already has (__name__, __spec__, __path__), so the
-        # alias and the original stay one object with one identity.
-        return importlib.import_module(self.target)
+        # importlib keeps the attributes the module already has (__name__, __path__, __package__), so the
+        # alias and the original stay one object with one identity ...
+        module = importlib.import_module(self.target)
+        self._spec = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # ... except __spec__, which it always overwrites: put the original back (relative imports run
+        # later inside functions check __spec__.parent against __package__)
+        module.__spec__ = self._spec
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -43,7 +49,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith(_PREFIX):
             return None
-        real = _TARGET + fullname[len(_PREFIX):]
+        rest = fullname[len(_PREFIX):]
+        head, dot, tail = rest.partition(".")
+        real = _TARGET + _RENAMED.get(head, head) + dot + tail
         try:
             found = importlib.util.find_spec(real)
         except ModuleNotFoundError:
@@ -100,7 +108,7 @@ from paddle_compat.version import full_version as __version__  # noqa: E402
 from . import fluid  # noqa: E402,F401
 from . import compat  # noqa: E402,F401
 from . import reader  # noqa: E402,F401
-from paddle_compat.reader import batch  # noqa: E402,F401
+from paddle_compat.paddle_reader import batch  # noqa: E402,F401
 
 compat_version = _pc.__version__
 

@@ -19,6 +19,7 @@ CLAIMED = {
         "data", "embedding", "force_init_on_cpu", "init_on_cpu", "layers", "optimizer", "initializer",
         "regularizer", "clip", "io", "backward", "unique_name", "framework", "executor", "core", "compiler",
         "transpiler", "param_attr", "fluid", "metrics", "nets", "profiler", "DataFeeder", "reader",
+        "require_version", "set_flags", "get_flags",
     ],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],

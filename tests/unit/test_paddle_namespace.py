@@ -28,14 +28,26 @@ def test_fluid_is_the_same_package():
     "paddle.fluid.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy",
     "paddle.fluid.incubate.fleet.base.role_maker", "paddle.fluid.incubate.fleet.utils.fleet_util",
     "paddle.fluid.dygraph", "paddle.fluid.dygraph.base", "paddle.fluid.op", "paddle.fluid.communicator",
-    "paddle.fluid.log_helper", "paddle.fluid.contrib", "paddle.compat", "paddle.version", "paddle.reader",
-    "paddle.reader.decorator",
+    "paddle.fluid.log_helper", "paddle.fluid.contrib", "paddle.compat", "paddle.version",
 ])
 def test_submodule_alias_is_the_original(path):
     import importlib
     mod = importlib.import_module(path)
     assert mod is importlib.import_module("paddle_compat" + path[len("paddle"):])
     assert sys.modules[path] is mod
+
+
+def test_reader_namespace():
+    import paddle.reader.decorator as dec
+    import paddle_compat.paddle_reader as pr
+    assert paddle.reader is pr and dec is pr.decorator
+    assert paddle.reader.shuffle is paddle_compat.fluid.reader_decorator.shuffle
+    assert paddle_compat.reader is paddle_compat.fluid.reader   # fluid.reader (DataLoader) is untouched
+
+
+def test_alias_keeps_the_original_spec():
+    import paddle.fluid.layers as layers
+    assert layers.__spec__.name == "paddle_compat.fluid.layers" and layers.__name__ == "paddle_compat.fluid.layers"
 
 
 def test_missing_module_is_an_import_error_naming_it():
