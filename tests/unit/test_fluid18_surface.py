@@ -142,3 +142,24 @@ def test_fleet_util_and_split_files(monkeypatch):
 def test_contrib_is_a_package():
     import paddle.fluid.contrib as contrib
     assert hasattr(contrib, "__path__")
+
+
+def test_wrapped_decorator():
+    from paddle.fluid.wrapped_decorator import signature_safe_contextmanager, wrap_decorator
+
+    def twice(f):
+        return lambda *a: 2 * f(*a)
+
+    @wrap_decorator(twice)
+    def three(x):
+        """doc"""
+        return 3 * x
+
+    assert three(2) == 12 and three.__name__ == "three" and three.__doc__ == "doc"
+
+    @signature_safe_contextmanager
+    def ctx():
+        yield 5
+
+    with ctx() as v:
+        assert v == 5
