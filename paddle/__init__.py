@@ -78,8 +78,9 @@ def _real_paddle_locations():
         pass
     for entry in sys.path:
         cand = os.path.join(entry or os.getcwd(), "paddle")
+        # fluid/core.py: Paddle 1.x-2.x; base/core.py: Paddle 3.x
         if os.path.isdir(cand) and os.path.abspath(cand) != here and \
-                os.path.exists(os.path.join(cand, "fluid", "core.py")):
+                any(os.path.exists(os.path.join(cand, sub, "core.py")) for sub in ("fluid", "base")):
             found.append(cand)
     return found
 
