@@ -20,6 +20,7 @@ from . import comm as comm_mod
 from .feed_split import split_feed
 from .grad_reducer import GradAllReducer
 from .step_split import split_step
+from .selected_rows import make_rows, rows_values, scale_rows
 
 __all__ = ["DataParallelRunner"]
 
@@ -193,6 +194,14 @@ class DataParallelRunner:
         dev = per_grad[0][0].device
         sums = []
         for parts in per_grad:
+            if self._comm is None and all(t.is_sparse for t in parts):
+                # one place's rows after another's: the sum stays row-sparse, so the optimizer still
+                # updates only the looked-up rows (as Paddle's sparse gradient merge across places)
+                rows = torch.cat([rows_values(t)[0].to(dev) for t in parts])
+                vals = torch.cat([rows_values(t)[1].to(dev) for t in parts])
+                s = make_rows(rows, vals, parts[0].shape[0])
+                sums.append(scale_rows(s, 1.0 / self._divisor) if self._divisor != 1 else s)
+                continue
             parts = [t.to_dense() if t.is_sparse else t for t in parts]
             s = parts[0].clone()
             for t in parts[1:]:
@@ -202,7 +211,8 @@ class DataParallelRunner:
             self._comm.allreduce_(sums)
         if self._divisor != 1:
             for s in sums:
-                s.div_(self._divisor)
+                if not s.is_sparse:   # sparse sums were scaled above
+                    s.div_(self._divisor)
         return sums
 
 
@@ -212,8 +222,14 @@ def _persistable(program, name):
 
 
 def _value(r):
-    """(tensor, lod) of one fetched LoDTensor."""
-    return (r._holder.value, r._holder.lod)
+    """(tensor, lod) of one fetched LoDTensor, or (row-sparse torch tensor, None) of a SelectedRows (the
+    gradient of embedding(is_sparse=True), which return_numpy=False fetches as SelectedRows)."""
+    holder = getattr(r, "_holder", None)
+    if holder is None:
+        values = r._value
+        rows = torch.as_tensor(r.rows(), dtype=torch.int64, device=values.device)
+        return (make_rows(rows, values, r.height()), None)
+    return (holder.value, holder.lod)
 
 
 def _merge(fetch, per_place, return_numpy, return_merged):
@@ -236,7 +252,8 @@ def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):
         if lod:
             raise RuntimeError("fetched '%s' holds LoD information; it cannot be returned as a numpy array: set "
                                "return_numpy=False" % name)
-        return t.detach().cpu().numpy().copy()
+        from ..fluid.fetch_array import as_fetch
+        return as_fetch(t.detach().cpu().numpy().copy())
     return LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod))
 
 

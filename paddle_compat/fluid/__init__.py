@@ -24,7 +24,18 @@ from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
 from .io_state import load, save  # noqa: E402
 
+
 Tensor = LoDTensor
+
+# Fluid 1.8 submodules that scripts reach as attributes (fluid.dygraph.guard); loaded on first touch
+_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(__name__ + "." + name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def data(name, shape, dtype="float32", lod_level=0):

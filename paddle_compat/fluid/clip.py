@@ -14,7 +14,15 @@ class ErrorClipByValue:
         self.max, self.min = max, (-max if min is None else float(min))
 
 
+def _need_clip(fn):
+    if fn is not None and not callable(fn):
+        raise TypeError("need_clip must be a function param -> bool (or None), got %r" % (fn,))
+    return fn
+
+
 class BaseGradientClipAttr:
+    need_clip = None   # Paddle 1.8: a param -> bool filter; params it rejects are neither clipped nor counted
+
     def _process_context(self, context, param, grad):
         pass
 
@@ -30,8 +38,12 @@ class NullGradientClipAttr(BaseGradientClipAttr):
     pass
 
 
+_NO_CLIP = NullGradientClipAttr()
+
+
 class GradientClipByValue(BaseGradientClipAttr):
-    def __init__(self, max, min=None):
+    def __init__(self, max, min=None, need_clip=None):
+        self.need_clip = _need_clip(need_clip)
         max = float(max)
         min = -max if min is None else float(min)
         if min > max:
@@ -43,7 +55,8 @@ class GradientClipByValue(BaseGradientClipAttr):
 
 
 class GradientClipByNorm(BaseGradientClipAttr):
-    def __init__(self, clip_norm):
+    def __init__(self, clip_norm, need_clip=None):
+        self.need_clip = _need_clip(need_clip)
         self.clip_norm = float(clip_norm)
 
     def _create_operators(self, param, grad):
@@ -53,7 +66,8 @@ class GradientClipByNorm(BaseGradientClipAttr):
 class GradientClipByGlobalNorm(BaseGradientClipAttr):
     """Scale every grad of the group by clip_norm / max(global_norm, clip_norm)."""
 
-    def __init__(self, clip_norm, group_name="default_group"):
+    def __init__(self, clip_norm, group_name="default_group", need_clip=None):
+        self.need_clip = _need_clip(need_clip)
         self.clip_norm = float(clip_norm)
         self.group_name = group_name
 
@@ -95,7 +109,13 @@ def set_gradient_clip(clip, param_list=None, program=None):
         p.gradient_clip_attr = clip
 
 
-def _apply(params_grads, clip_of):
+def _apply(params_grads, clip_of_attr):
+    def clip_of(p):
+        attr = clip_of_attr(p)
+        if attr.need_clip is not None and not attr.need_clip(p):
+            return _NO_CLIP
+        return attr
+
     context = {}
     pairs = [(p, g) for p, g in params_grads if g is not None]
     for p, g in pairs:

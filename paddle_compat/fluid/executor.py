@@ -10,6 +10,7 @@ import numpy as np
 from . import core
 from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
 from .dtypes import dtype_name
+from .fetch_array import as_fetch
 from .framework import Program, Variable, default_main_program
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
@@ -135,7 +136,7 @@ class _Prepared:
                                        "completely cast to Python ndarray. Please set the parameter "
                                        "'return_numpy' as 'False' to return LoDTensor itself directly.")
                 a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
-                out.append(a.copy() if persist else a)
+                out.append(as_fetch(a.copy() if persist else a))
             else:
                 out.append(LoDTensor(_holder=ScopeVar(value=t.detach() if hasattr(t, "detach") else t, lod=lod)))
         return out

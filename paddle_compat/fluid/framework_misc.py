@@ -51,6 +51,8 @@ def set_flags(flags):
             raise ValueError("Flag %s cannot set its value through this function (known: %s)"
                              % (key, ", ".join(sorted(_FLAGS))))
         _FLAGS[key] = value
+        # the runtime reads the flags it honours (FLAGS_rpc_deadline, ...) from the environment
+        os.environ[key] = str(int(value)) if isinstance(value, bool) else str(value)
 
 
 def get_flags(flags):
@@ -61,8 +63,22 @@ def get_flags(flags):
     for key in names:
         if key not in _FLAGS:
             raise ValueError("Flag %s cannot get its value through this function" % key)
-        out[key] = _FLAGS[key]
+        out[key] = _env_value(key)
     return out
+
+
+def _env_value(key):
+    """A flag's value: the environment's (where Paddle also took FLAGS_* from) parsed as its default's type."""
+    default = _FLAGS[key]
+    raw = os.environ.get(key)
+    if raw is None:
+        return default
+    try:
+        if isinstance(default, bool):
+            return raw.strip().lower() in ("1", "true", "yes", "on")
+        return type(default)(raw)
+    except ValueError:
+        return raw
 
 
 def _version(v, arg):

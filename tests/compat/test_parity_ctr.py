@@ -43,7 +43,7 @@ def _train(opt):
     def p_click():
         return exe.run(test, feed=everything, fetch_list=[m.predict], scope=scope)[0][:, 1]
     before = p_click()
-    losses = np.array([float(exe.run(main, feed=R.feeds(fluid, DATA, s), fetch_list=[m.loss], scope=scope)[0][0])
+    losses = np.array([float(exe.run(main, feed=R.feeds(fluid, DATA, s), fetch_list=[m.loss], scope=scope)[0])
                        for s in range(STEPS)])
     return losses, before, p_click()
 

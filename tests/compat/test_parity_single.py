@@ -27,7 +27,7 @@ def _train(build, feeds, steps=20):
     loss = build()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fluid.default_startup_program())
-    return np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0][0]) for s in range(steps)])
+    return np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0]) for s in range(steps)])
 
 
 CASES = {
@@ -63,6 +63,6 @@ def test_mlp_adam_on_cuda_place():
     loss = build()
     exe = fluid.Executor(fluid.CUDAPlace(0))
     exe.run(fluid.default_startup_program())
-    ours = np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0][0]) for s in range(20)])
+    ours = np.array([float(exe.run(feed=feeds(s), fetch_list=[loss])[0]) for s in range(20)])
     ref = np.array(REF18["single_static/mlp/adam"])
     assert (np.abs(ours - ref) / np.abs(ref)).max() < 1e-4

@@ -80,3 +80,5 @@ def monkey_patch_variable():
     V.__ne__ = _binary("not_equal", out_bool=True)
     V.__hash__ = object.__hash__
     V.astype = lambda self, dtype: tensor.cast(self, dtype)   # Paddle patches astype here too
+    from .getitem import patch
+    patch()

@@ -1,11 +1,30 @@
 """DistributeTranspiler: a thin facade. It validates arguments, freezes the config, and chains pure passes:
 pserver mode (pserver_passes.py), nccl2 mode (nccl2.py), collective mode (collective.py)."""
 
+import os
+
 from .. import framework
 from .config import DistributeTranspilerConfig
 from .endpoints import parse_endpoint, parse_endpoints
 
-__all__ = ["DistributeTranspiler", "DistributeTranspilerConfig"]
+__all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "ServerRuntimeConfig", "DistributedMode"]
+
+
+class DistributedMode:
+    """Paddle 1.8's mode numbers (programs record them as the `distributed_mode` attr)."""
+    SYNC = 0
+    ASYNC = 1
+    HALF_ASYNC = 2
+    GEO = 3
+
+
+class ServerRuntimeConfig:
+    """Paddle's pserver RPC thread counts; kept for scripts that set them (the RPC layer here sizes itself)."""
+
+    def __init__(self):
+        self._rpc_send_thread_num = int(os.getenv("FLAGS_rpc_send_thread_num", "12"))
+        self._rpc_get_thread_num = int(os.getenv("FLAGS_rpc_get_thread_num", "12"))
+        self._rpc_prefetch_thread_num = int(os.getenv("FLAGS_rpc_prefetch_thread_num", "12"))
 
 
 class DistributeTranspiler:
@@ -36,6 +55,9 @@ class DistributeTranspiler:
             if trainer_id >= trainers:
                 raise ValueError("transpile: trainer_id %d is out of range for %d trainers" % (trainer_id, trainers))
             eps = parse_endpoints(pservers, "pservers")
+            # Paddle ignores current_endpoint in pserver mode (its test_dist_base passes None)
+            if current_endpoint is None:
+                current_endpoint = "127.0.0.1:6174"
             from .pserver_passes import transpile_pserver
             self._result = transpile_pserver(cfg, program, startup_program, trainer_id, eps, trainers,
                                              bool(sync_mode) and cfg.sync_mode,

@@ -183,11 +183,36 @@ def accuracy(op, ctx):
 def slice_(op, ctx):
     axes, starts, ends = list(attr(op, "axes")), list(attr(op, "starts")), list(attr(op, "ends"))
 
+    decrease = list(attr(op, "decrease_axis", []) or [])
+
     def k(x):
         idx = [slice(None)] * x.dim()
         for a, s, e in zip(axes, starts, ends):
             idx[a] = slice(s, min(e, x.shape[a]) if e >= 0 else e)
-        return x[tuple(idx)]
+        return _decrease(x[tuple(idx)], decrease)
+    return k
+
+
+def _decrease(x, axes):
+    """Drop the dims an integer index selected (Paddle's decrease_axis); none left gives shape [1]."""
+    if not axes:
+        return x
+    keep = [d for i, d in enumerate(x.shape) if i not in axes]
+    return x.reshape(keep or [1])
+
+
+@register("strided_slice", inputs=("Input",))
+def strided_slice(op, ctx):
+    axes, starts, ends = list(attr(op, "axes")), list(attr(op, "starts")), list(attr(op, "ends"))
+    strides = list(attr(op, "strides"))
+    decrease = list(attr(op, "decrease_axis", []) or [])
+
+    def k(x):
+        for a, s, e, st in zip(axes, starts, ends, strides):
+            # Python's slice.indices clamps like Paddle's kernel; index_select also takes negative strides
+            idx = torch.arange(*slice(s, e, st).indices(x.shape[a]), device=x.device)
+            x = x.index_select(a, idx)
+        return _decrease(x, decrease)
     return k
 
 

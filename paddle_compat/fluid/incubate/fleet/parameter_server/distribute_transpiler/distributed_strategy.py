@@ -5,6 +5,7 @@ import os
 
 from .....compiler import BuildStrategy, ExecutionStrategy
 from .....transpiler import DistributeTranspilerConfig
+from .....transpiler.distribute_transpiler import ServerRuntimeConfig
 
 __all__ = ["TrainerRuntimeConfig", "ServerRuntimeConfig", "DistributedStrategy", "SyncStrategy", "AsyncStrategy",
            "HalfAsyncStrategy", "GeoStrategy", "StrategyFactory"]
@@ -31,13 +32,6 @@ class TrainerRuntimeConfig:
 
     def __repr__(self):
         return "TrainerRuntimeConfig(%s)" % self.runtime_configs
-
-
-class ServerRuntimeConfig:
-    def __init__(self):
-        self._rpc_send_thread_num = int(os.getenv("FLAGS_rpc_send_thread_num", "12"))
-        self._rpc_get_thread_num = int(os.getenv("FLAGS_rpc_get_thread_num", "12"))
-        self._rpc_prefetch_thread_num = int(os.getenv("FLAGS_rpc_prefetch_thread_num", "12"))
 
 
 class DistributedStrategy:
@@ -127,6 +121,13 @@ class SyncStrategy(_PresetStrategy):
 
 class AsyncStrategy(_PresetStrategy):
     PRESET = {"sync_mode": False, "runtime_split_send_recv": True}
+
+    def set_debug_opt(self, opt_info):
+        """Paddle 1.8's trainer dump options (dump_fields_path, dump_fields, dump_param). Accepted and kept
+        in debug_opt; the dumps themselves are not written (Paddle's dataset trainers write them)."""
+        if not isinstance(opt_info, dict):
+            raise TypeError("set_debug_opt takes a dict, got %s" % type(opt_info).__name__)
+        self.debug_opt = dict(opt_info)
 
 
 class HalfAsyncStrategy(_PresetStrategy):

@@ -1,0 +1,32 @@
+"""fluid.communicator.Communicator: start/stop/is_running over this package's parameter-server client.
+
+In Paddle 1.8 it owns the background threads that send gradients in async mode. Here the trainer's RPC
+ops send through one per-process PS client, so the Communicator's job is that client's life cycle:
+start() joins the pservers named by the transpiled trainer program, stop() tells them this trainer is done.
+"""
+
+__all__ = ["Communicator"]
+
+
+class Communicator:
+    def __init__(self, program, vars_info=None, trainers=None, geo_sgd_need_push_nums=None, envs=None):
+        info = getattr(program, "_dist_info", None)
+        if not info or not info.get("pserver_endpoints"):
+            raise ValueError("Communicator needs a trainer program from DistributeTranspiler.get_trainer_program"
+                             "() (program %r has no pserver endpoints)" % (program,))
+        self._info = info
+        self._client = None
+
+    def start(self):
+        if self.is_running():
+            raise RuntimeError("Communicator.start(): already running")
+        from ..backends.ps.client import get_client
+        self._client = get_client(self._info)
+        self._client.ensure_joined()
+
+    def stop(self):
+        if self._client is not None:
+            self._client.close()
+
+    def is_running(self):
+        return self._client is not None and self._client.joined and not self._client.closed

@@ -1,0 +1,7 @@
+"""fluid.dygraph.base: every name raises DygraphUnsupportedError on use (see fluid.dygraph)."""
+
+from . import _lookup
+
+
+def __getattr__(name):
+    return _lookup(name)

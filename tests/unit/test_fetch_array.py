@@ -1,0 +1,39 @@
+"""Fetched losses convert with float()/'%f' as Fluid scripts use them, whatever numpy's version (numpy >= 2.4
+refuses float() of a shape-[1] ndarray)."""
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat.fluid.fetch_array import FetchArray
+
+
+def _run_mean():
+    x = fluid.data("x", [None, 2], "float32")
+    loss = fluid.layers.mean(x)
+    exe = fluid.Executor(fluid.CPUPlace())
+    out, xs = exe.run(feed={"x": np.array([[1, 2], [3, 4]], "float32")}, fetch_list=[loss, x])
+    return out, xs
+
+
+def test_loss_fetch_is_float_convertible():
+    loss, xs = _run_mean()
+    assert isinstance(loss, np.ndarray) and loss.shape == (1,) and loss.dtype == np.float32
+    assert float(loss) == 2.5
+    assert "%f" % loss == "2.500000"
+    assert int(loss) == 2
+    assert "%.2f" % float(loss * 2) == "5.00"
+
+
+def test_bigger_fetch_still_refuses_float():
+    _, xs = _run_mean()
+    with pytest.raises(TypeError, match=r"shape \[2, 2\]"):
+        float(xs)
+    np.testing.assert_array_equal(xs, [[1, 2], [3, 4]])
+
+
+def test_fetch_array_is_a_view():
+    a = np.arange(3.0)
+    v = a.view(FetchArray)
+    v[0] = 7
+    assert a[0] == 7 and float(v[1:2]) == 1.0
