@@ -37,14 +37,15 @@ def stacked_lstm_net(data, label, input_dim, class_dim=2, emb_dim=16, hid_dim=16
 NETS = {"conv": convolution_net, "stacked_lstm": stacked_lstm_net}
 
 
-def build(name):
-    """(main, startup, cost, params) of a book model trained with Adagrad."""
+def build(name, train=True):
+    """(main, startup, cost, params) of a book model trained with Adagrad (train=False: forward only)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         words = fluid.layers.data(name="words", shape=[1], dtype="int64", lod_level=1)
         label = fluid.layers.data(name="label", shape=[1], dtype="int64")
         cost = NETS[name](words, label, input_dim=DICT, class_dim=CLASSES)
-        fluid.optimizer.Adagrad(learning_rate=0.002 * 10).minimize(cost)
+        if train:
+            fluid.optimizer.Adagrad(learning_rate=0.002 * 10).minimize(cost)
     return main, startup, cost, main.global_block().all_parameters()
 
 
@@ -75,3 +76,22 @@ def feed(*bs):
     words = np.array(sum((b["words"] for b in bs), []), "int64").reshape(-1, 1)
     label = np.array(sum((b["label"] for b in bs), []), "int64").reshape(-1, 1)
     return {"words": fluid.create_lod_tensor(words, [lens], fluid.CPUPlace()), "label": label}
+
+
+def local_two_trainer_losses(name, steps, trainers=2):
+    """What each of `trainers` sync pserver-mode trainers should see: trainer t's loss at step s is its batch
+    s * trainers + t under the parameters after s updates, each update with the trainers' averaged gradient."""
+    main, startup, cost, params = build(name)
+    fwd, _, fwd_cost, _ = build(name, train=False)
+    data = batches(steps * trainers, seed=11)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    out = {t: [] for t in range(trainers)}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        set_params(scope, params)
+        for s in range(steps):
+            mine = data[s * trainers:(s + 1) * trainers]
+            for t, b in enumerate(mine):
+                out[t].append(float(np.array(exe.run(fwd, feed=feed(b), fetch_list=[fwd_cost])[0]).reshape(-1)[0]))
+            exe.run(main, feed=feed(*mine), fetch_list=[cost])
+    return out
