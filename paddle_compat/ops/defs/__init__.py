@@ -8,3 +8,4 @@ paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there).
 from . import math_ext  # noqa: F401
 from . import rnn_ops  # noqa: F401
 from . import seq_ext  # noqa: F401
+from . import crf_ops  # noqa: F401
