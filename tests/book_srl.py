@@ -73,8 +73,12 @@ def batches(steps, seed=5, batch=4):
     return out
 
 
-def feed(fluid, b):
-    return {n: fluid.create_lod_tensor(np.array(b[n], "int64").reshape(-1, 1), [b["lens"]], fluid.CPUPlace())
+def feed(fluid, *bs):
+    """The feed of one or more batches joined into one (equal batch sizes: the joined mean cost's gradient is
+    the average of theirs)."""
+    lens = sum((b["lens"] for b in bs), [])
+    return {n: fluid.create_lod_tensor(np.array(sum((b[n] for b in bs), []), "int64").reshape(-1, 1), [lens],
+                                       fluid.CPUPlace())
             for n in FEATURES + ["target"]}
 
 
@@ -91,3 +95,23 @@ def train(fluid, steps=10):
             loss, path = exe.run(main, feed=feed(fluid, b), fetch_list=[avg_cost, crf_decode], return_numpy=False)
             losses.append(float(np.array(loss).reshape(-1)[0]))
     return {"params": [list(p.shape) for p in params], "losses": losses, "last_path": np.array(path).tolist()}
+
+
+def local_two_trainer_losses(fluid, steps, trainers=2):
+    """What each sync pserver-mode trainer should see (see book_sentiment.local_two_trainer_losses)."""
+    main, startup, avg_cost, _, params = build(fluid)
+    # forward only; its learning-rate counter step is harmless (staircase decay over 100000 steps)
+    fwd = main.clone(for_test=True)
+    data = batches(steps * trainers, seed=11)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    out = {t: [] for t in range(trainers)}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        for p, v in zip(params, init_values([p.shape for p in params])):
+            scope.find_var(p.name).get_tensor().set(v, fluid.CPUPlace())
+        for s in range(steps):
+            mine = data[s * trainers:(s + 1) * trainers]
+            for t, b in enumerate(mine):
+                out[t].append(float(np.array(exe.run(fwd, feed=feed(fluid, b), fetch_list=[avg_cost])[0]).reshape(-1)[0]))
+            exe.run(main, feed=feed(fluid, *mine), fetch_list=[avg_cost])
+    return out
