@@ -9,3 +9,4 @@ from . import math_ext  # noqa: F401
 from . import rnn_ops  # noqa: F401
 from . import seq_ext  # noqa: F401
 from . import crf_ops  # noqa: F401
+from . import seq_shape  # noqa: F401
