@@ -1,11 +1,12 @@
 """Sequence layers whose ops live in paddle_compat/ops/defs/seq_ext.py (sequence_conv, cos_sim) and
-seq_shape.py (sequence_reverse, sequence_pad, sequence_unpad, sequence_expand_as).
+seq_shape.py (sequence_reverse, sequence_pad, sequence_unpad, sequence_expand_as, sequence_mask).
 Paddle 1.8's signatures, parameter shapes, op types and attributes."""
 
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable
 
-__all__ = ["sequence_conv", "cos_sim", "sequence_reverse", "sequence_pad", "sequence_unpad", "sequence_expand_as"]
+__all__ = ["sequence_conv", "cos_sim", "sequence_reverse", "sequence_pad", "sequence_unpad", "sequence_expand_as",
+           "sequence_mask"]
 
 
 def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=True, padding_start=None,
@@ -69,3 +70,16 @@ def sequence_expand_as(x, y, name=None):
     check_variable(x, "x", "sequence_expand_as")
     _need_lod(y, "y", "sequence_expand_as")
     return append_defined("sequence_expand_as", {"X": x, "Y": y}, name=name)["Out"][0]
+
+
+def sequence_mask(x, maxlen=None, dtype='int64', name=None):
+    """[..., maxlen] mask of j < x[...] (maxlen None: the largest x), in dtype."""
+    from ..dtypes import convert_dtype
+    from ..framework import Variable
+    check_variable(x, "x", "sequence_mask")
+    inputs, attrs = {"X": x}, {"out_dtype": int(convert_dtype(dtype))}
+    if isinstance(maxlen, Variable):
+        inputs["MaxLenTensor"] = maxlen
+    elif maxlen is not None:
+        attrs["maxlen"] = int(maxlen)
+    return append_defined("sequence_mask", inputs, attrs, name=name, stop_gradient=True)["Y"][0]

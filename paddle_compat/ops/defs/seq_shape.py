@@ -1,8 +1,8 @@
 """Sequence ops that move rows between the LoD form and other forms: sequence_reverse, sequence_pad,
-sequence_unpad, sequence_expand_as. Index arithmetic over all rows at once (no loop over sequences);
+sequence_unpad, sequence_expand_as, sequence_mask. Index arithmetic over all rows at once (no loop over sequences);
 gradients by autograd through the gathers."""
 
-from ..lazy import torch
+from ..lazy import torch, torch_dtype
 from ..registry import OutMeta, defop
 from ..shapes import first
 
@@ -103,4 +103,25 @@ def sequence_expand_as(op, ctx):
             raise ValueError("sequence_expand_as: X=%s has %d rows but Y=%s has %d sequences (LoD %s)"
                              % (op.input("X")[0], x.shape[0], op.input("Y")[0], lengths.numel(), off.tolist()))
         return x.index_select(0, _seg(lengths, y.shape[0])), (off,)
+    return k
+
+
+def _mask_shape(ins, attrs):
+    x = first(ins, "X")
+    from ...fluid.dtypes import dtype_name, convert_dtype
+    return {"Y": OutMeta(tuple(x.shape) + (attrs.get("maxlen", -1),), dtype_name(convert_dtype(attrs["out_dtype"])))}
+
+
+# Y[..., j] = j < X[...]; the width is maxlen, or the largest length when maxlen is -1 (Paddle's default).
+@defop("sequence_mask", inputs=("X", "MaxLenTensor"), outputs=("Y",), infer_shape=_mask_shape,
+       differentiable=False)
+def sequence_mask(op, ctx):
+    dtype = torch_dtype(op.attrs["out_dtype"])
+    maxlen = op.attrs.get("maxlen", -1)
+
+    def k(x, maxlen_t):
+        n = int(maxlen_t.reshape(-1)[0]) if maxlen_t is not None else maxlen
+        if n < 0:
+            n = int(x.max()) if x.numel() else 0
+        return (torch.arange(n, device=x.device) < x.unsqueeze(-1)).to(dtype)
     return k
