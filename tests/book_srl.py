@@ -112,6 +112,7 @@ def local_two_trainer_losses(fluid, steps, trainers=2):
         for s in range(steps):
             mine = data[s * trainers:(s + 1) * trainers]
             for t, b in enumerate(mine):
-                out[t].append(float(np.array(exe.run(fwd, feed=feed(fluid, b), fetch_list=[avg_cost])[0]).reshape(-1)[0]))
+                loss, = exe.run(fwd, feed=feed(fluid, b), fetch_list=[avg_cost])
+                out[t].append(float(np.array(loss).reshape(-1)[0]))
             exe.run(main, feed=feed(fluid, *mine), fetch_list=[avg_cost])
     return out
