@@ -2,7 +2,7 @@
 
 from . import layers
 
-__all__ = ["simple_img_conv_pool", "img_conv_group", "glu"]
+__all__ = ["simple_img_conv_pool", "img_conv_group", "glu", "sequence_conv_pool"]
 
 
 def simple_img_conv_pool(input, num_filters, filter_size, pool_size, pool_stride, pool_padding=0,
@@ -42,3 +42,11 @@ def img_conv_group(input, conv_num_filter, pool_size, conv_padding=1, conv_filte
 def glu(input, dim=-1):
     a, b = layers.split(input, num_or_sections=2, dim=dim)
     return layers.elementwise_mul(a, layers.sigmoid(b))
+
+
+def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="sigmoid", pool_type="max",
+                       bias_attr=None):
+    """sequence_conv then sequence_pool: one row per sequence (Paddle 1.8's nets.sequence_conv_pool)."""
+    conv_out = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size,
+                                    param_attr=param_attr, bias_attr=bias_attr, act=act)
+    return layers.sequence_pool(input=conv_out, pool_type=pool_type)

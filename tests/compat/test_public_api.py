@@ -109,8 +109,6 @@ KNOWN_GAPS = {
         "Switch": "control-flow sub-blocks are not lowered (piecewise_decay is built without it)",
         "IfElse": "control-flow sub-blocks are not lowered",
         "cond": "control-flow sub-blocks are not lowered",
-        "dynamic_lstm": "recurrent layers are not implemented",
-        "dynamic_gru": "recurrent layers are not implemented",
         "beam_search": "decoding ops are not implemented",
     },
     "paddle_compat.fluid.optimizer": {

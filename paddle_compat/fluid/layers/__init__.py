@@ -1,6 +1,12 @@
 """fluid.layers: builders that append Operators to the current block. Nothing here imports torch."""
 
 from . import io, learning_rate_scheduler, loss, math_ext, metric_op, nn, normalization, ops, sequence_lod, tensor
+from . import recurrent
+from .recurrent import *  # noqa: F401,F403
+from . import seq_ext
+from .seq_ext import *  # noqa: F401,F403
+from . import crf
+from .crf import *  # noqa: F401,F403
 from .io import *  # noqa: F401,F403
 from .learning_rate_scheduler import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -16,4 +22,5 @@ from .tensor import *  # noqa: F401,F403
 monkey_patch_variable()
 
 __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__ + metric_op.__all__
-           + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__)
+           + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__
+           + recurrent.__all__ + seq_ext.__all__ + crf.__all__)

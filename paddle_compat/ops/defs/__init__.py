@@ -5,4 +5,4 @@ infer_shape and gradient facts, add the module to the import below, and write th
 paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there). See math_ext.py.
 """
 
-from . import amp_ops, contrib_ops, math_ext, optimizer_ext  # noqa: F401
+from . import amp_ops, contrib_ops, crf_ops, math_ext, optimizer_ext, rnn_ops, seq_ext, seq_shape  # noqa: F401
