@@ -84,11 +84,14 @@ def scatter(op, ctx):
 
     def k(x, ids, upd):
         ids = ids.reshape(-1).long()
+        xd = x.detach()
         if overwrite:
-            # Paddle's grad for Updates is the output grad gathered at ids, also for repeated ids.
-            return x.index_put((ids,), upd, accumulate=False)
-        zeroed = x.index_put((ids,), torch.zeros_like(upd), accumulate=False)
-        return zeroed.index_put((ids,), upd, accumulate=True)
+            out = xd.index_put((ids,), upd, accumulate=False)
+        else:
+            out = xd.index_put((ids,), torch.zeros_like(upd), accumulate=False).index_put((ids,), upd,
+                                                                                         accumulate=True)
+        # Paddle 1.8's scatter_grad passes Out@GRAD to X unchanged, also on the rows it overwrote: match it.
+        return out + (x - xd)
     return k
 
 
