@@ -69,3 +69,10 @@ def test_seeded_random_layers_repeat():
     for name in ("gaussian_random", "uniform_random", "randint", "randperm", "sampling_id",
                  "uniform_random_batch_size_like", "gaussian_random_batch_size_like"):
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@pytest.mark.parity
+def test_edit_distance_on_lod_matches_paddle18():
+    dist, num = M.edit_distance_lod(fluid)
+    np.testing.assert_allclose(dist, REF["edit_distance_lod"][0], rtol=1e-6)
+    assert num == REF["edit_distance_lod"][1]

@@ -9,7 +9,7 @@ from .helpers import append_defined, out_var, single
 
 __all__ = ["gaussian_random", "uniform_random", "randint", "randn", "randperm", "sampling_id",
            "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "mean_iou", "gather_tree",
-           "linear_lr_warmup"]
+           "linear_lr_warmup", "edit_distance"]
 
 
 def _static_shape(shape, layer):
@@ -120,3 +120,13 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
             learning_rate = tensor.fill_constant([1], dtype, float(learning_rate))
         lr = warm * ind + learning_rate * (1.0 - ind)
         return tensor.cast(lr, dtype) if convert_dtype(dtype) != convert_dtype("float32") else lr
+
+
+def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None, label_length=None):
+    if ignored_tokens:
+        raise NotImplementedError("edit_distance: ignored_tokens (Paddle's sequence_erase) is not supported")
+    ins = {"Hyps": input, "Refs": label}
+    if input_length is not None and label_length is not None:
+        ins["HypsLength"], ins["RefsLength"] = input_length, label_length
+    outs = append_defined("edit_distance", ins, {"normalized": normalized}, stop_gradient=True)
+    return outs["Out"][0], outs["SequenceNum"][0]

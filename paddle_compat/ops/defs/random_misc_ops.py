@@ -1,5 +1,5 @@
 """Random ops of Paddle 1.8 beyond uniform/gaussian_random (randint, randperm, sampling_id,
-*_batch_size_like) and small metric/decoding ops (mean_iou, gather_tree)."""
+*_batch_size_like) and small metric/decoding ops (mean_iou, gather_tree, edit_distance)."""
 
 from ..lazy import torch, torch_dtype
 from ..registry import OutMeta, attr, defop
@@ -119,4 +119,54 @@ def gather_tree(op, ctx):
             out[step] = ids[step].gather(1, beam)
             beam = parents[step].gather(1, beam).long()
         return out
+    return k
+
+
+def _edit_distance_shape(ins, attrs):
+    h = first(ins, "Hyps")
+    n = first(ins, "HypsLength").shape[0] if first(ins, "HypsLength") is not None else -1
+    if first(ins, "HypsLength") is None and h.lod_level == 0:
+        n = h.shape[0]
+    return {"Out": OutMeta((n, 1), "float32"), "SequenceNum": OutMeta((1,), "int64")}
+
+
+def _levenshtein(a, b):
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return prev[-1]
+
+
+@defop("edit_distance", inputs=("Hyps", "Refs", "HypsLength", "RefsLength"), outputs=("Out", "SequenceNum"),
+       lod_in=("Hyps", "Refs"), infer_shape=_edit_distance_shape, differentiable=False)
+def edit_distance(op, ctx):
+    normalized = attr(op, "normalized", True)
+
+    def k(hyps, refs, hl, rl, hyps_lod, refs_lod):
+        if hl is not None:   # padded [batch, max_len] with lengths
+            h_seqs = [hyps[i, :int(n)].reshape(-1).tolist() for i, n in enumerate(hl.reshape(-1).tolist())]
+            r_seqs = [refs[i, :int(n)].reshape(-1).tolist() for i, n in enumerate(rl.reshape(-1).tolist())]
+        else:
+            if hyps_lod is None or refs_lod is None:
+                raise ValueError("edit_distance: Hyps and Refs need LoD (or give input_length/label_length)")
+            ho, ro = hyps_lod[-1].tolist(), refs_lod[-1].tolist()
+            hf, rf = hyps.reshape(-1).tolist(), refs.reshape(-1).tolist()
+            h_seqs = [hf[a:b] for a, b in zip(ho, ho[1:])]
+            r_seqs = [rf[a:b] for a, b in zip(ro, ro[1:])]
+        if len(h_seqs) != len(r_seqs):
+            raise ValueError("edit_distance: %d hypotheses but %d references" % (len(h_seqs), len(r_seqs)))
+        out = []
+        for h, r in zip(h_seqs, r_seqs):
+            d = float(_levenshtein(h, r))
+            if normalized:
+                if not r:
+                    raise ValueError("edit_distance: a reference is empty, cannot normalize")
+                d /= len(r)
+            out.append(d)
+        dev = hyps.device
+        return (torch.tensor(out, dtype=torch.float32, device=dev).reshape(-1, 1),
+                torch.tensor([len(out)], dtype=torch.int64, device=dev))
     return k

@@ -25,7 +25,17 @@ PARENTS = np.array([[[0, 0], [1, 1]], [[1, 0], [1, 0]], [[0, 0], [0, 1]]], "int6
 PROBS = np.tile(np.array([[0.1, 0.2, 0.3, 0.4]], "float32"), (4000, 1))
 LIKE = np.zeros((3000, 2), "float32")
 
+HYP = np.array([[1, 2, 3, 0], [4, 4, 0, 0], [5, 6, 7, 8]], "int64")
+REF = np.array([[1, 3, 0, 0], [4, 5, 6, 0], [8, 7, 6, 5]], "int64")
+HLEN = np.array([3, 2, 4], "int64")
+RLEN = np.array([2, 3, 4], "int64")
+
 CASES = [
+    Case("edit_distance", [("h", HYP), ("r", REF), ("hl", HLEN), ("rl", RLEN)],
+         lambda f, h, r, hl, rl: list(f.layers.edit_distance(h, r, input_length=hl, label_length=rl)), grad=False),
+    Case("edit_distance_raw", [("h", HYP), ("r", REF), ("hl", HLEN), ("rl", RLEN)],
+         lambda f, h, r, hl, rl: list(f.layers.edit_distance(h, r, False, input_length=hl, label_length=rl)),
+         grad=False),
     Case("mean_iou", [("p", PRED), ("l", LAB)], lambda f, p, l: list(f.layers.mean_iou(p, l, 4)), grad=False),
     Case("gather_tree", [("i", IDS), ("p", PARENTS)], lambda f, i, p: f.layers.gather_tree(i, p), grad=False),
 ]
@@ -51,6 +61,22 @@ def lr_trace(fluid, steps=6):
             out.append([float(np.asarray(exe.run(main, fetch_list=[lr])[0]).reshape(-1)[0])
                         for _ in range(steps)])
     return out
+
+
+def edit_distance_lod(fluid):
+    """edit_distance over LoD inputs: distances and sequence count."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        h = fluid.layers.data("lh", shape=[1], dtype="int64", lod_level=1)
+        r = fluid.layers.data("lr", shape=[1], dtype="int64", lod_level=1)
+        d, n = fluid.layers.edit_distance(h, r)
+    place = fluid.CPUPlace()
+    hv = fluid.create_lod_tensor(np.array([[1], [2], [3], [4], [4], [9]], "int64"), [[3, 2, 1]], place)
+    rv = fluid.create_lod_tensor(np.array([[1], [3], [4], [5], [6], [9], [9]], "int64"), [[2, 3, 2]], place)
+    exe = fluid.Executor(place)
+    with fluid.scope_guard(fluid.Scope()):
+        dv, nv = exe.run(main, feed={"lh": hv, "lr": rv}, fetch_list=[d, n])
+    return np.asarray(dv).tolist(), np.asarray(nv).tolist()
 
 
 def _stats(a):
@@ -93,7 +119,7 @@ if __name__ == "__main__":
     from parity_harness import record
     record(fluid, CASES, os.path.join(HERE, "random_misc.npz"))
     samples = random_samples(fluid)
-    out = {"lr_trace": lr_trace(fluid), "stats": {n: _stats(v) for n, v in samples.items()},
+    out = {"lr_trace": lr_trace(fluid), "edit_distance_lod": edit_distance_lod(fluid), "stats": {n: _stats(v) for n, v in samples.items()},
            "randperm_sorted": sorted(samples["randperm"].tolist()),
            "sampling_id_freq": np.bincount(samples["sampling_id"].astype("int64"), minlength=4).tolist(),
            "randint_values": sorted(set(samples["randint"].tolist()))}
