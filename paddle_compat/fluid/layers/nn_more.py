@@ -4,12 +4,13 @@ paddle_compat/ops/defs (conv_pool_ops.py, norm_resize_ops.py). Paddle 1.8's sign
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
+from ..param_attr import ParamAttr
 from .helpers import append_defined, as_list, check_variable, out_var, single
 
 __all__ = ["conv2d_transpose", "conv3d", "conv3d_transpose", "pool3d", "adaptive_pool2d", "adaptive_pool3d",
            "group_norm", "instance_norm", "lrn", "image_resize", "resize_bilinear",
            "resize_nearest", "resize_trilinear", "interpolate", "image_resize_short", "grid_sampler",
-           "affine_grid"]
+           "affine_grid", "inplace_abn"]
 
 
 def _padding(padding, n, layer):
@@ -285,3 +286,39 @@ def affine_grid(theta, out_shape, name=None):
         raise ValueError("affine_grid: out_shape must be a list, tuple or Variable, got %r" % (out_shape,))
     return append_defined("affine_grid", {"Theta": theta}, {"output_shape": list(out_shape)},
                           name=name)["Output"][0]
+
+
+def inplace_abn(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
+                data_layout="NCHW", name=None, moving_mean_name=None, moving_variance_name=None,
+                do_model_average_for_mean_and_var=True, use_global_stats=False, act_alpha=1.0):
+    """Batch norm and activation (None, 'leaky_relu' or 'elu') written over `input`, as in Paddle 1.8."""
+    if act not in (None, "identity", "leaky_relu", "elu"):
+        raise ValueError("inplace_abn: act must be None, 'identity', 'leaky_relu' or 'elu', got %r" % (act,))
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError("inplace_abn: data_layout must be NCHW or NHWC, got %r" % (data_layout,))
+    if isinstance(momentum, Variable):
+        raise NotImplementedError("inplace_abn: momentum given as a Variable is not supported")
+    helper = LayerHelper("inplace_abn", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    dtype = input.dtype
+    c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    scale = helper.create_parameter(attr=helper.param_attr, shape=[c], dtype=dtype,
+                                    default_initializer=Constant(1.0))
+    bias = helper.create_parameter(attr=helper.bias_attr, shape=[c], dtype=dtype, is_bias=True)
+    stats = []
+    for stat_name, init in ((moving_mean_name, 0.0), (moving_variance_name, 1.0)):
+        v = helper.create_parameter(attr=ParamAttr(name=stat_name, initializer=Constant(init), trainable=False,
+                                                   do_model_average=do_model_average_for_mean_and_var),
+                                    shape=[c], dtype=dtype)
+        v.stop_gradient = True
+        stats.append(v)
+    mean, variance = stats
+    saved_mean = out_var(helper, dtype, [c], stop_gradient=True)
+    saved_var = out_var(helper, dtype, [c], stop_gradient=True)
+    helper.append_op(type="inplace_abn",
+                     inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
+                     outputs={"Y": [input], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
+                              "SavedVariance": [saved_var]},
+                     attrs={"epsilon": epsilon, "is_test": is_test, "data_layout": data_layout, "use_mkldnn": False,
+                            "fuse_with_relu": False, "use_global_stats": use_global_stats, "activation": act,
+                            "alpha": act_alpha, "momentum": momentum})
+    return input

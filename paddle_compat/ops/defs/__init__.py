@@ -6,4 +6,4 @@ paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there).
 """
 
 from . import math_ext  # noqa: F401
-from . import math_more, index_ops, shape_ops, loss_more, conv_pool_ops, norm_resize_ops, random_misc_ops, py_func_op  # noqa: F401
+from . import math_more, index_ops, shape_ops, loss_more, conv_pool_ops, norm_resize_ops, random_misc_ops, py_func_op, abn_ops  # noqa: F401

@@ -28,7 +28,27 @@ def _nhwc(f, x):
     return f.layers.transpose(x, [0, 2, 3, 1])
 
 
+def _abn(**kw):
+    def fn(f, x):
+        t = f.layers.scale(x, 1.0)
+        y = f.layers.inplace_abn(t, moving_mean_name="abn_mean", moving_variance_name="abn_var", **kw)
+        blk = f.default_main_program().global_block()
+        return [y, blk.var("abn_mean"), blk.var("abn_var")]
+    return fn
+
+
 CASES = [
+    # With a backward pass Paddle's inplace_abn_grad rebuilds X over Y in place, so a fetched Y then reads X:
+    # the gradient cases leave Y out (fwd_only_outs), the forward cases check it.
+    Case("inplace_abn", [("x", IMG4)], _abn(momentum=0.8), fwd_only_outs=(0,)),
+    # Paddle's backward divides by the scale to rebuild X: keep it away from 0 (else its rounding shows).
+    Case("inplace_abn_leaky", [("x", IMG4)], _abn(act="leaky_relu", act_alpha=0.1, epsilon=1e-3),
+         fwd_only_outs=(0,), params={0: np.array([0.5, 0.8, -1.2, 0.9], "float32")}),
+    Case("inplace_abn_elu_nhwc", [("x", IMG4)], _abn(act="elu", act_alpha=0.5, data_layout="NHWC"),
+         fwd_only_outs=(0,)),
+    Case("inplace_abn_fwd", [("x", IMG4)], _abn(momentum=0.8), grad=False),
+    Case("inplace_abn_leaky_fwd", [("x", IMG4)], _abn(act="leaky_relu", act_alpha=0.1), grad=False),
+    Case("inplace_abn_elu_fwd", [("x", IMG4)], _abn(act="elu", act_alpha=0.5, data_layout="NHWC"), grad=False),
     Case("conv2d_transpose", [("x", IMG)], lambda f, x: f.layers.conv2d_transpose(x, 4, filter_size=3, stride=2,
                                                                                     padding=1, act="tanh")),
     Case("conv2d_transpose_out_size", [("x", IMG)],

@@ -14,7 +14,7 @@ class Case:
     def __init__(self, name, inputs, fn, grad=True, grad_outs=(0,), no_grad=(), params=None, fwd_only_outs=()):
         self.name, self.inputs, self.fn = name, list(inputs), fn
         self.grad, self.grad_outs, self.no_grad = grad, tuple(grad_outs), set(no_grad)
-        self.params = params          # optional {param index: array}; default values drawn from the case name
+        self.params = params          # optional {param index: array}; other values drawn from the case name
         self.skip_outs = set(fwd_only_outs)   # outputs not compared (e.g. random or order-free)
 
 
@@ -66,7 +66,12 @@ def run(fluid, case, param_values=None):
         for i, p in enumerate(params):
             t = scope.find_var(p.name).get_tensor()
             cur = np.array(t)
-            val = param_values["param/%d" % i] if param_values is not None else _param_value(case, i, cur.shape)
+            if param_values is not None:
+                val = param_values["param/%d" % i]
+            elif case.params and i in case.params:
+                val = case.params[i]
+            else:
+                val = _param_value(case, i, cur.shape)
             t.set(np.asarray(val, dtype=cur.dtype), fluid.CPUPlace())
             res["param/%d" % i] = val
         feed = {name: arr for name, arr in case.inputs}
