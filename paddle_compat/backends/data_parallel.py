@@ -85,7 +85,7 @@ class DataParallelRunner:
         return out
 
     def _place_scopes(self, scope):
-        scopes = self._scopes.get(id(scope))
+        scopes = self._scopes.get(scope._uid)
         if scopes is not None:
             return scopes
         shared = self._compiled._share_vars_from
@@ -115,7 +115,7 @@ class DataParallelRunner:
                     local.lod = h.lod
                 scopes.append(s)
         self._communicator(scope)
-        self._scopes[id(scope)] = scopes
+        self._scopes[scope._uid] = scopes
         return scopes
 
     def _make_reducer(self, block, region):

@@ -4,6 +4,7 @@ Values are torch tensors; torch is imported only when a tensor is made or read, 
 never loads it.
 """
 
+import itertools
 import threading
 
 import numpy as np
@@ -354,7 +355,11 @@ class SelectedRows:
 class Scope:
     """name -> ScopeVar, with parent/child scopes as in Paddle."""
 
+    _count = itertools.count()
+
     def __init__(self, parent=None):
+        # a process-unique id: the executor caches lowerings per scope, and id() of a freed scope is reused
+        self._uid = next(Scope._count)
         self._vars = {}
         self._parent = parent
         self._kids = []

@@ -201,7 +201,7 @@ class Executor:
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
         fetch_names = _fetch_names(fetch_list)
-        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), id(scope), autograd_for)
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, autograd_for)
         prepared = self._cache.get(key)
         if prepared is None:
             prepared = self._prepare(program, feed, fetch_names, scope, autograd_for)

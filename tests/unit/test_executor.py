@@ -163,3 +163,4 @@ def test_stale_lowerings_are_dropped_when_a_program_changes():
         L.scale(y, float(i))   # each edit bumps the program version
         exe.run(feed={"x": rand(1, 3)}, fetch_list=[y])
     assert len(exe._cache) == 1
+

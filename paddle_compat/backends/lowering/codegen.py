@@ -240,8 +240,9 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                     has_lod.add(a)
                 elif v.lod_level > 0 and slot in lod_out_slots:
                     has_lod.add(a)
+                # Only slots the kernel returns exist as locals (not e.g. transpose2's XShape).
                 if i < last_region and (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
-                        v.dtype in FLOAT_TYPES and is_differentiable(op.type):
+                        v.dtype in FLOAT_TYPES and is_differentiable(op.type) and slot in spec.output_slots():
                     body.append(("%s = %s.detach()" % (local(a), local(a)), None))
 
     fetch_locals = []

@@ -1,5 +1,6 @@
 """fluid.layers: builders that append Operators to the current block. Nothing here imports torch."""
 
+from . import math_more, shape_more, loss_more, nn_more, random_misc, io_more
 from . import io, learning_rate_scheduler, loss, math_ext, metric_op, nn, normalization, ops, sequence_lod, tensor
 from . import recurrent
 from .recurrent import *  # noqa: F401,F403
@@ -11,6 +12,12 @@ from .io import *  # noqa: F401,F403
 from .learning_rate_scheduler import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .math_ext import *  # noqa: F401,F403
+from .math_more import *  # noqa: F401,F403
+from .shape_more import *  # noqa: F401,F403
+from .loss_more import *  # noqa: F401,F403
+from .nn_more import *  # noqa: F401,F403
+from .random_misc import *  # noqa: F401,F403
+from .io_more import *  # noqa: F401,F403
 from .math_op_patch import monkey_patch_variable
 from .metric_op import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
@@ -24,3 +31,5 @@ monkey_patch_variable()
 __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__ + metric_op.__all__
            + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__
            + recurrent.__all__ + seq_ext.__all__ + crf.__all__)
+__all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
+            + io_more.__all__)

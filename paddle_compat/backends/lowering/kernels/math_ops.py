@@ -3,6 +3,7 @@ comparisons and logic."""
 
 import math
 
+import numpy as np
 import torch
 
 from ...selected_rows import make_rows, merge_rows
@@ -180,7 +181,8 @@ register("reduce_prod")(_reduce(_prod))
 
 @register("clip")
 def clip(op, ctx):
-    lo, hi = float(attr(op, "min")), float(attr(op, "max"))
+    # Paddle's min/max attrs are float32: 1.8e308 (clamp's default max) becomes inf, 2.2e-308 becomes 0.
+    lo, hi = float(np.float32(attr(op, "min"))), float(np.float32(attr(op, "max")))
 
     def k(x):
         if x.is_sparse:   # row-sparse: merge repeated rows, clip the merged values (Paddle's kernel)

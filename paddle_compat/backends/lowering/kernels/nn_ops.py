@@ -42,6 +42,8 @@ def pool2d(op, ctx):
             x = x.permute(0, 3, 1, 2)
         if glob:
             y = torch.amax(x, dim=(2, 3), keepdim=True) if ptype == "max" else torch.mean(x, dim=(2, 3), keepdim=True)
+        elif attr(op, "adaptive", False):     # adaptive_pool2d: ksize is the output size
+            y = F.adaptive_max_pool2d(x, ks) if ptype == "max" else F.adaptive_avg_pool2d(x, ks)
         elif ptype == "max":
             y = F.max_pool2d(x, ks, st, pd, ceil_mode=ceil)
         else:

@@ -201,21 +201,6 @@ def _decrease(x, axes):
     return x.reshape(keep or [1])
 
 
-@register("strided_slice", inputs=("Input",))
-def strided_slice(op, ctx):
-    axes, starts, ends = list(attr(op, "axes")), list(attr(op, "starts")), list(attr(op, "ends"))
-    strides = list(attr(op, "strides"))
-    decrease = list(attr(op, "decrease_axis", []) or [])
-
-    def k(x):
-        for a, s, e, st in zip(axes, starts, ends, strides):
-            # Python's slice.indices clamps like Paddle's kernel; index_select also takes negative strides
-            idx = torch.arange(*slice(s, e, st).indices(x.shape[a]), device=x.device)
-            x = x.index_select(a, idx)
-        return _decrease(x, decrease)
-    return k
-
-
 @register("pad")
 def pad(op, ctx):
     p, value = list(attr(op, "paddings")), float(attr(op, "pad_value", 0.0))

@@ -1,0 +1,204 @@
+"""Normalization, resizing and sampling ops of Paddle 1.8: group_norm, instance_norm, lrn,
+bilinear/nearest/trilinear_interp, grid_sampler, affine_grid."""
+
+from ..lazy import torch, F
+from ..registry import OutMeta, attr, defop
+from ..shapes import first
+
+
+def _group_norm_shape(ins, attrs):
+    x = first(ins, "X")
+    g = attrs["groups"]
+    return {"Y": OutMeta(x.shape, x.dtype), "Mean": OutMeta((x.shape[0], g), x.dtype),
+            "Variance": OutMeta((x.shape[0], g), x.dtype)}
+
+
+@defop("group_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "Mean", "Variance"),
+       infer_shape=_group_norm_shape)
+def group_norm(op, ctx):
+    g, eps = attr(op, "groups"), float(attr(op, "epsilon", 1e-5))
+    nhwc = attr(op, "data_layout", "NCHW") == "NHWC"
+
+    def k(x, scale, bias):
+        xc = x.movedim(-1, 1) if nhwc else x
+        n = xc.shape[0]
+        v = xc.reshape(n, g, -1)
+        mean = v.mean(-1)
+        var = v.var(-1, unbiased=False)
+        inv = torch.rsqrt(var + eps).unsqueeze(-1)
+        xh = (v - mean.unsqueeze(-1)) * inv
+        if scale is None:
+            # Paddle 1.8's group_norm_grad without Scale leaves out the -mean(dy) term: add it back (the
+            # added value is zero, its gradient inv_std * mean(dy)).
+            m = v.mean(-1, keepdim=True)
+            xh = xh + inv.detach() * (m - m.detach())
+        y = xh.reshape(xc.shape)
+        shape = [1, -1] + [1] * (xc.dim() - 2)
+        if scale is not None:
+            y = y * scale.reshape(shape)
+        if bias is not None:
+            y = y + bias.reshape(shape)
+        return (y.movedim(1, -1) if nhwc else y), mean.detach(), var.detach()
+    return k
+
+
+def _instance_norm_shape(ins, attrs):
+    x = first(ins, "X")
+    nc = x.shape[0] * x.shape[1] if x.shape[0] >= 0 and x.shape[1] >= 0 else -1
+    return {"Y": OutMeta(x.shape, x.dtype), "SavedMean": OutMeta((nc,), x.dtype),
+            "SavedVariance": OutMeta((nc,), x.dtype)}
+
+
+@defop("instance_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "SavedMean", "SavedVariance"),
+       infer_shape=_instance_norm_shape)
+def instance_norm(op, ctx):
+    eps = float(attr(op, "epsilon", 1e-5))
+
+    def k(x, scale, bias):
+        v = x.reshape(x.shape[0] * x.shape[1], -1)
+        mean = v.mean(-1)
+        inv_std = 1.0 / torch.sqrt(v.var(-1, unbiased=False) + eps)    # Paddle saves 1/std
+        y = F.instance_norm(x, None, None, scale, bias, True, 0.0, eps)
+        return y, mean.detach(), inv_std.detach()
+    return k
+
+
+def _lrn_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": OutMeta(x.shape, x.dtype), "MidOut": OutMeta(x.shape, x.dtype)}
+
+
+@defop("lrn", outputs=("Out", "MidOut"), infer_shape=_lrn_shape)
+def lrn(op, ctx):
+    n, kk = attr(op, "n", 5), float(attr(op, "k", 1.0))
+    alpha, beta = float(attr(op, "alpha", 1e-4)), float(attr(op, "beta", 0.75))
+    nhwc = attr(op, "data_format", "NCHW") == "NHWC"
+
+    def k(x):
+        xc = x.movedim(-1, 1) if nhwc else x
+        # Paddle: mid = k + alpha * sum over the n-channel window of x^2 (no division by n).
+        sq = F.pad((xc * xc).unsqueeze(1), (0, 0, 0, 0, (n - 1) // 2, n - 1 - (n - 1) // 2)).squeeze(1)
+        win = sq.unfold(1, n, 1).sum(-1)
+        mid = kk + alpha * win
+        out = xc * mid.pow(-beta)
+        if nhwc:
+            out, mid = out.movedim(1, -1), mid.movedim(1, -1)
+        return out, mid.detach()
+    return k
+
+
+# ---- interpolation ------------------------------------------------------------------------------------
+
+def _interp_shape(n):
+    def infer(ins, attrs):
+        x = first(ins, "X")
+        last = attrs.get("data_layout", "NCHW") == "NHWC"
+        sp = list(x.shape[1:1 + n]) if last else list(x.shape[2:2 + n])
+        names = ["out_d", "out_h", "out_w"][3 - n:]
+        outs = [attrs.get(k, -1) for k in names]
+        scale = attrs.get("scale", 0.0) or 0.0
+        if any(o <= 0 for o in outs):
+            outs = [int(s * scale) if s >= 0 and scale > 0 else -1 for s in sp]
+        if first(ins, "OutSize") is not None:
+            outs = [-1] * n
+        c = x.shape[-1] if last else x.shape[1]
+        shape = [x.shape[0]] + outs + [c] if last else [x.shape[0], c] + outs
+        return {"Out": OutMeta(shape, x.dtype)}
+    return infer
+
+
+def _src_coords(in_size, out_size, align_corners, align_mode, device, dtype):
+    # Paddle 1.8: ratio (in-1)/(out-1) with align_corners, else in/out; align_mode 0 (half-pixel) shifts by 0.5.
+    i = torch.arange(out_size, device=device, dtype=dtype)
+    if out_size <= 1:
+        return torch.zeros_like(i)
+    if align_corners:
+        return i * ((in_size - 1) / (out_size - 1))
+    ratio = in_size / out_size
+    if align_mode == 0:
+        return torch.clamp((i + 0.5) * ratio - 0.5, min=0.0)
+    return i * ratio
+
+
+def _linear_axis(x, axis, out_size, align_corners, align_mode):
+    in_size = x.shape[axis]
+    src = _src_coords(in_size, out_size, align_corners, align_mode, x.device, x.dtype)
+    i0 = torch.clamp(src.floor().long(), 0, in_size - 1)
+    i1 = torch.clamp(i0 + 1, max=in_size - 1)
+    lam = (src - i0.to(x.dtype))
+    shape = [1] * x.dim()
+    shape[axis] = out_size
+    lam = lam.reshape(shape)
+    return x.index_select(axis, i0) * (1 - lam) + x.index_select(axis, i1) * lam
+
+
+def _nearest_axis(x, axis, out_size, align_corners):
+    in_size = x.shape[axis]
+    i = torch.arange(out_size, device=x.device, dtype=torch.float64)
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        idx = torch.floor(i * ratio + 0.5)
+    else:
+        idx = torch.floor(i * (in_size / out_size))
+    return x.index_select(axis, torch.clamp(idx.long(), 0, in_size - 1))
+
+
+def _interp(n, method):
+    def factory(op, ctx):
+        names = ["out_d", "out_h", "out_w"][3 - n:]
+        outs_attr = [attr(op, k, -1) for k in names]
+        scale = float(attr(op, "scale", 0.0) or 0.0)
+        ac, am = attr(op, "align_corners", True), attr(op, "align_mode", 1)
+        last = attr(op, "data_layout", "NCHW") == "NHWC"
+
+        def k(x, out_size):
+            if last:
+                x = x.movedim(-1, 1)
+            if out_size is not None:
+                outs = [int(v) for v in out_size.reshape(-1).tolist()]
+            elif all(o > 0 for o in outs_attr):
+                outs = outs_attr
+            else:
+                outs = [int(s * scale) for s in x.shape[2:]]
+            y = x
+            for i, o in enumerate(outs):
+                y = _nearest_axis(y, 2 + i, o, ac) if method == "nearest" else _linear_axis(y, 2 + i, o, ac, am)
+            return y.movedim(1, -1) if last else y
+        return k
+    return factory
+
+
+defop("bilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",))(
+    _interp(2, "linear"))
+defop("nearest_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",))(
+    _interp(2, "nearest"))
+defop("trilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(3), no_grad=("OutSize",))(
+    _interp(3, "linear"))
+
+
+def _grid_sampler_shape(ins, attrs):
+    x, g = first(ins, "X"), first(ins, "Grid")
+    return {"Output": OutMeta((x.shape[0], x.shape[1], g.shape[1], g.shape[2]), x.dtype)}
+
+
+@defop("grid_sampler", inputs=("X", "Grid"), outputs=("Output",), infer_shape=_grid_sampler_shape)
+def grid_sampler(op, ctx):
+    # Paddle 1.8: bilinear, zero padding, grid -1/1 at the corner pixels' centres (align_corners=True).
+    return lambda x, grid: F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+
+
+def _affine_grid_shape(ins, attrs):
+    t = first(ins, "Theta")
+    shape = attrs.get("output_shape") or [-1, -1, -1, -1]
+    return {"Output": OutMeta((t.shape[0], shape[2], shape[3], 2), t.dtype)}
+
+
+@defop("affine_grid", inputs=("Theta", "OutputShape"), outputs=("Output",), infer_shape=_affine_grid_shape,
+       no_grad=("OutputShape",))
+def affine_grid(op, ctx):
+    shape = attr(op, "output_shape", None)
+
+    def k(theta, out_shape):
+        size = [int(v) for v in out_shape.reshape(-1).tolist()] if out_shape is not None else list(shape)
+        return F.affine_grid(theta, size, align_corners=True)
+    return k
