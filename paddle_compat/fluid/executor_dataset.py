@@ -1,0 +1,104 @@
+"""Executor.train_from_dataset / infer_from_dataset: run a program over every batch of a fluid.dataset.
+
+What `thread` means here: the number of reader workers. Each worker reads its share of the files (or of
+an InMemoryDataset's records), runs the pipe command, parses and batches on its own thread; the program
+steps then run one at a time, in the order batches arrive, on the scope's shared parameters. Paddle runs
+one program copy per thread without locks (Hogwild); here the steps themselves are serialized (torch
+already spreads one step's kernels over the cores), so thread=1 gives exactly the batches and updates
+of feeding the same batches to exe.run in file order.
+"""
+
+import queue
+import sys
+import threading
+import time
+
+__all__ = ["run_from_dataset"]
+
+_STEP_WAIT = 5.0      # seconds between liveness checks of the reader threads
+_DONE = object()
+
+
+def _check(dataset):
+    from .dataset import DatasetBase
+    if not isinstance(dataset, DatasetBase):
+        raise TypeError("train_from_dataset: dataset must come from fluid.DatasetFactory().create_dataset(...), "
+                        "got %s" % type(dataset).__name__)
+
+
+def _batches(dataset, nthreads, place):
+    """Yields feed dicts: directly for one worker, through a bounded queue from reader threads for more."""
+    from .dataset_feed import make_batch
+    shards, slots = dataset._shards(nthreads)
+    if len(shards) <= 1:
+        for shard in shards:
+            for recs in shard:
+                yield make_batch(recs, slots, place)
+        return
+    q = queue.Queue(maxsize=4 * len(shards))
+    stop = threading.Event()
+
+    def work(shard):
+        try:
+            for recs in shard:
+                item = make_batch(recs, slots, place)
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=_STEP_WAIT)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(_DONE)
+        except BaseException as e:  # noqa: BLE001  (handed to the consumer)
+            q.put(e)
+
+    threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in shards]
+    for t in threads:
+        t.start()
+    running = len(threads)
+    try:
+        while running:
+            try:
+                item = q.get(timeout=_STEP_WAIT)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads) and q.empty():
+                    raise RuntimeError("train_from_dataset: the reader threads stopped without finishing")
+                continue
+            if item is _DONE:
+                running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield item
+    finally:
+        stop.set()
+
+
+def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
+                     what):
+    from .framework import default_main_program
+    _check(dataset)
+    if program is None:
+        program = default_main_program()
+    nthreads = thread if thread and thread > 0 else dataset.thread_num
+    fetch_list = list(fetch_list or [])
+    if fetch_info is None:
+        fetch_info = [f if isinstance(f, str) else f.name for f in fetch_list]
+    if len(fetch_info) != len(fetch_list):
+        raise ValueError("%s: fetch_info has %d names for %d fetch_list entries"
+                         % (what, len(fetch_info), len(fetch_list)))
+    if print_period is None or print_period < 1:
+        raise ValueError("%s: print_period must be a positive int, got %r" % (what, print_period))
+    step, start = 0, time.time()
+    for feed in _batches(dataset, nthreads, exe.place):
+        out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
+        step += 1
+        if fetch_list and step % print_period == 0:
+            print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
+            sys.stdout.flush()
+    if debug:
+        dt = time.time() - start
+        print("%s: %d batches in %.3f s (%.1f batches/s)" % (what, step, dt, step / dt if dt else 0.0))
+    return None
