@@ -32,9 +32,9 @@ _LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate", "
 
 
 def __getattr__(name):
-    if name == "DatasetFactory":
-        from .dataset import DatasetFactory
-        return DatasetFactory
+    if name in ("DatasetFactory", "InMemoryDataset", "QueueDataset"):
+        from . import dataset
+        return getattr(dataset, name)
     if name in _LAZY:
         import importlib
         return importlib.import_module(__name__ + "." + name)
