@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-__all__ = ["run_from_dataset"]
+__all__ = ["run_from_dataset", "DatasetLoader"]
 
 _STEP_WAIT = 5.0      # seconds between liveness checks of the reader threads
 _DONE = object()
@@ -26,10 +26,12 @@ def _check(dataset):
                         "got %s" % type(dataset).__name__)
 
 
-def _batches(dataset, nthreads, place):
+def _batches(dataset, nthreads, place, drop_last=False):
     """Yields feed dicts: directly for one worker, through a bounded queue from reader threads for more."""
     from .dataset_feed import make_batch
     shards, slots = dataset._shards(nthreads)
+    if drop_last:
+        shards = [(recs for recs in shard if len(recs) == dataset.batch_size) for shard in shards]
     if len(shards) <= 1:
         for shard in shards:
             for recs in shard:
@@ -102,3 +104,29 @@ def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fe
         dt = time.time() - start
         print("%s: %d batches in %.3f s (%.1f batches/s)" % (what, step, dt, step / dt if dt else 0.0))
     return None
+
+
+class DatasetLoader:
+    """fluid.io.DataLoader.from_dataset: iterate a dataset's batches as [feed dict per place] lists
+    (read by dataset.thread_num reader threads); with several places, consecutive batches go one per place."""
+
+    def __init__(self, dataset, places, drop_last=True):
+        _check(dataset)
+        if places is None:
+            raise ValueError("DataLoader.from_dataset: places must be given (e.g. fluid.cpu_places(1))")
+        self.dataset, self.drop_last = dataset, drop_last
+        self.places = list(places) if isinstance(places, (list, tuple)) else [places]
+        if not self.places:
+            raise ValueError("DataLoader.from_dataset: places is empty")
+
+    def __iter__(self):
+        # feeds are built on the host; the executor moves them to the run's device
+        group = []
+        for feed in _batches(self.dataset, self.dataset.thread_num, self.places[0], self.drop_last):
+            group.append(feed)
+            if len(group) == len(self.places):   # a last group short of one batch per place is dropped
+                yield group
+                group = []
+
+    def __call__(self):
+        return iter(self)

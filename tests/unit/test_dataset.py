@@ -193,3 +193,17 @@ def test_api_errors():
     with pytest.raises(ValueError, match="unknown dataset 'Foo'"):
         fluid.DatasetFactory().create_dataset("Foo")
     assert fluid.fluid.dataset.InMemoryDataset is type(fluid.DatasetFactory().create_dataset("InMemoryDataset"))
+
+
+@pytest.mark.parametrize("drop_last,sizes", [(True, [32, 32]), (False, [32, 32, 16])])
+def test_data_loader_from_dataset(files, drop_last, sizes):
+    paths, samples, pipe = files
+    _, _, use_vars, _ = build()
+    ds = make_dataset("QueueDataset", use_vars, paths, pipe)
+    ds.set_batch_size(32)
+    loader = fluid.io.DataLoader.from_dataset(ds, fluid.cpu_places(1), drop_last=drop_last)
+    got = [b[0]["dense"].shape[0] for b in loader]
+    assert got == sizes
+    first = next(iter(loader))[0]
+    assert first["s0"].recursive_sequence_lengths()[0] == [len(s[0][0]) for s in samples[:32]]
+    np.testing.assert_allclose(first["dense"], [s[1] for s in samples[:32]], rtol=1e-6)
