@@ -9,6 +9,7 @@ numbers one batch at a time with numpy (a per-record pass only runs to name a ba
 import os
 import subprocess
 import tempfile
+from itertools import chain
 
 import numpy as np
 
@@ -37,36 +38,51 @@ class SlotSpec:
 
 def parse_lines(text, slots, origin):
     """Records [(origin, lineno), [tokens of slot 0], ...] from MultiSlot text; empty lines are skipped."""
-    nslots = len(slots)
+    nslots = range(len(slots))
     out = []
+    append = out.append
     for lineno, line in enumerate(text.splitlines(), 1):
         toks = line.split()
         if not toks:
             continue
-        pos, rec, ntok = 0, [(origin, lineno)], len(toks)
-        for s in range(nslots):
-            if pos >= ntok:
-                raise ValueError("%s:%d: slot '%s' is missing (the line has %d slots, use_var has %d)"
-                                 % (origin, lineno, slots[s].name, s, nslots))
-            try:
+        # fast path: no per-slot checks; any anomaly sends the line to _diagnose for a precise message
+        pos, rec, ok = 0, [(origin, lineno)], True
+        try:
+            for _ in nslots:
                 n = int(toks[pos])
-            except ValueError:
-                raise ValueError("%s:%d: slot '%s': expected a value count, got %r"
-                                 % (origin, lineno, slots[s].name, toks[pos])) from None
-            if n <= 0:
-                raise ValueError("%s:%d: slot '%s' has %d values; every slot needs at least one (pad it in "
-                                 "the data generator)" % (origin, lineno, slots[s].name, n))
-            end = pos + 1 + n
-            if end > ntok:
-                raise ValueError("%s:%d: slot '%s' announces %d values but the line ends after %d"
-                                 % (origin, lineno, slots[s].name, n, ntok - pos - 1))
-            rec.append(toks[pos + 1:end])
-            pos = end
-        if pos != ntok:
-            raise ValueError("%s:%d: %d tokens left after the last slot '%s' (use_var has %d slots: %s)"
-                             % (origin, lineno, ntok - pos, slots[-1].name, nslots, [s.name for s in slots]))
-        out.append(rec)
+                end = pos + 1 + n
+                rec.append(toks[pos + 1:end])
+                ok = ok and n > 0
+                pos = end
+        except (ValueError, IndexError):
+            ok = False
+        if not ok or pos != len(toks):
+            _diagnose(toks, slots, origin, lineno)
+        append(rec)
     return out
+
+
+def _diagnose(toks, slots, origin, lineno):
+    nslots, pos, ntok = len(slots), 0, len(toks)
+    for s in range(nslots):
+        if pos >= ntok:
+            raise ValueError("%s:%d: slot '%s' is missing (the line has %d slots, use_var has %d)"
+                             % (origin, lineno, slots[s].name, s, nslots))
+        try:
+            n = int(toks[pos])
+        except ValueError:
+            raise ValueError("%s:%d: slot '%s': expected a value count, got %r"
+                             % (origin, lineno, slots[s].name, toks[pos])) from None
+        if n <= 0:
+            raise ValueError("%s:%d: slot '%s' has %d values; every slot needs at least one (pad it in "
+                             "the data generator)" % (origin, lineno, slots[s].name, n))
+        end = pos + 1 + n
+        if end > ntok:
+            raise ValueError("%s:%d: slot '%s' announces %d values but the line ends after %d"
+                             % (origin, lineno, slots[s].name, n, ntok - pos - 1))
+        pos = end
+    raise ValueError("%s:%d: %d tokens left after the last slot '%s' (use_var has %d slots: %s)"
+                     % (origin, lineno, ntok - pos, slots[-1].name, nslots, [s.name for s in slots]))
 
 
 def read_file(path, pipe_command, slots, timeout):
@@ -94,32 +110,45 @@ def read_file(path, pipe_command, slots, timeout):
 
 
 def _values(records, k, spec):
-    flat = [t for rec in records for t in rec[k + 1]]
+    flat = list(chain.from_iterable(rec[k + 1] for rec in records))
     try:
-        return np.array(flat, dtype=spec.dtype) if spec.dtype.kind == "f" else \
-            np.array(flat).astype(np.int64) if flat and isinstance(flat[0], str) else np.array(flat, np.int64)
+        if spec.dtype.kind == "f":
+            return np.array(flat, dtype=spec.dtype)
+        return np.array(list(map(int, flat)), dtype=np.int64)   # exact for 64-bit feasigns
     except (ValueError, OverflowError):
         for rec in records:   # find the culprit to name it
             for t in rec[k + 1]:
                 try:
-                    (float if spec.dtype.kind == "f" else int)(t)
-                except ValueError:
+                    v = (float if spec.dtype.kind == "f" else int)(t)
+                    np.array([v], dtype=spec.dtype)
+                except (ValueError, OverflowError):
                     (origin, lineno) = rec[0]
                     raise ValueError("%s:%d: slot '%s' (%s) has a bad value %r"
                                      % (origin, lineno, spec.name, spec.dtype.name, t)) from None
         raise
 
 
-def make_batch(records, slots, place):
-    """A feed dict for a list of records: LoDTensors for lod slots, dense arrays shaped as use_var."""
-    from .lod_tensor import create_lod_tensor
+def _lod_tensor(vals, lens):
+    # built directly: the offsets come from the line counts, so create_lod_tensor's checks cannot fail
+    from .core import LoDTensor, lod_as_tensors
+    t = LoDTensor()
+    t.set(vals)
+    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    t._holder.lod = lod_as_tensors([offsets])
+    return t
+
+
+def make_batch(records, slots, place=None):
+    """A feed dict for a list of records: LoDTensors for lod slots, dense arrays shaped as use_var.
+    Feeds stay on the host; the executor moves them to the run's device."""
     feed = {}
     for k, spec in enumerate(slots):
         vals = _values(records, k, spec)
         if spec.lod:
             lens = [len(rec[k + 1]) for rec in records]
-            feed[spec.name] = create_lod_tensor(vals.reshape(-1, 1) if len(spec.shape) <= 2 else
-                                                vals.reshape((-1,) + spec.shape[1:]), [lens], place)
+            feed[spec.name] = _lod_tensor(vals.reshape(-1, 1) if len(spec.shape) <= 2 else
+                                          vals.reshape((-1,) + spec.shape[1:]), lens)
             continue
         per = vals.size // len(records)
         bad = [rec for rec in records if len(rec[k + 1]) != per]

@@ -207,3 +207,18 @@ def test_data_loader_from_dataset(files, drop_last, sizes):
     first = next(iter(loader))[0]
     assert first["s0"].recursive_sequence_lengths()[0] == [len(s[0][0]) for s in samples[:32]]
     np.testing.assert_allclose(first["dense"], [s[1] for s in samples[:32]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("1 3 1 4\n", r"f:1: slot 's2' is missing \(the line has 2 slots"),
+    ("1 3 0 1 5 4 0 0 0 0 1 1\n", r"f:1: slot 's1' has 0 values"),
+    ("1 3 x 4 1 5 4 0 0 0 0 1 1\n", r"f:1: slot 's1': expected a value count, got 'x'"),
+    ("1 3 1 4 1 5 4 0 0 0 0 1 1 9\n", r"f:1: 1 tokens left after the last slot 'label'"),
+])
+def test_malformed_lines(line, msg):
+    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_lines
+    _, _, use_vars, _ = build()
+    slots = [SlotSpec(v) for v in use_vars]
+    assert len(parse_lines("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f")) == 1
+    with pytest.raises(ValueError, match=msg):
+        parse_lines(line, slots, "f")
