@@ -6,11 +6,12 @@ slots of set_use_var in order. Executor.train_from_dataset / infer_from_dataset 
 set_batch_size. Not to be confused with `paddle.dataset` (paddle_compat.dataset: downloadable readers).
 """
 
-import random
 import threading
 import warnings
 
-from .dataset_feed import SlotSpec, make_batch, read_file
+import numpy as np
+
+from .dataset_feed import Rows, SlotSpec, read_file
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
 
@@ -102,10 +103,6 @@ class DatasetBase:
         """One iterator of records per reader thread (Paddle gives each thread its own files)."""
         raise NotImplementedError
 
-    def _batches(self, records, slots, place):
-        for i in range(0, len(records), self.batch_size):
-            yield make_batch(records[i:i + self.batch_size], slots, place)
-
 
 class QueueDataset(DatasetBase):
     """Streams the files: each reader thread runs the pipe command on its files in turn."""
@@ -116,13 +113,13 @@ class QueueDataset(DatasetBase):
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
 
         def shard(paths):
-            pending = []
+            pending = Rows.concat([])
             for p in paths:
-                pending.extend(self._read(p, slots))
+                pending = Rows.concat([pending, self._read(p, slots)])
                 while len(pending) >= self.batch_size:
                     yield pending[:self.batch_size]
                     pending = pending[self.batch_size:]
-            if pending:
+            if len(pending):
                 yield pending
         return [shard(f) for f in files if f], slots
 
@@ -150,7 +147,7 @@ class InMemoryDataset(DatasetBase):
 
         def load(i):
             try:
-                parts[i] = [r for p in self.filelist[i::n] for r in self._read(p, slots)]
+                parts[i] = Rows.concat([self._read(p, slots) for p in self.filelist[i::n]])
             except BaseException as e:  # noqa: BLE001  (re-raised in the caller)
                 errors.append(e)
         threads = [threading.Thread(target=load, args=(i,), daemon=True) for i in range(n)]
@@ -160,9 +157,8 @@ class InMemoryDataset(DatasetBase):
             t.join()   # each read is bounded by pipe_timeout
         if errors:
             raise errors[0]
-        # keep the filelist's order (thread i read files i, i+n, ...): interleave back per file is not
-        # needed for correctness, only determinism, which concatenation in thread order already gives
-        self._records = [r for part in parts for r in part]
+        # thread i read files i, i+n, ...: concatenating in thread order is deterministic
+        self._records = Rows.concat(parts)
         self._shuffled = 0
 
     def preload_into_memory(self):
@@ -177,7 +173,7 @@ class InMemoryDataset(DatasetBase):
 
     def local_shuffle(self):
         self._need_records("local_shuffle")
-        random.shuffle(self._records)
+        self._records.shuffle(np.random)   # np.random.seed makes it repeatable
         self._shuffled = len(self._records)
 
     def global_shuffle(self, fleet=None, thread_num=12):
@@ -205,7 +201,7 @@ class InMemoryDataset(DatasetBase):
         self._need_records("feeding")
         slots = self._slots()
         n = max(1, min(nthreads, len(self._records)))
-        per = -(-len(self._records) // n) if self._records else 0
+        per = -(-len(self._records) // n)
 
         def shard(recs):
             for i in range(0, len(recs), self.batch_size):

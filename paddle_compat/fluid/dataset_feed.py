@@ -9,13 +9,14 @@ numbers one batch at a time with numpy (a per-record pass only runs to name a ba
 import os
 import subprocess
 import tempfile
+import warnings
 from itertools import chain
 
 import numpy as np
 
 from .dtypes import dtype_name
 
-__all__ = ["SlotSpec", "read_file", "make_batch"]
+__all__ = ["SlotSpec", "Rows", "read_file", "make_batch", "parse_text"]
 
 
 class SlotSpec:
@@ -106,7 +107,7 @@ def read_file(path, pipe_command, slots, timeout):
                 msg = err.read().decode("utf-8", "replace").strip()
                 raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
                                    % (pipe_command, path, proc.returncode, msg[-4000:]))
-    return parse_lines(data.decode("utf-8", "replace"), slots, path)
+    return Rows.of(parse_text(data.decode("utf-8", "replace"), slots, path))
 
 
 def _values(records, k, spec):
@@ -139,29 +140,173 @@ def _lod_tensor(vals, lens):
     return t
 
 
-def make_batch(records, slots, place=None):
-    """A feed dict for a list of records: LoDTensors for lod slots, dense arrays shaped as use_var.
+class Block:
+    """One file's samples, by column: per slot the values (final dtype) and per-line offsets into them."""
+    __slots__ = ("origin", "linenos", "vals", "offs", "n")
+
+    def __init__(self, origin, linenos, vals, offs):
+        self.origin, self.linenos, self.vals, self.offs = origin, linenos, vals, offs
+        self.n = len(linenos)
+
+
+def _block_from_records(records, slots, origin):
+    vals, offs = [], []
+    for k, spec in enumerate(slots):
+        vals.append(_values(records, k, spec))
+        o = np.zeros(len(records) + 1, np.int64)
+        np.cumsum([len(rec[k + 1]) for rec in records], out=o[1:])
+        offs.append(o)
+    return Block(origin, np.array([rec[0][1] for rec in records], np.int64), vals, offs)
+
+
+_EXACT = float(2 ** 53)   # integers below this survive a float64 parse exactly
+
+
+def parse_text(text, slots, origin):
+    """A Block from MultiSlot text. Fast path: numpy parses every token as float64 in one call and the
+    slot structure is walked for all lines at once; any doubt (a bad token, a malformed line, an id of
+    2**53 or more) re-reads the text line by line, exactly, to name the problem or keep every digit."""
+    lines = [(i, l) for i, l in enumerate(text.splitlines(), 1) if l.strip()]
+    try:
+        return _fast_block(lines, slots, origin)
+    except _Doubt:
+        return _block_from_records(parse_lines(text, slots, origin), slots, origin)
+
+
+class _Doubt(Exception):
+    pass
+
+
+def _fast_block(lines, slots, origin):
+    n = len(lines)
+    if n == 0:
+        return Block(origin, np.zeros(0, np.int64), [np.zeros(0, s.dtype) for s in slots],
+                     [np.zeros(1, np.int64) for _ in slots])
+    body = "\n".join(l for _, l in lines)
+    lens = np.fromiter(map(len, map(str.split, (l for _, l in lines))), np.int64, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:   # a bad token: older numpy warns and stops short, newer numpy raises
+            flat = np.fromstring(body, dtype=np.float64, sep=" ")
+        except ValueError:
+            raise _Doubt() from None
+    if flat.size != lens.sum():
+        raise _Doubt()
+    end = np.cumsum(lens)
+    pos = end - lens            # where each line's next slot starts
+    vals, offs = [], []
+    for spec in slots:
+        if (pos >= end).any():
+            raise _Doubt()
+        counts_f = flat[pos]
+        counts = counts_f.astype(np.int64)
+        if (counts <= 0).any() or (counts != counts_f).any() or (pos + 1 + counts > end).any():
+            raise _Doubt()
+        o = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=o[1:])
+        idx = np.repeat(pos + 1 - o[:-1], counts) + np.arange(o[-1])
+        v = flat[idx]
+        if spec.dtype.kind == "i":
+            if (np.abs(v) >= _EXACT).any() or (np.floor(v) != v).any():
+                raise _Doubt()
+            v = v.astype(np.int64)
+        else:
+            v = v.astype(spec.dtype)
+        vals.append(v)
+        offs.append(o)
+        pos = pos + 1 + counts
+    if (pos != end).any():
+        raise _Doubt()
+    return Block(origin, np.array([i for i, _ in lines], np.int64), vals, offs)
+
+
+class Rows:
+    """An ordered selection of samples over Blocks: (block number, row) pairs. Slicing and shuffling
+    move indices only; make_batch gathers the values."""
+    __slots__ = ("blocks", "bid", "row")
+
+    def __init__(self, blocks, bid, row):
+        self.blocks, self.bid, self.row = blocks, bid, row
+
+    @staticmethod
+    def of(block):
+        return Rows([block], np.zeros(block.n, np.int64), np.arange(block.n, dtype=np.int64))
+
+    @staticmethod
+    def concat(parts):
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Rows([], np.zeros(0, np.int64), np.zeros(0, np.int64))
+        blocks, bids, rows = [], [], []
+        for p in parts:
+            bids.append(p.bid + len(blocks))
+            blocks.extend(p.blocks)
+            rows.append(p.row)
+        return Rows(blocks, np.concatenate(bids), np.concatenate(rows))
+
+    def __len__(self):
+        return len(self.row)
+
+    def __getitem__(self, sl):
+        return Rows(self.blocks, self.bid[sl], self.row[sl])
+
+    def shuffle(self, rng):
+        perm = rng.permutation(len(self.row))
+        self.bid, self.row = self.bid[perm], self.row[perm]
+
+    def groups(self):
+        """(block, rows) in order of first appearance; rows keep their order within a block (a shuffled
+        batch therefore holds the same samples, grouped by file)."""
+        if len(self.bid) and (self.bid == self.bid[0]).all():
+            return [(self.blocks[int(self.bid[0])], self.row)]
+        out = []
+        _, first = np.unique(self.bid, return_index=True)
+        for b in self.bid[np.sort(first)]:
+            out.append((self.blocks[int(b)], self.row[self.bid == b]))
+        return out
+
+
+def _gather(block, k, rows):
+    o = block.offs[k]
+    starts, lens = o[rows], o[rows + 1] - o[rows]
+    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and (np.diff(rows) == 1).all():
+        return block.vals[k][starts[0]:starts[0] + lens.sum()], lens   # contiguous: a view
+    c = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lens, out=c[1:])
+    return block.vals[k][np.repeat(starts - c[:-1], lens) + np.arange(c[-1])], lens
+
+
+def make_batch(rows, slots, place=None):
+    """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var.
     Feeds stay on the host; the executor moves them to the run's device."""
+    groups = rows.groups()
+    nrows = len(rows)
     feed = {}
     for k, spec in enumerate(slots):
-        vals = _values(records, k, spec)
+        parts = [_gather(b, k, r) for b, r in groups]
+        vals = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+        lens = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
         if spec.lod:
-            lens = [len(rec[k + 1]) for rec in records]
             feed[spec.name] = _lod_tensor(vals.reshape(-1, 1) if len(spec.shape) <= 2 else
                                           vals.reshape((-1,) + spec.shape[1:]), lens)
             continue
-        per = vals.size // len(records)
-        bad = [rec for rec in records if len(rec[k + 1]) != per]
-        if bad or vals.size != per * len(records):
-            rec = bad[0] if bad else records[0]
-            raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) but holds %d values where other lines "
-                             "hold %d; give it lod_level=1 or pad it" % (rec[0][0], rec[0][1], spec.name,
-                                                                          len(rec[k + 1]), per))
-        inner = [d for d in spec.shape[1:]]
-        if inner and all(d > 0 for d in inner) and int(np.prod(inner)) != per:
-            rec = records[0]
-            raise ValueError("%s:%d: slot '%s' holds %d values per line but use_var's shape %s needs %d"
-                             % (rec[0][0], rec[0][1], spec.name, per, list(spec.shape), int(np.prod(inner))))
-        shape = (len(records),) + tuple(inner) if inner and all(d > 0 for d in inner) else (len(records), per)
-        feed[spec.name] = vals.reshape(shape)
+        per = int(lens[0])
+        if (lens != per).any():
+            for (b, r), (_, ln) in zip(groups, parts):
+                bad = np.nonzero(ln != per)[0]
+                if len(bad):
+                    raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) but holds %d values where "
+                                     "other lines hold %d; give it lod_level=1 or pad it"
+                                     % (b.origin, b.linenos[r[bad[0]]], spec.name, ln[bad[0]], per))
+        inner = list(spec.shape[1:])
+        if inner and all(d > 0 for d in inner):
+            if int(np.prod(inner)) != per:
+                b, r = groups[0]
+                raise ValueError("%s:%d: slot '%s' holds %d values per line but use_var's shape %s needs %d"
+                                 % (b.origin, b.linenos[r[0]], spec.name, per, list(spec.shape),
+                                    int(np.prod(inner))))
+            shape = (nrows,) + tuple(inner)
+        else:
+            shape = (nrows, per)
+        feed[spec.name] = np.ascontiguousarray(vals).reshape(shape)
     return feed

@@ -164,11 +164,43 @@ def test_bad_line_names_file_line_and_slot(tmp_path):
     ds = make_dataset("InMemoryDataset", use_vars, [str(p)], "cat")
     with pytest.raises(ValueError, match=r"bad.txt:2: slot 's2' announces 5 values"):
         ds.load_into_memory()
-    p.write_text("1 3 1 4 1 5 4 0.1 x 0.3 0.4 1 1\n")
-    ds.load_into_memory()   # structure is fine; the value is caught when batched
+    p.write_text("1 3 1 4 1 5 4 0.1 0.2 0.3 0.4 1 1\n1 3 1 4 1 5 4 0.1 x 0.3 0.4 1 1\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2: slot 'dense' \(float32\) has a bad value 'x'"):
+        ds.load_into_memory()
+    p.write_text("1 3 1 4 1 5 4 0.1 0.2 0.3 0.4 1 1\n1 3 1 4.5 1 5 4 0.1 0.2 0.3 0.4 1 1\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2: slot 's1' \(int64\) has a bad value '4.5'"):
+        ds.load_into_memory()
+    p.write_text("1 3 1 4 1 5 3 0.1 0.2 0.3 1 1\n")
+    ds.load_into_memory()
     exe = fluid.Executor(fluid.CPUPlace())
-    with pytest.raises(ValueError, match=r"bad.txt:1: slot 'dense' \(float32\) has a bad value 'x'"):
+    with pytest.raises(ValueError, match=r"bad.txt:1: slot 'dense' holds 3 values per line but use_var's shape"):
         exe.train_from_dataset(fluid.Program(), ds)
+
+
+def test_exact_ids_and_mixed_batches(tmp_path):
+    """ids past 2**53 keep every digit (the exact per-line path); a dense slot of varying width is named."""
+    from paddle_compat.fluid.dataset_feed import Rows, SlotSpec, make_batch, parse_text
+    _, _, use_vars, _ = build()
+    slots = [SlotSpec(v) for v in use_vars]
+    big = 2 ** 62 + 1
+    rows = Rows.of(parse_text("1 3 2 %d 7 1 5 4 0 0 0 0 1 1\n1 9 1 4 1 5 4 1 1 1 1 1 0\n" % big, slots, "f"))
+    feed = make_batch(rows, slots)
+    assert np.array(feed["s1"]).reshape(-1).tolist() == [big, 7, 4]
+    assert feed["s1"].recursive_sequence_lengths() == [[2, 1]]
+    fast = Rows.of(parse_text("1 3 2 8 7 1 5 4 0 0 0 0 1 1\n1 9 1 4 1 5 4 1 1 1 1 1 0\n", slots, "g"))
+    both = Rows.concat([fast, rows])
+    both.shuffle(np.random.RandomState(0))
+    feed = make_batch(both, slots)
+    assert sorted(np.array(feed["s0"]).reshape(-1).tolist()) == [3, 3, 9, 9]
+    assert feed["dense"].shape == (4, 4) and feed["label"].shape == (4, 1)
+    wide = parse_text("1 3 1 4 1 5 2 0 0 1 1\n", [SlotSpec(v) for v in use_vars], "w")
+    other = fluid.data("dense", shape=[None, -1], dtype="float32")
+    slots2 = slots[:3] + [SlotSpec(other)] + slots[4:]
+    mixed = Rows.concat([Rows.of(parse_text("1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots2, "a")),
+                         Rows.of(parse_text("1 3 1 4 1 5 2 0 0 1 1\n", slots2, "b"))])
+    assert wide.n == 1
+    with pytest.raises(ValueError, match=r"b:1: slot 'dense' is dense \(lod_level 0\) but holds 2 values"):
+        make_batch(mixed, slots2)
 
 
 def test_pipe_failure_and_missing_file(tmp_path):
@@ -216,9 +248,9 @@ def test_data_loader_from_dataset(files, drop_last, sizes):
     ("1 3 1 4 1 5 4 0 0 0 0 1 1 9\n", r"f:1: 1 tokens left after the last slot 'label'"),
 ])
 def test_malformed_lines(line, msg):
-    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_lines
+    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_lines, parse_text
     _, _, use_vars, _ = build()
     slots = [SlotSpec(v) for v in use_vars]
-    assert len(parse_lines("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f")) == 1
+    assert len(parse_text("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f").linenos) == 1
     with pytest.raises(ValueError, match=msg):
-        parse_lines(line, slots, "f")
+        parse_text(line, slots, "f")
