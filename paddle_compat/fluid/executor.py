@@ -10,6 +10,7 @@ import numpy as np
 from . import core
 from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
 from .dtypes import dtype_name
+from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
 from .fetch_array import as_fetch
 from .framework import Program, Variable, default_main_program
 
@@ -234,10 +235,10 @@ class Executor:
         """Run `program` over every batch of a fluid.dataset (see executor_dataset for `thread`)."""
         from .executor_dataset import run_from_dataset
         return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
-                                print_period, "train_from_dataset")
+                                print_period, "train_from_dataset", fetch_handler)
 
     def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):
         from .executor_dataset import run_from_dataset
         return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
-                                print_period, "infer_from_dataset")
+                                print_period, "infer_from_dataset", fetch_handler)

@@ -13,10 +13,42 @@ import sys
 import threading
 import time
 
-__all__ = ["run_from_dataset", "DatasetLoader"]
+import numpy as np
+
+__all__ = ["run_from_dataset", "DatasetLoader", "FetchHandler"]
 
 _STEP_WAIT = 5.0      # seconds between liveness checks of the reader threads
 _DONE = object()
+
+
+class FetchHandler:
+    """fluid.executor.FetchHandler: train_from_dataset calls handler({key: numpy value}) for the variables of
+    var_dict ({key: Variable}) about every period_secs. Paddle polls from a monitor thread each second; here
+    the check runs between steps, so a value is never read in the middle of an update."""
+
+    def __init__(self, var_dict=None, period_secs=60):
+        if not var_dict:
+            raise ValueError("FetchHandler: var_dict must map names to the Variables to fetch")
+        self.var_dict = var_dict
+        self.period_secs = period_secs
+
+    def handler(self, res_dict):
+        for key, v in res_dict.items():
+            if isinstance(v, np.ndarray):
+                sys.stdout.write("%s[0]: %s " % (key, v[0] if v.ndim else v))
+        sys.stdout.write("\n")
+
+
+def _call_handler(fetch_handler, scope):
+    from .core import global_scope
+    scope = scope if scope is not None else global_scope()
+    res = {}
+    for key, var in fetch_handler.var_dict.items():
+        name = var if isinstance(var, str) else var.name
+        found = scope.find_var(name)
+        res[key] = np.array(found.get_tensor()) if found is not None and found.get_tensor()._is_initialized() \
+            else None
+    fetch_handler.handler(res)
 
 
 def _check(dataset):
@@ -79,7 +111,7 @@ def _batches(dataset, nthreads, place, drop_last=False):
 
 
 def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
-                     what):
+                     what, fetch_handler=None):
     from .framework import default_main_program
     _check(dataset)
     if program is None:
@@ -94,12 +126,16 @@ def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fe
     if print_period is None or print_period < 1:
         raise ValueError("%s: print_period must be a positive int, got %r" % (what, print_period))
     step, start = 0, time.time()
+    last_handled = start
     for feed in _batches(dataset, nthreads, exe.place):
         out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
         step += 1
         if fetch_list and step % print_period == 0:
             print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
             sys.stdout.flush()
+        if fetch_handler is not None and time.time() - last_handled >= fetch_handler.period_secs:
+            _call_handler(fetch_handler, scope)
+            last_handled = time.time()
     if debug:
         dt = time.time() - start
         print("%s: %d batches in %.3f s (%.1f batches/s)" % (what, step, dt, step / dt if dt else 0.0))

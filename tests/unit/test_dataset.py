@@ -254,3 +254,27 @@ def test_malformed_lines(line, msg):
     assert len(parse_text("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f").linenos) == 1
     with pytest.raises(ValueError, match=msg):
         parse_text(line, slots, "f")
+
+
+def test_fetch_handler_sees_parameters(files):
+    paths, samples, pipe = files
+    main, startup, use_vars, loss = build()
+    fc_w = [p for p in main.global_block().all_parameters() if p.name.startswith("fc")][0]
+    seen = []
+
+    class Handler(fluid.executor.FetchHandler):
+        def handler(self, res_dict):
+            seen.append(res_dict["w"].copy())
+
+    exe = fluid.Executor(fluid.CPUPlace())
+    ds = make_dataset("QueueDataset", use_vars, paths, pipe)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        exe.train_from_dataset(main, ds, fetch_handler=Handler({"w": fc_w}, period_secs=0))
+        final = np.array(scope.find_var(fc_w.name).get_tensor())
+    assert len(seen) == -(-len(samples) // BATCH)
+    assert not np.allclose(seen[0], seen[-1])
+    np.testing.assert_allclose(seen[-1], final)
+    with pytest.raises(ValueError, match="var_dict"):
+        fluid.executor.FetchHandler({})
