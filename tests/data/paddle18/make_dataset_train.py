@@ -24,6 +24,7 @@ for i in range(40):
     lines.append(" ".join("%d %s" % (len(x), " ".join(map(str, x))) for x in ids) + " 3 " +
                  " ".join(map(str, d)) + " 1 %d\n" % int(rs.rand() > 0.5))
 tmp = tempfile.mkdtemp()
+os.chdir(tmp)   # Paddle writes a <id>_train_desc.prototxt into the working directory
 files = [os.path.join(tmp, "a.txt"), os.path.join(tmp, "b.txt")]
 open(files[0], "w").writelines(lines[:25])
 open(files[1], "w").writelines(lines[25:])
