@@ -20,4 +20,7 @@ def __getattr__(name):
     if name == "incubate":
         from .fluid import incubate
         return incubate
+    if name == "DatasetFactory":   # fluid.DatasetFactory (paddle_compat.dataset is paddle.dataset's readers)
+        from .fluid.dataset import DatasetFactory
+        return DatasetFactory
     raise AttributeError("module 'paddle_compat' has no attribute %r" % name)

@@ -28,10 +28,13 @@ from .io_state import load, save  # noqa: E402
 Tensor = LoDTensor
 
 # Fluid 1.8 submodules that scripts reach as attributes (fluid.dygraph.guard); loaded on first touch
-_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate")
+_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate", "dataset")
 
 
 def __getattr__(name):
+    if name in ("DatasetFactory", "InMemoryDataset", "QueueDataset"):
+        from . import dataset
+        return getattr(dataset, name)
     if name in _LAZY:
         import importlib
         return importlib.import_module(__name__ + "." + name)

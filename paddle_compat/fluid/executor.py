@@ -10,6 +10,7 @@ import numpy as np
 from . import core
 from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
 from .dtypes import dtype_name
+from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
 from .fetch_array import as_fetch
 from .framework import Program, Variable, default_main_program
 
@@ -229,8 +230,15 @@ class Executor:
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for)
         return _Prepared(lowered, specs, scope)
 
-    # Paddle API that has no counterpart here
-    def infer_from_dataset(self, *args, **kwargs):
-        raise NotImplementedError("Executor.infer_from_dataset (fluid.Dataset) is not supported by paddle_compat")
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """Run `program` over every batch of a fluid.dataset (see executor_dataset for `thread`)."""
+        from .executor_dataset import run_from_dataset
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
+                                print_period, "train_from_dataset", fetch_handler)
 
-    train_from_dataset = infer_from_dataset
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        from .executor_dataset import run_from_dataset
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
+                                print_period, "infer_from_dataset", fetch_handler)

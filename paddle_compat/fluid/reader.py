@@ -204,8 +204,8 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):
-        raise NotImplementedError("DataLoader.from_dataset (fluid.Dataset) is not supported by paddle_compat; "
-                                  "use DataLoader.from_generator")
+        from .executor_dataset import DatasetLoader
+        return DatasetLoader(dataset, places, drop_last)
 
 
 class PyReader(GeneratorLoader):

@@ -147,7 +147,6 @@ KNOWN_GAPS = {
     },
     "paddle_compat": {
         "dygraph": "imperative mode is out of scope (static Fluid programs only)",
-        "Dataset": "fluid.Dataset / train_from_dataset are not implemented",
     },
 }
 

@@ -3,7 +3,7 @@
 from ..dtypes import VarType
 from ..layer_helper import LayerHelper
 
-__all__ = ["data", "py_reader", "read_file"]
+__all__ = ["data", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer"]
 
 
 def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=VarType.LOD_TENSOR,
@@ -34,7 +34,6 @@ def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_b
     sets the source; `reader.start()`, then run until fluid.core.EOFException, then `reader.reset()`.
     shapes include the batch dim (e.g. [(-1, 784), (-1, 1)])."""
     from .. import unique_name
-    from ..reader import PyReader
     if len(shapes) != len(dtypes) or (lod_levels is not None and len(lod_levels) != len(shapes)):
         raise ValueError("py_reader: shapes, dtypes (and lod_levels) must have one entry per variable")
     lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)
@@ -42,6 +41,28 @@ def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_b
     feed_vars = [data(name="%s_data_%d" % (prefix, i), shape=list(s), dtype=dt, lod_level=lv,
                       append_batch_size=False)
                  for i, (s, dt, lv) in enumerate(zip(shapes, dtypes, lod_levels))]
+    return _reader_over(feed_vars, capacity, use_double_buffer)
+
+
+def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
+    """A py_reader that fills existing data variables (feed_list, e.g. from fluid.data): the network uses
+    them directly, or through read_file(reader)."""
+    if not feed_list:
+        raise ValueError("create_py_reader_by_data: feed_list must name the data variables to fill")
+    return _reader_over(list(feed_list), capacity, use_double_buffer)
+
+
+def double_buffer(reader, place=None, name=None):
+    """Paddle's double-buffered reader wrapper; the loader behind py_reader already prefetches batches on a
+    thread, so the reader is returned as is."""
+    if getattr(reader, "_data_vars", None) is None:
+        raise TypeError("double_buffer: expected a reader from py_reader/create_py_reader_by_data, got %r"
+                        % (reader,))
+    return reader
+
+
+def _reader_over(feed_vars, capacity, use_double_buffer):
+    from ..reader import PyReader
     loader = PyReader(feed_list=feed_vars, capacity=capacity, use_double_buffer=use_double_buffer, iterable=False)
     reader = loader._reader_var
     reader._loader, reader._data_vars = loader, feed_vars

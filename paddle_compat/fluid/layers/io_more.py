@@ -1,9 +1,9 @@
-"""py_func, load, create_py_reader_by_data and double_buffer of Paddle 1.8's fluid.layers."""
+"""py_func and load of Paddle 1.8's fluid.layers."""
 
 from ..framework import Variable
 from ..layer_helper import LayerHelper
 
-__all__ = ["py_func", "load", "create_py_reader_by_data", "double_buffer"]
+__all__ = ["py_func", "load"]   # create_py_reader_by_data, double_buffer: layers/io.py
 
 
 def _as_list(v, what):
@@ -61,24 +61,3 @@ def load(out, file_path, load_as_fp16=None):
     if load_as_fp16 is not None:
         attrs["load_as_fp16"] = load_as_fp16
     helper.append_op(type="load", inputs={}, outputs={"Out": [out]}, attrs=attrs)
-
-
-def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
-    """A py_reader over existing data variables (read_file(reader) gives them back)."""
-    from ..reader import PyReader
-    loader = PyReader(feed_list=list(feed_list), capacity=capacity, use_double_buffer=use_double_buffer,
-                      iterable=False)
-    reader = loader._reader_var
-    reader._loader, reader._data_vars = loader, list(feed_list)
-    reader.start, reader.reset = loader.start, loader.reset
-    reader.decorate_paddle_reader = reader.decorate_sample_list_generator = loader.set_sample_list_generator
-    reader.decorate_tensor_provider = reader.decorate_batch_generator = loader.set_batch_generator
-    return reader
-
-
-def double_buffer(reader, place=None, name=None):
-    """The reader itself: readers here already prefetch on a background thread."""
-    if getattr(reader, "_loader", None) is None:
-        raise TypeError("double_buffer: expected a reader from py_reader or create_py_reader_by_data, got %r"
-                        % (reader,))
-    return reader
