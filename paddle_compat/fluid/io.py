@@ -149,7 +149,17 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             block.append_op(type="load_combine", outputs={"Out": cloned},
                             attrs={"file_path": os.path.join(dirname, filename)})
 
-    executor.run(_io_program(build))
+    # load into a scratch scope and move the values over only when every file read cleanly, so a bad
+    # file leaves the scope as it was (nothing half-loaded)
+    from .core import Scope, global_scope
+    staging = Scope()
+    executor.run(_io_program(build), scope=staging)
+    scope = global_scope()
+    for v in vs:
+        src = staging.find_var(v.name)
+        if src is not None:
+            dst = scope.var(v.name)
+            dst.value, dst.lod = src.value, src.lod
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
