@@ -188,3 +188,17 @@ def test_dtype_mismatch_names_file_and_variable(tmp_path):
     arr = _tensors(path, 1)[0].astype("float64")
     tf.atomic_write(path, lambda f: tf.write_lod_tensor(f, arr))
     _load_fails_and_scope_untouched(d, None, r"fc_1\.w_0.*fc_1\.w_0.*float32.*float64")
+
+
+@pytest.mark.parity
+def test_parse_from_string_runs_with_paddles_feed_and_fetch_ops():
+    # as in Paddle: the parsed program keeps its feed/fetch ops; running it by names still works
+    prog = fluid.Program.parse_from_string(open(os.path.join(DATA, "conv", "__model__"), "rb").read())
+    assert [op.type for op in prog.global_block().ops][:1] == ["feed"]
+    exe = fluid.Executor(fluid.CPUPlace())
+    io = np.load(os.path.join(DATA, "conv_io.npz"))
+    with fluid.scope_guard(fluid.Scope()):
+        fluid.io.load_persistables(exe, os.path.join(DATA, "conv"), prog)
+        outs = exe.run(prog, feed={"img": io["in_img"]}, fetch_list=prog.desc.get_fetch_target_names())
+    for i, o in enumerate(outs):
+        np.testing.assert_allclose(o, io["out_%d" % i], rtol=0, atol=1e-6)
