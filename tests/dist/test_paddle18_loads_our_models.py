@@ -32,8 +32,20 @@ def _conv():
     return ["img"], [fluid.layers.fc(input=c, size=3, act="softmax"), c], {"img": (3, 2, 8, 8)}
 
 
+def _ctr():
+    ids = fluid.layers.data(name="ids", shape=[1], dtype="int64", lod_level=1)
+    dense = fluid.layers.data(name="dense", shape=[3], dtype="float32")
+    emb = fluid.layers.embedding(ids, size=[20, 4], is_sparse=True)
+    pooled = fluid.layers.sequence_pool(emb, "sum")
+    h = fluid.layers.fc(input=fluid.layers.concat([pooled, dense], axis=1), size=5, act="relu")
+    return ["ids", "dense"], [fluid.layers.fc(input=h, size=2, act="softmax")], {"ids": (7, 1), "dense": (3, 3)}
+
+
+LODS = {"ids": [2, 4, 1]}
+
+
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("build", [_mlp, _conv], ids=["mlp", "conv"])
+@pytest.mark.parametrize("build", [_mlp, _conv, _ctr], ids=["mlp", "conv", "ctr"])
 @pytest.mark.parametrize("params", [None, "params"], ids=["files", "combined"])
 def test_paddle18_predicts_our_outputs(tmp_path, build, params):
     main, start = fluid.Program(), fluid.Program()
@@ -41,7 +53,10 @@ def test_paddle18_predicts_our_outputs(tmp_path, build, params):
         feeds, targets, shapes = build()
     exe = fluid.Executor(fluid.CPUPlace())
     rng = np.random.RandomState(5)
-    feed = {n: rng.rand(*shapes[n]).astype("float32") for n in feeds}
+    feed = {n: (rng.randint(0, 20, size=shapes[n]).astype("int64") if n in LODS
+                else rng.rand(*shapes[n]).astype("float32")) for n in feeds}
+    run_feed = {n: (fluid.create_lod_tensor(a, [LODS[n]], fluid.CPUPlace()) if n in LODS else a)
+                for n, a in feed.items()}
     d = str(tmp_path / "model")
     with fluid.scope_guard(fluid.Scope()):
         exe.run(start)
@@ -49,9 +64,9 @@ def test_paddle18_predicts_our_outputs(tmp_path, build, params):
             if v.persistable and ("mean" in v.name or "variance" in v.name or v.name.endswith((".w_1", ".w_2"))):
                 t = fluid.global_scope().find_var(v.name).get_tensor()
                 t.set((rng.rand(*np.array(t).shape) + 0.5).astype("float32"), fluid.CPUPlace())
-        want = exe.run(main.clone(for_test=True), feed=feed, fetch_list=targets)
+        want = exe.run(main.clone(for_test=True), feed=run_feed, fetch_list=targets)
         fluid.io.save_inference_model(d, feeds, targets, exe, main_program=main, params_filename=params)
-    np.savez(str(tmp_path / "in.npz"), **feed)
+    np.savez(str(tmp_path / "in.npz"), **feed, **{"lod_" + n: np.array(LODS[n]) for n in feed if n in LODS})
     env = dict(os.environ, GLOG_v="0", OMP_NUM_THREADS="1", CPU_NUM="1")
     env.pop("PYTHONPATH", None)
     r = subprocess.run([PADDLE18, SCRIPT, d, params or "-", str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],

@@ -25,11 +25,14 @@ def _predict(dirname, params_filename=None, feed=None):
 
 @pytest.mark.parity
 @pytest.mark.parametrize("name,sub,params", [("mlp", "mlp", None), ("mlp", "mlp_combined", "params"),
-                                             ("conv", "conv", None), ("conv", "conv_combined", "params")])
+                                             ("conv", "conv", None), ("conv", "conv_combined", "params"),
+                                             ("ctr", "ctr", None), ("ctr", "ctr_combined", "params")])
 def test_paddle18_inference_model_predicts_paddles_outputs(name, sub, params):
     io = np.load(os.path.join(DATA, name + "_io.npz"))
     names = json.load(open(os.path.join(DATA, name + "_names.json")))
-    feeds, outs = _predict(os.path.join(DATA, sub), params, {n: io["in_" + n] for n in names["feeds"]})
+    feed = {n: (fluid.create_lod_tensor(io["in_" + n], [io["lod_" + n].tolist()], fluid.CPUPlace())
+                if "lod_" + n in io else io["in_" + n]) for n in names["feeds"]}
+    feeds, outs = _predict(os.path.join(DATA, sub), params, feed)
     assert feeds == names["feeds"]
     assert len(outs) == len(names["fetches"])
     for i, o in enumerate(outs):

@@ -2,9 +2,9 @@
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_inference_models.py
 
-An MLP and a small conv net with batch_norm, each saved with save_inference_model twice (one file per
+An MLP, a small conv net with batch_norm and a CTR-style model with a LoD slot, each saved with save_inference_model twice (one file per
 parameter, and params_filename="params") under tests/data/paddle18/inference/<name>[_combined]/, with
-the fixed input and Paddle's outputs in io.npz. Also writes paddle_compat/fluid/op_attr_types.json: the
+the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz. Also writes paddle_compat/fluid/op_attr_types.json: the
 attribute types Paddle 1.8.5's op registry declares (data, read through core.get_all_op_protos), which
 the ProgramDesc writer needs so that Paddle accepts the attributes we write."""
 
@@ -35,6 +35,25 @@ def conv():
     return ["img"], [fluid.layers.fc(input=c, size=3, act="softmax"), c], {"img": (3, 2, 8, 8)}
 
 
+def ctr():
+    # a CTR-style model: one LoD slot of ids (embedding + sum pooling) and a dense slot
+    ids = fluid.layers.data(name="ids", shape=[1], dtype="int64", lod_level=1)
+    dense = fluid.layers.data(name="dense", shape=[3], dtype="float32")
+    emb = fluid.layers.embedding(ids, size=[20, 4], is_sparse=True)
+    pooled = fluid.layers.sequence_pool(emb, "sum")
+    h = fluid.layers.fc(input=fluid.layers.concat([pooled, dense], axis=1), size=5, act="relu")
+    return ["ids", "dense"], [fluid.layers.fc(input=h, size=2, act="softmax")], {"ids": (7, 1), "dense": (3, 3)}
+
+
+LODS = {"ids": [2, 4, 1]}     # sequence lengths of each LoD input (sum = its rows)
+
+
+def _feed_value(name, arr):
+    if name in LODS:
+        return fluid.create_lod_tensor(arr, [LODS[name]], fluid.CPUPlace())
+    return arr
+
+
 def record(name, build):
     main, start = fluid.Program(), fluid.Program()
     main.random_seed = start.random_seed = 7
@@ -51,13 +70,15 @@ def record(name, build):
                 t = scope.find_var(v.name).get_tensor()
                 a = np.array(t)
                 t.set((rng.rand(*a.shape) + 0.5).astype(a.dtype), fluid.CPUPlace())
-        feed = {n: rng.rand(*shapes[n]).astype("float32") for n in feeds}
+        feed = {n: (rng.randint(0, 20, size=shapes[n]).astype("int64") if n in LODS
+                    else rng.rand(*shapes[n]).astype("float32")) for n in feeds}
         test = main.clone(for_test=True)
-        outs = exe.run(test, feed=feed, fetch_list=targets)
+        outs = exe.run(test, feed={n: _feed_value(n, a) for n, a in feed.items()}, fetch_list=targets)
         for sub, pf in ((name, None), (name + "_combined", "params")):
             d = os.path.join(OUT, sub)
             fluid.io.save_inference_model(d, feeds, targets, exe, main_program=main, params_filename=pf)
     arrays = dict(("in_" + k, v) for k, v in feed.items())
+    arrays.update(("lod_" + k, np.array(LODS[k])) for k in feed if k in LODS)
     arrays.update(("out_%d" % i, o) for i, o in enumerate(outs))
     np.savez(os.path.join(OUT, name + "_io.npz"), **arrays)
     json.dump({"feeds": feeds, "fetches": [t.name for t in targets]},
@@ -78,4 +99,5 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     record("mlp", mlp)
     record("conv", conv)
+    record("ctr", ctr)
     attr_types()

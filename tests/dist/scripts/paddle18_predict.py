@@ -1,5 +1,5 @@
 """Run with Paddle 1.8.5's Python: load an inference model with fluid.io.load_inference_model and write
-its predictions for the inputs in an .npz.   paddle18_predict.py MODEL_DIR PARAMS_FILENAME|- IN.npz OUT.npz"""
+its predictions for the inputs in an .npz (lod_<name>: sequence lengths of LoD input <name>).   paddle18_predict.py MODEL_DIR PARAMS_FILENAME|- IN.npz OUT.npz"""
 
 import sys
 
@@ -12,7 +12,12 @@ def main():
     exe = fluid.Executor(fluid.CPUPlace())
     prog, feeds, fetches = fluid.io.load_inference_model(d, exe, params_filename=None if params == "-" else params)
     data = np.load(inp)
-    res = exe.run(prog, feed={n: data[n] for n in feeds}, fetch_list=fetches)
+    feed = {}
+    for n in feeds:     # lod_<name>: sequence lengths of a LoD input
+        lod = "lod_" + n
+        feed[n] = (fluid.create_lod_tensor(data[n], [data[lod].tolist()], fluid.CPUPlace()) if lod in data
+                   else data[n])
+    res = exe.run(prog, feed=feed, fetch_list=fetches)
     np.savez(out, feeds=np.array(feeds), **{"out_%d" % i: r for i, r in enumerate(res)})
 
 
