@@ -38,6 +38,9 @@ def _attr_types():
 
 def _guess_type(v):
     from .framework import Block
+    from .dtypes import _VarTypeMember
+    if isinstance(v, _VarTypeMember):      # dtype attributes: Paddle stores the proto enum as an INT
+        return INT
     if isinstance(v, (bool, np.bool_)):
         return BOOLEAN
     if isinstance(v, (int, np.integer)):
@@ -98,14 +101,19 @@ def _encode_op(op, types):
             v = v.tolist()
         if isinstance(v, (set, frozenset)):
             v = sorted(v)
-        t = declared.get(name)
-        if t is None:
-            t = _guess_type(v)
-        if t is None:
-            continue           # not representable in a ProgramDesc (an internal Python-side attribute)
-        if t in (INTS, FLOATS, STRINGS, BOOLEANS, LONGS, BLOCKS) and not isinstance(v, (list, tuple)):
-            v = [v]
-        out += w.f_bytes(4, _encode_attr(name, t, v))
+        enc = None
+        for t in (declared.get(name), _guess_type(v)):
+            if t is None:
+                continue
+            if t in (INTS, FLOATS, STRINGS, BOOLEANS, LONGS, BLOCKS) and not isinstance(v, (list, tuple)):
+                v = [v]
+            try:
+                enc = _encode_attr(name, t, v)
+                break
+            except (TypeError, ValueError, AttributeError):
+                continue       # our value does not fit Paddle's declared type: write it as what it is
+        if enc is not None:    # else: not representable in a ProgramDesc (an internal Python-side attribute)
+            out += w.f_bytes(4, enc)
     return bytes(out)
 
 
