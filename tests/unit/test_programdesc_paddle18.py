@@ -205,3 +205,22 @@ def test_parse_from_string_runs_with_paddles_feed_and_fetch_ops():
         outs = exe.run(prog, feed={"img": io["in_img"]}, fetch_list=prog.desc.get_fetch_target_names())
     for i, o in enumerate(outs):
         np.testing.assert_allclose(o, io["out_%d" % i], rtol=0, atol=1e-6)
+
+
+def test_damaged_model_bytes_fail_only_with_an_error_naming_the_file():
+    from paddle_compat.fluid.proto_desc import parse_model_file, strip_feed_fetch
+    data = open(os.path.join(DATA, "conv", "__model__"), "rb").read()
+    rng = np.random.RandomState(0)
+    failures = 0
+    for _ in range(300):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randint(len(b))] = rng.randint(256)
+        if rng.rand() < 0.3:
+            b = b[:rng.randint(len(b))]
+        try:
+            strip_feed_fetch(parse_model_file(bytes(b), "some/__model__"))
+        except ValueError as e:
+            assert "some/__model__" in str(e)
+            failures += 1
+    assert failures > 100       # most damage is detected (flips inside strings can still parse)
