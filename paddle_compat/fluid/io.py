@@ -14,7 +14,7 @@ from .executor import Executor
 from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fluid.io.PyReader)
 from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
                                shuffle)
-from .serialization import program_from_dict, program_to_dict, prune_for_inference
+from .serialization import program_from_dict, prune_for_inference
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -149,7 +149,17 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             block.append_op(type="load_combine", outputs={"Out": cloned},
                             attrs={"file_path": os.path.join(dirname, filename)})
 
-    executor.run(_io_program(build))
+    # load into a scratch scope and move the values over only when every file read cleanly, so a bad
+    # file leaves the scope as it was (nothing half-loaded)
+    from .core import Scope, global_scope
+    staging = Scope()
+    executor.run(_io_program(build), scope=staging)
+    scope = global_scope()
+    for v in vs:
+        src = staging.find_var(v.name)
+        if src is not None:
+            dst = scope.var(v.name)
+            dst.value, dst.lod = src.value, src.lod
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
@@ -171,8 +181,8 @@ def _is_pserver_program(program):
 def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
                          model_filename=None, params_filename=None, export_for_deployment=True,
                          program_only=False):
-    """Write the program pruned to target_vars (our JSON form of Paddle's __model__) and its parameters
-    (Paddle's tensor format). Returns the names of the targets."""
+    """Write the program pruned to target_vars (Paddle's ProgramDesc __model__, with feed/fetch ops) and
+    its parameters (Paddle's tensor format). Returns the names of the targets."""
     if isinstance(feeded_var_names, str):
         feeded_var_names = [feeded_var_names]
     if not all(isinstance(n, str) for n in feeded_var_names):
@@ -190,15 +200,14 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     os.makedirs(dirname, exist_ok=True)
-    model = program_to_dict(pruned)
-    model["feed_var_names"] = list(feeded_var_names)
-    model["fetch_var_names"] = [v.name for v in target_vars]
+    fetch_names = [v.name for v in target_vars]
     from ..backends.tensor_format import atomic_write
+    from .proto_desc import serialize_inference_model
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),
-                 lambda f: f.write(json.dumps(model).encode("utf-8")))
+                 lambda f: f.write(serialize_inference_model(pruned, feeded_var_names, fetch_names)))
     if not program_only:
         save_persistables(executor, dirname, pruned, params_filename)
-    return model["fetch_var_names"]
+    return fetch_names
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
@@ -207,16 +216,22 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     if not os.path.isfile(path):
         raise ValueError("load_inference_model: no model file %s" % path)
     with open(path, "rb") as f:
-        head = f.read(1)
-        f.seek(0)
-        if head != b"{":
-            raise ValueError("load_inference_model: %s is not a model saved by paddle_compat (Paddle's protobuf "
-                             "ProgramDesc cannot be read; its parameter files can, with fluid.io.load_vars)" % path)
-        model = json.loads(f.read().decode("utf-8"))
-    program = program_from_dict(model)
-    load_persistables(executor, dirname, program, params_filename)
+        data = f.read()
+    if data[:1] == b"{":      # the JSON form this package wrote before it wrote Paddle's ProgramDesc
+        model = json.loads(data.decode("utf-8"))
+        program = program_from_dict(model)
+        feeds, fetches = list(model["feed_var_names"]), list(model["fetch_var_names"])
+    else:
+        from .proto_desc import parse_model_file, strip_feed_fetch
+        program = parse_model_file(data, path)
+        feeds, fetches = strip_feed_fetch(program)
     gb = program.global_block()
-    return [program, list(model["feed_var_names"]), [gb.var(n) for n in model["fetch_var_names"]]]
+    missing = [n for n in feeds + fetches if not gb.has_var(n)]
+    if missing:
+        raise ValueError("load_inference_model: %s names feed/fetch variable(s) %s that it does not define"
+                         % (path, ", ".join(missing)))
+    load_persistables(executor, dirname, program, params_filename)
+    return [program, feeds, [gb.var(n) for n in fetches]]
 
 
 # Paddle 1.6+'s state files (fluid.save / fluid.load), in a module of their own

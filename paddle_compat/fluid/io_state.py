@@ -2,12 +2,10 @@
 
 Same files as Paddle 1.8: `<path>.pdparams` (parameters) and `<path>.pdopt` (optimizer state), each a pickled
 {name: numpy array} (protocol 2), so state moves both ways between Paddle 1.8 and this package. `<path>.pdmodel`
-holds the program as this package's JSON (Paddle writes its protobuf there; neither reads the other's, and
-load() does not need it).
+holds the program as Paddle's ProgramDesc bytes (Program.parse_from_string reads it; load() does not need it).
 """
 
 import io
-import json
 import os
 import pickle
 import warnings
@@ -17,7 +15,6 @@ import numpy as np
 from .core import global_scope
 from .framework import Program
 from .io import is_belong_to_optimizer, is_parameter
-from .serialization import program_to_dict
 
 __all__ = ["save", "load", "load_program_state", "set_program_state"]
 
@@ -46,7 +43,8 @@ def save(program, model_path):
     for ext, pick in groups:
         state = {v.name: _value(v.name, "save") for v in program.list_vars() if pick(v)}
         _atomic_write(model_path + "." + ext, _dumps(state))
-    _atomic_write(model_path + ".pdmodel", json.dumps(program_to_dict(program)).encode())
+    from .proto_desc import serialize_program
+    _atomic_write(model_path + ".pdmodel", serialize_program(program))    # Paddle's ProgramDesc bytes
 
 
 def _array_reduce(a):

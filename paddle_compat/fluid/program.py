@@ -267,6 +267,18 @@ class Program:
 
     __str__ = to_string
 
+    @property
+    def desc(self):
+        """Paddle's `program.desc`, as far as scripts use it (serialize_to_string, feed/fetch names)."""
+        from .proto_desc import ProgramDescView
+        return ProgramDescView(self)
+
+    @staticmethod
+    def parse_from_string(binary_str):
+        """A Program from Paddle's ProgramDesc bytes (a __model__ or .pdmodel file's contents)."""
+        from .proto_desc import parse_program
+        return parse_program(binary_str)
+
     def __repr__(self):
         return "<Program %d: %d blocks, %d ops>" % (self._uid, len(self.blocks), sum(len(b.ops) for b in self.blocks))
 

@@ -177,6 +177,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 body.append(("__set_grad(False)", None))
         if i in covered:
             continue
+        if op.type in ("feed", "fetch"):   # from a Paddle __model__: the executor feeds/fetches by name itself
+            continue
         if i in fused:
             op = fused[i]
             if op is None:

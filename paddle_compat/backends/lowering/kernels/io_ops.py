@@ -8,6 +8,9 @@ from ....fluid.core import lod_as_tensors
 from ... import tensor_format as tf
 from ..registry import register
 from .common import attr
+from ....fluid.dtypes import dtype_name
+
+_CHECKED_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
 def _to_numpy(t):
@@ -16,7 +19,18 @@ def _to_numpy(t):
 
 def _check_shape(ctx, name, arr, path):
     v = ctx.var(name)
-    if v is None or not v.shape:
+    if v is None:
+        return
+    # Paddle loads whatever dtype the file holds; a program that declares another one is a mix-up of
+    # files, so we say so instead of computing with the wrong type.
+    try:
+        want_dtype = dtype_name(v.dtype)
+    except (ValueError, TypeError, KeyError):
+        want_dtype = None
+    if want_dtype and want_dtype != arr.dtype.name and arr.dtype.name in _CHECKED_DTYPES:
+        raise ValueError("load %s from %s: the program expects dtype %s, the file holds %s"
+                         % (name, path, want_dtype, arr.dtype.name))
+    if not v.shape:
         return
     want = list(v.shape)
     got = list(arr.shape)
