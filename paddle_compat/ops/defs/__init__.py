@@ -6,3 +6,4 @@ paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there).
 """
 
 from . import amp_ops, contrib_ops, crf_ops, math_ext, optimizer_ext, rnn_ops, seq_ext, seq_shape  # noqa: F401
+from . import control_flow  # noqa: F401
