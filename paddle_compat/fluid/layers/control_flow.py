@@ -16,7 +16,7 @@ from . import ops as _ops
 from . import tensor as _tensor
 from .helpers import append_defined, check_variable, single
 
-__all__ = ["While", "cond", "case", "switch_case", "Switch", "ConditionalBlock", "create_array", "array_write",
+__all__ = ["While", "while_loop", "cond", "case", "switch_case", "Switch", "ConditionalBlock", "create_array", "array_write",
            "array_read", "array_length", "Print", "is_empty", "select_input"]
 
 
@@ -100,6 +100,31 @@ class While:
                          outputs={"Out": _outer_vars(parent, writes), "StepScopes": [step_scopes]},
                          attrs={"sub_block": body, "is_test": self.is_test})
         self.status = While.AFTER_WHILE_BLOCK
+
+
+def while_loop(cond, body, loop_vars, is_test=False, name=None):
+    """Paddle 1.8's while_loop: a While whose body assigns body(*loop_vars) back to loop_vars (arrays are
+    updated in place, so they are not assigned) and re-evaluates cond."""
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callable, got %s and %s"
+                        % (type(cond).__name__, type(body).__name__))
+    if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
+        raise ValueError("while_loop: loop_vars must be a non-empty list or tuple of Variables")
+    pre_cond = cond(*loop_vars)
+    _check_bool(pre_cond, "the value returned by cond", "while_loop")
+    loop = While(pre_cond, is_test, name)
+    with loop.block():
+        outs = body(*loop_vars)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        if len(outs) != len(loop_vars):
+            raise ValueError("body in while_loop should return the same arity (length and structure) and types "
+                             "as loop_vars: got %d values for %d loop_vars" % (len(outs), len(loop_vars)))
+        now_cond = cond(*outs)
+        for o, v in zip(outs, loop_vars):
+            if not (isinstance(o, Variable) and o.type == VarType.LOD_TENSOR_ARRAY):
+                _tensor.assign(o, v)
+        _tensor.assign(now_cond, pre_cond)
+    return loop_vars
 
 
 class ConditionalBlock:

@@ -79,9 +79,25 @@ def running_product(fluid):
     return x, w, [prod]
 
 
+def while_loop_power(fluid):
+    """while_loop over (i, y): y = y * x + 0.25 three times from y = x (Paddle's functional loop)."""
+    L = fluid.layers
+    x, w = _inputs(fluid)
+    i = L.fill_constant([1], "int64", 0)
+    n = L.fill_constant([1], "int64", 3)
+    y = L.scale(x, 1.0)
+
+    def body(i, y):
+        return [L.increment(i, 1.0, in_place=False), L.scale(L.elementwise_mul(y, x), 1.0, bias=0.25)]
+
+    i, y = L.while_loop(lambda i, y: L.less_than(i, n), body, [i, y])
+    return x, w, [y]
+
+
 CASES = {"while_array_sum": (while_array_sum, [{}]),
          "cond_on_scalar": (cond_on_scalar, [{"p": [1.5]}, {"p": [-0.5]}]),
-         "running_product": (running_product, [{}])}
+         "running_product": (running_product, [{}]),
+         "while_loop_power": (while_loop_power, [{}])}
 
 
 def run_case(fluid, name, extra_feed, with_grad=True):
