@@ -105,10 +105,7 @@ CLAIMED = {
 # Fluid 1.x names a user might reach for that are not provided, and why.
 KNOWN_GAPS = {
     "paddle_compat.fluid.layers": {
-        "While": "control-flow sub-blocks are not lowered",
-        "Switch": "control-flow sub-blocks are not lowered (piecewise_decay is built without it)",
-        "IfElse": "control-flow sub-blocks are not lowered",
-        "cond": "control-flow sub-blocks are not lowered",
+        "IfElse": "the LoD-splitting IfElse is not built (cond, Switch and While are)",
         "beam_search": "decoding ops are not implemented",
     },
     "paddle_compat.fluid.optimizer": {

@@ -40,6 +40,11 @@ class LowerCtx:
     def var(self, name):
         return self.block._find_var_recursive(name)
 
+    def lower_sub_block(self, block_idx, in_names, out_names):
+        """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends)."""
+        return lower_block(self.program, block_idx, self.scope, self.device, in_names, out_names,
+                           executor=self.executor, sub_block=True)
+
 
 def _describe(op):
     where = (" (created at %s)" % op.callsite) if op.callsite else ""
@@ -109,9 +114,11 @@ class LoweredBlock:
 
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
-                feed_lod=(), autograd_for=None):
+                feed_lod=(), autograd_for=None, sub_block=False):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
-    gradient call of a region (the data-parallel runner overlaps its allreduce with it)."""
+    gradient call of a region (the data-parallel runner overlaps its allreduce with it).
+    sub_block: the body of a control-flow op (while, conditional_block): it keeps the caller's grad mode,
+    so autograd sees through it."""
     block = program.block(block_idx)
     ctx = LowerCtx(program, block, scope, device, executor)
     regions = find_regions(block, fetch_names)
@@ -147,6 +154,14 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
         if v is not None and v.lod_level > 0:
             has_lod.add(n)
         return local(n)
+
+    def current(n, op):
+        # "@Out" slots: the value an output variable holds before the op runs (None if it has none yet);
+        # control-flow and array ops update what they write
+        if n in defined:
+            return local(n)
+        holder = scope.find_var(n) if scope is not None else None
+        return need(n, op) if holder is not None and holder.value is not None else "None"
 
     for n in feed_names:
         defined.add(n)
@@ -189,6 +204,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
         args = []
         for s in spec.inputs:
             slot, is_list = s.rstrip("*"), s.endswith("*")
+            if slot.startswith("@"):
+                cur = [current(a, op) for a in op.outputs.get(slot[1:], [])]
+                args.append("[%s]" % ", ".join(cur) if is_list else (cur[0] if cur else "None"))
+                continue
             arg_names = op.inputs.get(slot, [])
             if is_list:
                 args.append("[%s]" % ", ".join(need(a, op) for a in arg_names))
@@ -272,7 +291,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     # ---- assemble source ----
     fname = "<paddle_compat block %d of program %d #%d>" % (block_idx, program._uid, next(_ids))
     lines = ["def __run(__feeds):", "    __prev = __is_grad()", "    try:",
-             "        __set_grad(%s)" % bool(regions)]
+             "        __set_grad(%s)" % ("__prev" if sub_block else bool(regions))]
     line_ops = {}
     k = 0
     for n in feed_names:

@@ -1,0 +1,192 @@
+"""Control flow with sub-blocks (while, conditional_block, select_input) and LoDTensorArray ops.
+
+A sub-block is lowered once, when the op that owns it is lowered, to its own generated function; the op's
+kernel is plain Python control flow (`while`, `if`) around calls of that function. Values cross the
+boundary by name: the sub-block takes the op's inputs (and the current values of what it writes) and
+returns what it writes. A LoDTensorArray is a Python list of tensors (None for a never-written slot).
+"""
+
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first, same_as
+
+
+def _unique(names):
+    seen, out = set(), []
+    for n in names:
+        if n not in seen:
+            seen.add(n)
+            out.append(n)
+    return out
+
+
+def _lower_sub(op, ctx, in_names, out_names):
+    sub = attr(op, "sub_block")
+    if sub is None:
+        raise ValueError("op '%s' has no sub_block attribute" % op.type)
+    return ctx.lower_sub_block(sub.idx, in_names, out_names)
+
+
+def _scalar_bool(t, name, what):
+    if t is None:
+        raise ValueError("%s: condition variable '%s' has no value" % (what, name))
+    if t.dtype != torch.bool or t.numel() != 1:
+        raise ValueError("%s: condition variable '%s' must be a bool tensor with one element, got dtype %s "
+                         "shape %s" % (what, name, str(t.dtype)[6:], list(t.shape)))
+    return bool(t.reshape(()).item())
+
+
+# Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
+# condition among them). The body runs until Condition is false; every step sees the last step's values.
+@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"))
+def while_(op, ctx):
+    xs, outs = op.input("X"), op.output("Out")
+    cond = op.input("Condition")[0]
+    state = _unique(xs + outs + [cond])
+    fetch = _unique(outs + [cond])
+    body = _lower_sub(op, ctx, state, fetch)
+    pos = {n: i for i, n in enumerate(fetch)}
+
+    def k(x_vals, c, out_vals):
+        vals = dict(zip(outs, out_vals))
+        vals.update(zip(xs, x_vals))
+        vals[cond] = c
+        while _scalar_bool(vals[cond], cond, "While"):
+            res = body([vals.get(n) for n in state])
+            for n in fetch:
+                vals[n] = res[pos[n]][0]
+        return [vals.get(n) for n in outs], None
+
+    return k
+
+
+# Paddle's conditional_block: runs its sub-block when Cond holds (a bool scalar with is_scalar_condition,
+# else: every Cond tensor is non-empty). Out keeps its previous value (None: unset) when it does not run.
+@defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"))
+def conditional_block(op, ctx):
+    ins, outs = op.input("Input"), op.output("Out")
+    cond_names = op.input("Cond")
+    body = _lower_sub(op, ctx, ins, outs)
+    scalar = attr(op, "is_scalar_condition", False)
+
+    def k(conds, in_vals, out_vals):
+        if scalar:
+            run = _scalar_bool(conds[0], cond_names[0], "conditional_block")
+        else:
+            run = all(c is not None and c.numel() > 0 for c in conds)
+        if not run:
+            return list(out_vals), None
+        return [t for t, _ in body(in_vals)], None
+
+    return k
+
+
+def _select_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": OutMeta(x.shape, x.dtype, x.lod_level)}
+
+
+@defop("select_input", inputs=("X*", "Mask"), infer_shape=_select_shape, no_grad=("Mask",))
+def select_input(op, ctx):
+    names = op.input("X")
+
+    def k(xs, mask):
+        i = int(mask.reshape(-1)[0].item())
+        if not 0 <= i < len(xs):
+            raise IndexError("select_input: Mask is %d but there are %d inputs (%s)" % (i, len(xs), names))
+        if xs[i] is None:
+            raise ValueError("select_input: input '%s' (Mask %d) has no value: its branch did not run"
+                             % (names[i], i))
+        return xs[i]
+
+    return k
+
+
+# ---- LoDTensorArray -------------------------------------------------------------------------------
+
+def _index(i, name, what):
+    if i is None:
+        raise ValueError("%s: index variable '%s' has no value" % (what, name))
+    if i.numel() != 1:
+        raise ValueError("%s: index '%s' must hold one integer, got shape %s" % (what, name, list(i.shape)))
+    return int(i.reshape(()).item())
+
+
+# write_to_array's array is its output only (Paddle's form); "@Out" gives the kernel the array so far.
+# The kernel returns a new list: a value captured earlier (another branch, a previous step) never changes.
+@defop("write_to_array", inputs=("X", "I", "@Out"), no_grad=("I",))
+def write_to_array(op, ctx):
+    iname, aname = op.input("I")[0], op.output("Out")[0]
+
+    def k(x, i, arr):
+        j = _index(i, iname, "array_write")
+        if j < 0:
+            raise IndexError("array_write: index '%s' is %d, must be >= 0 (array '%s')" % (iname, j, aname))
+        arr = list(arr) if arr is not None else []
+        if j >= len(arr):
+            arr.extend([None] * (j + 1 - len(arr)))
+        arr[j] = x
+        return arr
+
+    return k
+
+
+def _read_shape(ins, attrs):
+    a = first(ins, "X")
+    return {"Out": OutMeta(a.shape, a.dtype, a.lod_level)}
+
+
+@defop("read_from_array", inputs=("X", "I"), infer_shape=_read_shape, no_grad=("I",))
+def read_from_array(op, ctx):
+    aname, iname = op.input("X")[0], op.input("I")[0]
+
+    def k(arr, i):
+        j = _index(i, iname, "array_read")
+        n = 0 if arr is None else len(arr)
+        if not 0 <= j < n or arr[j] is None:
+            raise IndexError("array_read: index '%s' is %d but array '%s' has %s" %
+                             (iname, j, aname, "%d elements" % n if not 0 <= j < n else "no value at it"))
+        return arr[j]
+
+    return k
+
+
+@defop("lod_array_length", infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")}, differentiable=False)
+def lod_array_length(op, ctx):
+    dev = ctx.device
+    return lambda arr: torch.tensor([0 if arr is None else len(arr)], dtype=torch.int64, device=dev)
+
+
+@defop("is_empty", infer_shape=lambda ins, a: {"Out": OutMeta([1], "bool")}, differentiable=False)
+def is_empty(op, ctx):
+    dev = ctx.device
+    return lambda x: torch.tensor([x.numel() == 0], dtype=torch.bool, device=dev)
+
+
+# Print: the identity on its input, printing it the first `first_n` runs (-1: every run). The layout is
+# ours (Paddle prints from C++ with glog); the facts shown follow the print_tensor_* attributes.
+@defop("print", inputs=("In",), infer_shape=same_as("In"))
+def print_(op, ctx):
+    name = op.input("In")[0]
+    first_n, summarize = attr(op, "first_n", -1), attr(op, "summarize", 20)
+    message = attr(op, "message", "")
+    phase = attr(op, "print_phase", "BOTH")
+    count = [0]
+
+    def k(x):
+        if phase in ("FORWARD", "BOTH") and (first_n < 0 or count[0] < first_n):
+            count[0] += 1
+            flat = x.detach().reshape(-1)
+            data = flat if summarize < 0 else flat[:summarize]
+            parts = [message] if message else []
+            if attr(op, "print_tensor_name", True):
+                parts.append("Tensor[%s]" % name)
+            if attr(op, "print_tensor_shape", True):
+                parts.append("shape: %s" % list(x.shape))
+            if attr(op, "print_tensor_type", True):
+                parts.append("dtype: %s" % str(x.dtype)[6:])
+            parts.append("data: %s" % data.cpu().tolist())
+            print("\t".join(parts), flush=True)
+        return x
+
+    return k
