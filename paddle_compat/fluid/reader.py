@@ -4,9 +4,10 @@ iterable=True: `for data in loader(): exe.run(prog, feed=data, ...)`, each `data
 dict (or list of LoDTensors, return_list=True) per place.
 iterable=False: the loader puts a `read` op at the head of the main program; after `loader.start()` each
 `exe.run(prog)` takes the next batch, and the run after the last batch raises fluid.core.EOFException;
-`loader.reset()` ends the pass. Batches are made on demand in the calling thread (no prefetch queue:
-for in-memory generators a thread buys nothing under the GIL), so `capacity` and `use_double_buffer`
-are accepted and not used.
+`loader.reset()` ends the pass. With `capacity` set (Paddle requires it), a background thread makes up to
+`capacity` batches ahead (fluid/prefetch.py), overlapping the generator and feeding with training; with
+capacity=None batches are made on demand in the calling thread. `use_double_buffer` is Paddle's second,
+device-side buffer: on CPU there is no copy to overlap, so it is accepted and changes nothing.
 """
 
 import itertools
@@ -16,6 +17,7 @@ from . import core, unique_name
 from .data_feeder import DataFeeder
 from .dtypes import VarType
 from .framework import Variable
+from .prefetch import Prefetcher
 from .program import notify_changed
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
@@ -63,6 +65,7 @@ class GeneratorLoader:
         if capacity is not None and int(capacity) <= 0:
             raise ValueError("DataLoader.from_generator: capacity must be positive, got %s" % capacity)
         self._feed_list = list(feed_list)
+        self._capacity = None if capacity is None else int(capacity)
         self._iterable = bool(iterable)
         self._return_list = bool(return_list)
         self._drop_last = bool(drop_last)
@@ -132,7 +135,10 @@ class GeneratorLoader:
         if self._batch_reader is None:
             raise RuntimeError("DataLoader has no data source: call set_sample_generator, "
                                "set_sample_list_generator or set_batch_generator first")
-        return self._batch_reader()
+        batches = self._batch_reader()
+        if self._capacity is None:
+            return batches
+        return Prefetcher(iter(batches), self._capacity, name="DataLoader(%s)" % self._id)
 
     def _shape(self, feed):
         if self._return_list:
@@ -149,13 +155,19 @@ class GeneratorLoader:
                                "until fluid.core.EOFException instead of iterating it")
         n = len(self._places or [None])
         group = []
-        for feed in self._batches():
-            group.append(self._shape(feed))
-            if len(group) == n:
+        batches = self._batches()
+        try:
+            for feed in batches:
+                group.append(self._shape(feed))
+                if len(group) == n:
+                    yield group
+                    group = []
+            if group and not self._drop_last:
                 yield group
-                group = []
-        if group and not self._drop_last:
-            yield group
+        finally:    # the loop may be left early (break): stop the prefetch thread
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
 
     # non-iterable mode -----------------------------------------------------------------------------
     def _add_read_op(self, program):
@@ -175,10 +187,16 @@ class GeneratorLoader:
         self._it = iter(self._batches())
         self._state = "running"
 
+    def _close_it(self):
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+        self._it = None
+
     def reset(self):
         if self._iterable:
             raise RuntimeError("reset() is for DataLoaders made with iterable=False")
-        self._it = None
+        self._close_it()
         self._state = "idle"
 
     def _next_feed(self):
