@@ -7,7 +7,6 @@ set_batch_size. Not to be confused with `paddle.dataset` (paddle_compat.dataset:
 """
 
 import threading
-import warnings
 
 import numpy as np
 
@@ -177,12 +176,16 @@ class InMemoryDataset(DatasetBase):
         self._shuffled = len(self._records)
 
     def global_shuffle(self, fleet=None, thread_num=12):
-        """Shuffles this trainer's records. Paddle also redistributes records across trainers; here each
-        trainer keeps its own file shard, so with several trainers this is a per-trainer shuffle."""
+        """Sends each record to a random trainer (fleet.worker_num() of them, over the pserver job's own
+        channel: fluid/dataset_shuffle.py), then shuffles locally. Every trainer must call it, after its
+        startup program has run (the trainer has then joined the job). Without fleet, or with one trainer,
+        a local shuffle. np.random.seed makes the choice repeatable."""
         self._need_records("global_shuffle")
-        if fleet is not None and getattr(fleet, "worker_num", lambda: 1)() > 1:
-            warnings.warn("InMemoryDataset.global_shuffle: records are shuffled within each trainer only "
-                          "(no exchange between trainers in paddle_compat)", stacklevel=2)
+        n = fleet.worker_num() if fleet is not None else 1
+        if n > 1:
+            from .dataset_shuffle import global_shuffle
+            self._records = global_shuffle(self._records, len(self._slots()), "InMemoryDataset.global_shuffle",
+                                           np.random)
         self.local_shuffle()
 
     def release_memory(self):
@@ -190,12 +193,20 @@ class InMemoryDataset(DatasetBase):
         self._shuffled = 0
 
     def get_memory_data_size(self, fleet=None):
+        """Records held here; with a fleet of several trainers, the sum over all of them (as Paddle)."""
         self._need_records("get_memory_data_size")
-        return len(self._records)
+        return self._sum(len(self._records), fleet, "get_memory_data_size")
 
     def get_shuffle_data_size(self, fleet=None):
         self._need_records("get_shuffle_data_size")
-        return self._shuffled
+        return self._sum(self._shuffled, fleet, "get_shuffle_data_size")
+
+    @staticmethod
+    def _sum(value, fleet, what):
+        if fleet is None or fleet.worker_num() <= 1:
+            return value
+        from .dataset_shuffle import trainer_sum
+        return trainer_sum(value, "InMemoryDataset." + what)
 
     def _shards(self, nthreads):
         self._need_records("feeding")
