@@ -212,11 +212,19 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
     """Returns [program, feed target names, fetch target Variables]."""
-    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
-    if not os.path.isfile(path):
-        raise ValueError("load_inference_model: no model file %s" % path)
-    with open(path, "rb") as f:
-        data = f.read()
+    program, feeds, fetches = read_inference_program(os.path.join(dirname, model_filename or MODEL_FILENAME))
+    load_persistables(executor, dirname, program, params_filename)
+    return [program, feeds, [program.global_block().var(n) for n in fetches]]
+
+
+def read_inference_program(path, data=None):
+    """The program of an inference model file (Paddle's ProgramDesc, or the JSON this package once wrote),
+    without its feed/fetch ops, and the feed and fetch names -> (program, feeds, fetches)."""
+    if data is None:
+        if not os.path.isfile(path):
+            raise ValueError("load_inference_model: no model file %s" % path)
+        with open(path, "rb") as f:
+            data = f.read()
     if data[:1] == b"{":      # the JSON form this package wrote before it wrote Paddle's ProgramDesc
         model = json.loads(data.decode("utf-8"))
         program = program_from_dict(model)
@@ -230,8 +238,7 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     if missing:
         raise ValueError("load_inference_model: %s names feed/fetch variable(s) %s that it does not define"
                          % (path, ", ".join(missing)))
-    load_persistables(executor, dirname, program, params_filename)
-    return [program, feeds, [gb.var(n) for n in fetches]]
+    return program, feeds, fetches
 
 
 # Paddle 1.6+'s state files (fluid.save / fluid.load), in a module of their own
