@@ -199,13 +199,19 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
         if not gb.has_var(n):
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
+    # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
+    from .core import global_scope
+    from .io_table_export import localize_tables, save_with_tables
+    pruned, tables = localize_tables(pruned, global_scope())
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
     from ..backends.tensor_format import atomic_write
     from .proto_desc import serialize_inference_model
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),
                  lambda f: f.write(serialize_inference_model(pruned, feeded_var_names, fetch_names)))
-    if not program_only:
+    if not program_only and tables:
+        save_with_tables(executor, dirname, pruned, tables, params_filename)
+    elif not program_only:
         save_persistables(executor, dirname, pruned, params_filename)
     return fetch_names
 
