@@ -118,9 +118,15 @@ class PaddleBuf:
 class PaddleTensor:
     """An input or output of PaddlePredictor.run: name, shape, lod (offsets, Paddle's form), dtype, data."""
 
+    # shape and lod read back as lists whatever was assigned (a tuple shape, numpy offsets), as in Paddle
+    shape = property(lambda self: self._shape,
+                     lambda self, v: setattr(self, "_shape", [int(d) for d in v]))
+    lod = property(lambda self: self._lod,
+                   lambda self, v: setattr(self, "_lod", [[int(x) for x in level] for level in (v or [])]))
+
     def __init__(self, data=None, name="", lod=None, copy=True):
         self.name = name
-        self.lod = [list(level) for level in (lod or [])]
+        self.lod = lod
         if data is None:
             self.shape, self.dtype, self.data = [], PaddleDType.FLOAT32, PaddleBuf()
             return
@@ -547,6 +553,9 @@ class PaddlePredictor:
             self._feeds, self._fetches, self._path = _share._feeds, _share._fetches, _share._path
             self._exe = Executor(_share._exe.place)
         self._in_data, self._in_lod, self._in_shape, self._outputs = {}, {}, {}, {}
+        # variables other than the fetch targets asked for with get_output_tensor (Paddle reads any variable
+        # of its scope): fetched with the targets from then on
+        self._extra, self._last_feed = [], None
 
     # names ------------------------------------------------------------------------------------------
     def get_input_names(self):
@@ -578,9 +587,11 @@ class PaddlePredictor:
                 values[name] = t
             else:
                 values[name] = arr
-        outs = self._exe.run(self._program, feed=values, fetch_list=list(self._fetches), scope=self._scope,
-                             return_numpy=False)
-        return [(np.array(o), o.lod()) for o in outs]
+        names = list(self._fetches) + [n for n in self._extra if n not in self._fetches]
+        outs = self._exe.run(self._program, feed=values, fetch_list=names, scope=self._scope, return_numpy=False)
+        self._last_feed = feed
+        self._outputs = {n: (np.array(o), o.lod()) for n, o in zip(names, outs)}
+        return [self._outputs[n] for n in self._fetches]
 
     def run(self, inputs):
         if isinstance(inputs, PaddleTensor):
@@ -623,8 +634,13 @@ class PaddlePredictor:
 
     def get_output_tensor(self, name):
         if name not in self._fetches:
-            raise ValueError("get_output_tensor: '%s' is not an output of %s (outputs: %s)"
-                             % (name, self._path, self._fetches))
+            if not self._program.global_block().has_var(name):
+                raise ValueError("get_output_tensor: '%s' is not a variable of %s (outputs: %s)"
+                                 % (name, self._path, self._fetches))
+            if name not in self._extra:
+                self._extra.append(name)
+                if self._last_feed is not None:   # asked for after a run: that run again, fetching it too
+                    self._execute(self._last_feed)
         return ZeroCopyTensor(self, name, False)
 
     def zero_copy_run(self):
@@ -633,7 +649,7 @@ class PaddlePredictor:
             raise ValueError("zero_copy_run: input(s) %s of %s have no data (get_input_tensor(name)"
                              ".copy_from_cpu(array))" % (missing, self._path))
         feed = {n: (self._in_data[n], self._in_lod.get(n)) for n in self._feeds}
-        self._outputs = dict(zip(self._fetches, self._execute(feed)))
+        self._execute(feed)
         return True
 
     def _output(self, name):

@@ -132,6 +132,28 @@ def test_clone_and_specify_input_names():
     assert [op.type for op in prog.global_block().ops][:2] == ["feed", "feed"]
 
 
+def test_outputs_after_run_and_other_variables_by_name():
+    # scripts mix the two styles: run([PaddleTensor]), then get_output_tensor(name).copy_to_cpu(), also of a
+    # variable that is not a fetch target (Paddle reads its scope)
+    p = core.create_paddle_predictor(_analysis_config("mlp"))
+    ins = [core.PaddleTensor(a, n, lod) for n, a, lod in _inputs("mlp")]
+    out = p.run(ins)[0].as_ndarray()
+    np.testing.assert_array_equal(p.get_output_tensor(p.get_output_names()[0]).copy_to_cpu(), out)
+    hidden = p.get_output_tensor("fc_0.tmp_2")       # relu of the first fc, asked for after the run
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        prog, feeds, _ = fluid.io.load_inference_model(os.path.join(INF, "mlp"), exe)
+        want = exe.run(prog, feed={feeds[0]: ins[0].as_ndarray()}, fetch_list=["fc_0.tmp_2"])[0]
+    np.testing.assert_array_equal(hidden.copy_to_cpu(), want)
+    assert hidden.shape() == [4, 8]
+    ins2 = [core.PaddleTensor(ins[0].as_ndarray() * 2, "x")]
+    p.run(ins2)                                       # fetched with the targets from now on
+    assert not np.array_equal(hidden.copy_to_cpu(), want)
+    t = core.PaddleTensor()
+    t.shape = (2, 3)
+    assert t.shape == [2, 3]
+
+
 def _saved_model(tmp_path, params):
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start), fluid.unique_name.guard():
@@ -238,7 +260,7 @@ def test_bad_config_and_inputs_are_named(tmp_path):
         p.run([core.PaddleTensor(ins[0][1], "ids", [[0, 2, 9]]), core.PaddleTensor(ins[1][1])])
     with pytest.raises(ValueError, match="'nope' is not an input.*\\['ids', 'dense'\\]"):
         p.get_input_tensor("nope")
-    with pytest.raises(ValueError, match="'nope' is not an output"):
+    with pytest.raises(ValueError, match="'nope' is not a variable of"):
         p.get_output_tensor("nope")
     with pytest.raises(ValueError, match=r"input\(s\) \['ids', 'dense'\] .* have no data"):
         p.zero_copy_run()
