@@ -113,6 +113,13 @@ def write_lod_tensor(f, arr, lod=None):
     write_tensor(f, arr)
 
 
+def write_lod_tensor_header(f, shape, dtype):
+    """What write_lod_tensor writes before the data (no LoD), for a writer that streams the data after it."""
+    desc = b"\x08" + _varint(int(convert_dtype(np.dtype(dtype)))) + b"".join(b"\x10" + _varint(int(d)) for d in shape)
+    f.write(struct.pack("<IQIi", 0, 0, 0, len(desc)))
+    f.write(desc)
+
+
 def read_lod_tensor(f, where="<stream>"):
     head = f.read(12)
     if len(head) < 12:

@@ -74,6 +74,9 @@ class CompiledProgram:
         self._share_vars_from = None
         self._places = None
         self._runner = None
+        self._is_inference = False
+        self._infer_config = None
+        self._predictor = None
 
     def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
                            places=None):
@@ -89,8 +92,22 @@ class CompiledProgram:
         self._places = places
         return self
 
-    def with_inference_optimize(self, config):
-        raise NotImplementedError("CompiledProgram.with_inference_optimize (the inference engine) is not supported")
+    def _with_inference_optimize(self, config):
+        """Run through a predictor made from `config` (an AnalysisConfig or NativeConfig naming a saved
+        model): exe.run(compiled, feed=[PaddleTensor, ...]) returns [PaddleTensor, ...], as in Paddle."""
+        from .inference import AnalysisConfig, NativeConfig
+        if self._is_data_parallel:
+            raise ValueError("CompiledProgram: cannot compile with both data parallel and inference")
+        if self._is_inference:
+            raise ValueError("CompiledProgram: already compiled with inference, cannot be recompiled")
+        if not isinstance(config, (AnalysisConfig, NativeConfig)):
+            raise TypeError("_with_inference_optimize takes an AnalysisConfig or a NativeConfig, got %s"
+                            % type(config).__name__)
+        self._is_inference = True
+        self._infer_config = config
+        return self
+
+    with_inference_optimize = _with_inference_optimize
 
     def _resolve_places(self, exe_place):
         """with_data_parallel(places=None) runs on the selected GPUs with a CUDA executor (FLAGS_selected_gpus,
@@ -111,6 +128,11 @@ class CompiledProgram:
                                            (bs is not None and bs.num_trainers > 1))
 
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
+        if self._is_inference:
+            if self._predictor is None:
+                from .inference import create_paddle_predictor
+                self._predictor = create_paddle_predictor(self._infer_config)
+            return self._predictor.run(feed)
         if self._runner is None and not self._is_multi(exe.place):
             if isinstance(feed, (list, tuple)):
                 if len(feed) != 1:

@@ -417,3 +417,9 @@ def _switch_scope(scope):
     old = _global_scope
     _global_scope = scope
     return old
+
+
+# Paddle's inference API lives in fluid.core too (fluid.core.AnalysisConfig, create_paddle_predictor, ...)
+from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativePaddlePredictor,  # noqa: E402,F401
+                        PaddleBuf, PaddleDType, PaddlePlace, PaddlePredictor, PaddleTensor, ZeroCopyTensor,
+                        create_paddle_predictor)

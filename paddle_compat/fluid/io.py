@@ -199,24 +199,38 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
         if not gb.has_var(n):
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
+    # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
+    from .core import global_scope
+    from .io_table_export import localize_tables, save_with_tables
+    pruned, tables = localize_tables(pruned, global_scope())
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
     from ..backends.tensor_format import atomic_write
     from .proto_desc import serialize_inference_model
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),
                  lambda f: f.write(serialize_inference_model(pruned, feeded_var_names, fetch_names)))
-    if not program_only:
+    if not program_only and tables:
+        save_with_tables(executor, dirname, pruned, tables, params_filename)
+    elif not program_only:
         save_persistables(executor, dirname, pruned, params_filename)
     return fetch_names
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
     """Returns [program, feed target names, fetch target Variables]."""
-    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
-    if not os.path.isfile(path):
-        raise ValueError("load_inference_model: no model file %s" % path)
-    with open(path, "rb") as f:
-        data = f.read()
+    program, feeds, fetches = read_inference_program(os.path.join(dirname, model_filename or MODEL_FILENAME))
+    load_persistables(executor, dirname, program, params_filename)
+    return [program, feeds, [program.global_block().var(n) for n in fetches]]
+
+
+def read_inference_program(path, data=None):
+    """The program of an inference model file (Paddle's ProgramDesc, or the JSON this package once wrote),
+    without its feed/fetch ops, and the feed and fetch names -> (program, feeds, fetches)."""
+    if data is None:
+        if not os.path.isfile(path):
+            raise ValueError("load_inference_model: no model file %s" % path)
+        with open(path, "rb") as f:
+            data = f.read()
     if data[:1] == b"{":      # the JSON form this package wrote before it wrote Paddle's ProgramDesc
         model = json.loads(data.decode("utf-8"))
         program = program_from_dict(model)
@@ -230,8 +244,7 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     if missing:
         raise ValueError("load_inference_model: %s names feed/fetch variable(s) %s that it does not define"
                          % (path, ", ".join(missing)))
-    load_persistables(executor, dirname, program, params_filename)
-    return [program, feeds, [gb.var(n) for n in fetches]]
+    return program, feeds, fetches
 
 
 # Paddle 1.6+'s state files (fluid.save / fluid.load), in a module of their own

@@ -76,3 +76,11 @@ def test_paddle18_predicts_our_outputs(tmp_path, build, params):
     assert list(got["feeds"]) == feeds
     for i, w in enumerate(want):
         np.testing.assert_allclose(got["out_%d" % i], w, rtol=0, atol=1e-6)
+        # Paddle's predictor on our model, and ours, predict the same
+        np.testing.assert_allclose(got["pred_%d" % i], w, rtol=0, atol=1e-6)
+    cfg = fluid.core.AnalysisConfig(d) if params is None else fluid.core.AnalysisConfig(
+        os.path.join(d, "__model__"), os.path.join(d, params))
+    ins = [fluid.core.PaddleTensor(feed[n], n, [[0] + np.cumsum(LODS[n]).tolist()] if n in LODS else [])
+           for n in feeds]
+    for i, o in enumerate(fluid.core.create_paddle_predictor(cfg).run(ins)):
+        np.testing.assert_allclose(o.as_ndarray(), got["pred_%d" % i], rtol=0, atol=1e-6)

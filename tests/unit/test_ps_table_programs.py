@@ -296,3 +296,44 @@ def test_pserver_step_sums_the_trainers_table_rows_and_a_finished_trainer_adds_n
     want[3] -= 0.05 * g0[0]
     want[7] -= 0.05 * g0[1]
     torch.testing.assert_close(table, want, rtol=0, atol=1e-6)
+
+
+# -- inference with a distributed table (no processes: the programs only) -------------------------------------
+
+def test_exported_model_program_looks_the_table_up_locally(tmp_path):
+    t, main, start, m = _transpile(tables=2)
+    d = str(tmp_path / "m")
+    feeds = [m.dense.name] + [v.name for v in m.slots]
+    fluid.io.save_inference_model(d, feeds, [m.predict], fluid.Executor(fluid.CPUPlace()), main_program=main,
+                                  program_only=True)
+    assert main._dist_info["role"] == "trainer" and "prefetch" in _types(main.global_block())   # untouched
+    from paddle_compat.fluid.io import read_inference_program
+    prog, got_feeds, _ = read_inference_program(os.path.join(d, "__model__"))
+    gb = prog.global_block()
+    types = _types(gb)
+    assert not set(types) & {"split_ids", "prefetch", "merge_ids", "send", "recv"}, types
+    lookups = [op for op in gb.ops if op.type == "lookup_table"]
+    assert len(lookups) == 3 and set(op.input("W")[0] for op in lookups) == {"emb_table"}
+    assert all(not op.attrs["is_distributed"] for op in lookups)
+    w = gb.var("emb_table")
+    assert w.persistable and list(w.shape) == [1001, 4]
+
+
+def test_test_program_cloned_before_transpile_prefetches_on_a_trainer():
+    from paddle_compat.fluid.transpiler.ps_table_trainer import remote_lookups
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        m = build_ctr_model(fluid, 3, emb_dim=4, table_height=1001, is_distributed=True, hidden=(8,))
+        test = main.clone(for_test=True)
+        fluid.optimizer.SGD(0.05).minimize(m.loss)
+    tr = fluid.DistributeTranspiler()
+    tr.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=2)
+    view = remote_lookups(test, fluid.Scope())
+    assert view is not test and "lookup_table" in _types(test.global_block())
+    types = _types(view.global_block())
+    assert "lookup_table" not in types and types.count("prefetch") == 1 and "send" not in types
+    assert view._dist_info["role"] == "trainer" and not view.global_block().has_var("emb_table")
+    # a scope that holds the table (a local run) keeps the program as it is
+    scope = fluid.Scope()
+    scope.var("emb_table").get_tensor().set(np.zeros((1001, 4), "float32"), fluid.CPUPlace())
+    assert remote_lookups(test, scope) is test

@@ -24,8 +24,9 @@ The sends join the step's other sends: one exchange RPC per pserver carries dens
 from ..dtypes import VarType
 from ..framework import GRAD_SUFFIX
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, Operator, OpRole
+from .ps_plan import TableInfo
 
-__all__ = ["rewrite_tables", "table_var_names"]
+__all__ = ["rewrite_tables", "table_var_names", "register_trainer_tables", "trainer_table", "remote_lookups"]
 
 
 def _op(block, type, inputs, outputs, attrs, callsite=None):
@@ -164,3 +165,74 @@ def table_var_names(plan):
         out.add(t.name)
         out.add(plan.chains[t.name].grad)
     return out
+
+
+# -- programs that still look a table up locally ---------------------------------------------------------
+# The distributed tables of the trainer programs transpiled in this process: {table: (plan, dist info)}. A
+# program that looks such a table up with lookup_table (a test program cloned from the main program before
+# transpile) has no table on the trainer: `remote_lookups` gives the executor a copy of it whose lookups go
+# through the pservers by the same prefetch chain as the trainer program's.
+_TRAINER_TABLES = {}
+
+
+def register_trainer_tables(plan, info):
+    for name in plan.tables:
+        _TRAINER_TABLES[name] = (plan, info)
+
+
+def trainer_table(name):
+    """(plan, dist info) of the distributed table `name` trained in this process, or None."""
+    return _TRAINER_TABLES.get(name)
+
+
+class _ForwardPlan:
+    """What rewrite_tables reads of a plan, for a program with lookups only (no gradients)."""
+
+    def __init__(self, plan, tables):
+        self.tables, self.chains = tables, plan.chains
+        self.trainer_id, self.sync_mode, self.suffixed = plan.trainer_id, plan.sync_mode, plan.suffixed
+
+
+def _remote_table_lookups(program, scope):
+    if not _TRAINER_TABLES or program._dist_info.get("role"):
+        return {}
+    out = {}
+    for i, op in enumerate(program.global_block().ops):
+        if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] in _TRAINER_TABLES:
+            name = op.input("W")[0]
+            h = scope.find_var(name)
+            if h is None or h.value is None:      # a local program holding its own table runs as it is
+                out.setdefault(name, []).append(i)
+    return out
+
+
+def remote_lookups(program, scope):
+    """`program`, or, when it looks up distributed tables of this process's trainer program that `scope`
+    does not hold, a copy whose lookups prefetch the rows from the pservers."""
+    found = _remote_table_lookups(program, scope)
+    if not found:
+        return program
+    plans = set(id(_TRAINER_TABLES[n][0]) for n in found)
+    if len(plans) > 1:
+        raise NotImplementedError("a program looks up distributed tables %s of different transpiled jobs"
+                                  % sorted(found))
+    plan, info = _TRAINER_TABLES[next(iter(found))]
+    view = program.clone()
+    block = view.global_block()
+    old = block.ops
+    tables = {}
+    for name, idx in found.items():
+        ref = plan.tables[name]
+        t = tables[name] = TableInfo(name, ref.height, ref.width, ref.padding_idx)
+        for i in idx:
+            op = old[i]
+            t.lookups.append(i)
+            t.ids.append(op.input("Ids")[0])
+            t.outs.append(op.output("Out")[0])
+    block.ops = rewrite_tables(_ForwardPlan(plan, tables), block, list(old), old)
+    for name in found:      # the table itself is not on the trainer
+        if not any(name in op.input_arg_names for op in block.ops):
+            block.vars.pop(name, None)
+    view._dist_info = info
+    view._bump()
+    return view

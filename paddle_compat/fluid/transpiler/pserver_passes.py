@@ -102,4 +102,7 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     notify_changed(trainer_startup, "DistributeTranspiler.transpile (trainer startup)")
     overwrite_program(program, trainer_main, "DistributeTranspiler.transpile")
     overwrite_program(startup_program, trainer_startup, "DistributeTranspiler.transpile")
+    if plan.tables:
+        from .ps_table_trainer import register_trainer_tables
+        register_trainer_tables(plan, program._dist_info)
     return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program, geo)

@@ -2,7 +2,8 @@
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_inference_models.py
 
-An MLP, a small conv net with batch_norm and a CTR-style model with a LoD slot, each saved with save_inference_model twice (one file per
+An MLP, a small conv net with batch_norm, a CTR-style model with a LoD slot and a sequence model whose output keeps
+its LoD, each saved with save_inference_model twice (one file per
 parameter, and params_filename="params") under tests/data/paddle18/inference/<name>[_combined]/, with
 the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz. Also writes paddle_compat/fluid/op_attr_types.json: the
 attribute types Paddle 1.8.5's op registry declares (data, read through core.get_all_op_protos), which
@@ -45,6 +46,14 @@ def ctr():
     return ["ids", "dense"], [fluid.layers.fc(input=h, size=2, act="softmax")], {"ids": (7, 1), "dense": (3, 3)}
 
 
+def seq():
+    # outputs that keep the input's LoD (per-step values) next to a pooled one
+    ids = fluid.layers.data(name="ids", shape=[1], dtype="int64", lod_level=1)
+    emb = fluid.layers.embedding(ids, size=[20, 4])
+    steps = fluid.layers.fc(input=emb, size=3, act="tanh")
+    return ["ids"], [steps, fluid.layers.sequence_pool(steps, "max")], {"ids": (7, 1)}
+
+
 LODS = {"ids": [2, 4, 1]}     # sequence lengths of each LoD input (sum = its rows)
 
 
@@ -73,7 +82,8 @@ def record(name, build):
         feed = {n: (rng.randint(0, 20, size=shapes[n]).astype("int64") if n in LODS
                     else rng.rand(*shapes[n]).astype("float32")) for n in feeds}
         test = main.clone(for_test=True)
-        outs = exe.run(test, feed={n: _feed_value(n, a) for n, a in feed.items()}, fetch_list=targets)
+        outs = [np.array(t) for t in exe.run(test, feed={n: _feed_value(n, a) for n, a in feed.items()},
+                                             fetch_list=targets, return_numpy=False)]
         for sub, pf in ((name, None), (name + "_combined", "params")):
             d = os.path.join(OUT, sub)
             fluid.io.save_inference_model(d, feeds, targets, exe, main_program=main, params_filename=pf)
@@ -95,9 +105,13 @@ def attr_types():
         f.write("\n")
 
 
+MODELS = {"mlp": mlp, "conv": conv, "ctr": ctr, "seq": seq}
+
 if __name__ == "__main__":
+    # (names on the command line record only those models, leaving the other fixtures as they are)
+    import sys
     os.makedirs(OUT, exist_ok=True)
-    record("mlp", mlp)
-    record("conv", conv)
-    record("ctr", ctr)
-    attr_types()
+    for name in sys.argv[1:] or list(MODELS):
+        record(name, MODELS[name])
+    if not sys.argv[1:]:
+        attr_types()

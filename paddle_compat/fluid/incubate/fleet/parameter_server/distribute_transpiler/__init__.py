@@ -95,7 +95,7 @@ class DistributedTranspiler(Fleet):
             raise TypeError("fleet.save_inference_model: main_program must be a Program, not a CompiledProgram")
         self._need_minimized("save_inference_model")
         # the pruned program holds the trainer's own copy of every parameter (its last step's): any worker
-        # may call this without the pservers
+        # may call this; only a distributed lookup table is gathered from the pservers (fluid/io_table_export)
         io.save_inference_model(dirname, feeded_var_names, target_vars, executor,
                                 main_program or self.main_program, export_for_deployment=export_for_deployment)
 
