@@ -106,7 +106,6 @@ CLAIMED = {
 KNOWN_GAPS = {
     "paddle_compat.fluid.layers": {
         "IfElse": "the LoD-splitting IfElse is not built (cond, Switch and While are)",
-        "beam_search": "decoding ops are not implemented",
     },
     "paddle_compat.fluid.optimizer": {
         "PipelineOptimizer": "pipeline parallelism over device sections is not implemented",

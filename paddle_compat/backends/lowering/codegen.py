@@ -295,7 +295,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     line_ops = {}
     k = 0
     for n in feed_names:
-        if n in has_lod:
+        if n in feed_lod:   # (a sub-block may write a LoD into a variable it was given without one)
             lines.append("        %s, %s = __feeds[%d]" % (local(n), names.lod(n), k))
         else:
             lines.append("        %s = __feeds[%d]" % (local(n), k))

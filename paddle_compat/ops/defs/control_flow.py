@@ -3,7 +3,8 @@
 A sub-block is lowered once, when the op that owns it is lowered, to its own generated function; the op's
 kernel is plain Python control flow (`while`, `if`) around calls of that function. Values cross the
 boundary by name: the sub-block takes the op's inputs (and the current values of what it writes) and
-returns what it writes. A LoDTensorArray is a Python list of tensors (None for a never-written slot).
+returns what it writes. A LoDTensorArray is a TensorArray: a Python list of tensors (None for a
+never-written slot) that also keeps each element's LoD.
 """
 
 from ..lazy import torch
@@ -112,20 +113,32 @@ def _index(i, name, what):
     return int(i.reshape(()).item())
 
 
+class TensorArray(list):
+    """A LoDTensorArray value: the list of its tensors, with the LoD of each element beside it in `lods`
+    (None: no LoD), so sequences written by beam search come back with their LoD when read."""
+    __slots__ = ("lods",)
+
+    def __init__(self, items=(), lods=None):
+        super().__init__(items)
+        self.lods = list(lods) if lods is not None else [None] * len(self)
+
+
 # write_to_array's array is its output only (Paddle's form); "@Out" gives the kernel the array so far.
 # The kernel returns a new list: a value captured earlier (another branch, a previous step) never changes.
-@defop("write_to_array", inputs=("X", "I", "@Out"), no_grad=("I",))
+@defop("write_to_array", inputs=("X", "I", "@Out"), lod_in=("X",), no_grad=("I",))
 def write_to_array(op, ctx):
     iname, aname = op.input("I")[0], op.output("Out")[0]
 
-    def k(x, i, arr):
+    def k(x, i, arr, lod):
         j = _index(i, iname, "array_write")
         if j < 0:
             raise IndexError("array_write: index '%s' is %d, must be >= 0 (array '%s')" % (iname, j, aname))
-        arr = list(arr) if arr is not None else []
+        arr = TensorArray(arr or (), getattr(arr, "lods", None))
         if j >= len(arr):
             arr.extend([None] * (j + 1 - len(arr)))
+            arr.lods.extend([None] * (j + 1 - len(arr.lods)))
         arr[j] = x
+        arr.lods[j] = lod
         return arr
 
     return k
@@ -136,7 +149,7 @@ def _read_shape(ins, attrs):
     return {"Out": OutMeta(a.shape, a.dtype, a.lod_level)}
 
 
-@defop("read_from_array", inputs=("X", "I"), infer_shape=_read_shape, no_grad=("I",))
+@defop("read_from_array", inputs=("X", "I"), lod_out=("Out",), infer_shape=_read_shape, no_grad=("I",))
 def read_from_array(op, ctx):
     aname, iname = op.input("X")[0], op.input("I")[0]
 
@@ -146,7 +159,8 @@ def read_from_array(op, ctx):
         if not 0 <= j < n or arr[j] is None:
             raise IndexError("array_read: index '%s' is %d but array '%s' has %s" %
                              (iname, j, aname, "%d elements" % n if not 0 <= j < n else "no value at it"))
-        return arr[j]
+        lods = getattr(arr, "lods", None)
+        return arr[j], (lods[j] if lods is not None and j < len(lods) else None)
 
     return k
 
