@@ -59,3 +59,60 @@ def test_machine_translation_decode_matches_paddle18(i):
     params = [np.array(v, "float32") for v in want["params"]]
     got = MK.mt_case(fluid, c, params)
     _same(got, want, "machine_translation decode %s" % c)
+
+
+def _run(build, feed):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        outs = build()
+    with fluid.scope_guard(fluid.Scope()):
+        return fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=list(outs), return_numpy=False)
+
+
+def _beam_inputs(scores_lod_level=2):
+    pre_ids = fluid.layers.data("pre_ids", shape=[1], dtype="int64", lod_level=2)
+    pre_scores = fluid.layers.data("pre_scores", shape=[1], dtype="float32", lod_level=2)
+    scores = fluid.layers.data("cand_scores", shape=[3], dtype="float32", lod_level=scores_lod_level)
+    return fluid.layers.beam_search(pre_ids, pre_scores, None, scores, 2, end_id=0)
+
+
+def test_beam_search_without_lod_names_scores():
+    lt = lambda a, lod: fluid.create_lod_tensor(np.asarray(a), lod, fluid.CPUPlace())
+    feed = {"pre_ids": lt(np.ones((2, 1), "int64"), [[1, 1], [1, 1]]),
+            "pre_scores": lt(np.zeros((2, 1), "float32"), [[1, 1], [1, 1]]),
+            "cand_scores": np.zeros((2, 3), "float32")}
+    with pytest.raises(Exception, match="scores=cand_scores needs a LoD"):
+        _run(lambda: _beam_inputs(0), feed)
+
+
+def test_beam_search_prefix_count_mismatch_names_both():
+    lt = lambda a, lod: fluid.create_lod_tensor(np.asarray(a), lod, fluid.CPUPlace())
+    feed = {"pre_ids": lt(np.ones((3, 1), "int64"), [[1, 2], [1, 1, 1]]),
+            "pre_scores": lt(np.zeros((3, 1), "float32"), [[1, 2], [1, 1, 1]]),
+            "cand_scores": lt(np.zeros((2, 3), "float32"), [[1, 1], [1, 1]])}
+    with pytest.raises(Exception, match="pre_ids=pre_ids has 3 elements but scores=cand_scores has 2 rows"):
+        _run(_beam_inputs, feed)
+
+
+def test_beam_search_decode_names_mismatched_step_lods():
+    def build():
+        ia, sa = fluid.layers.create_array("int64"), fluid.layers.create_array("float32")
+        i = fluid.layers.fill_constant([1], "int64", 0)
+        fluid.layers.array_write(fluid.layers.data("i0", shape=[1], dtype="int64", lod_level=2), i, ia)
+        fluid.layers.array_write(fluid.layers.data("s0", shape=[1], dtype="float32", lod_level=2), i, sa)
+        return fluid.layers.beam_search_decode(ia, sa, 2, 1)
+    lt = lambda a, lod: fluid.create_lod_tensor(np.asarray(a), lod, fluid.CPUPlace())
+    feed = {"i0": lt(np.zeros((2, 1), "int64"), [[1, 1], [1, 1]]),
+            "s0": lt(np.zeros((2, 1), "float32"), [[2], [1, 1]])}
+    with pytest.raises(Exception, match=r"step 0: Ids=.* has LoD \[\[0, 1, 2\], \[0, 1, 2\]\] but Scores=.* has "
+                                        r"\[\[0, 2\], \[0, 1, 2\]\]"):
+        _run(build, feed)
+
+
+def test_lod_reset_target_must_cover_x():
+    def build():
+        x = fluid.layers.data("xl", shape=[2], dtype="float32")
+        return [fluid.layers.lod_reset(x, target_lod=[0, 2, 5])]
+    with pytest.raises(Exception, match=r"target_lod \[0, 2, 5\] must be ascending offsets from 0 to the 4 rows "
+                                        r"of X=xl"):
+        _run(build, {"xl": np.ones((4, 2), "float32")})
