@@ -193,17 +193,17 @@ def _im2seq_shape(ins, attrs):
 
 
 # Image n of X [N, C, H, W] becomes a sequence of oh * ow rows, one per kernel position (row-major), each
-# the patch in (C, kh, kw) order; paddings are (up, left, down, right).
+# the patch in (C, kh, kw) order; paddings are (up, left, down, right). With Y (real image sizes [N, 2], used
+# by Paddle only when N > 1), image n keeps the top-left ceil(h_n / out_stride) x ceil(w_n / out_stride)
+# image's worth of positions of the full grid (Paddle pads against the full image, not the real one).
 @defop("im2sequence", inputs=("X", "Y"), lod_out=("Out",), infer_shape=_im2seq_shape, no_grad=("Y",))
 def im2sequence(op, ctx):
     kh, kw = attr(op, "kernels")
     sh, sw = attr(op, "strides", [1, 1])
     up, left, down, right = attr(op, "paddings", [0, 0, 0, 0])
+    osh, osw = attr(op, "out_stride", [1, 1])
 
     def k(x, y):
-        if y is not None:
-            raise NotImplementedError("im2sequence: input_image_size (real image sizes with out_stride) is not "
-                                      "supported; Y=%s" % op.input("Y")[0])
         if x.dim() != 4:
             raise ValueError("im2sequence: X=%s must be [N, C, H, W], got %s" % (op.input("X")[0], list(x.shape)))
         n, c, h, w = x.shape
@@ -212,9 +212,22 @@ def im2sequence(op, ctx):
             raise ValueError("im2sequence: X=%s is %dx%d, too small for kernels %s with paddings %s"
                              % (op.input("X")[0], h, w, [kh, kw], [up, left, down, right]))
         xp = torch.nn.functional.pad(x, (left, right, up, down))
-        cols = torch.nn.functional.unfold(xp, (kh, kw), stride=(sh, sw))              # [N, C*kh*kw, oh*ow]
-        out = cols.transpose(1, 2).reshape(n * oh * ow, c * kh * kw)
-        off = torch.arange(n + 1, device=x.device, dtype=torch.int64) * (oh * ow)
+        cols = torch.nn.functional.unfold(xp, (kh, kw), stride=(sh, sw)).transpose(1, 2)   # [N, oh*ow, C*kh*kw]
+        if y is None or n == 1:
+            off = torch.arange(n + 1, device=x.device, dtype=torch.int64) * (oh * ow)
+            return cols.reshape(n * oh * ow, c * kh * kw), (off,)
+        real = y.detach().reshape(n, 2).long()
+        if real.shape[0] != n:
+            raise ValueError("im2sequence: Y=%s must hold [N, 2] image sizes for the %d images of X=%s"
+                             % (op.input("Y")[0], n, op.input("X")[0]))
+        rh = (real[:, 0] + osh - 1) // osh
+        rw = (real[:, 1] + osw - 1) // osw
+        noh = ((rh + up + down - kh) // sh + 1).clamp(0, oh)
+        now = ((rw + left + right - kw) // sw + 1).clamp(0, ow)
+        keep = (torch.arange(oh, device=x.device).view(1, oh, 1) < noh.view(n, 1, 1)) & \
+            (torch.arange(ow, device=x.device).view(1, 1, ow) < now.view(n, 1, 1))
+        out = cols.reshape(n * oh * ow, c * kh * kw)[keep.reshape(-1)]
+        off = torch.cat([noh.new_zeros(1), torch.cumsum(noh * now, 0)])
         return out, (off,)
 
     return k
