@@ -76,8 +76,9 @@ def beam_search(op, ctx):
                                              output_size=rows)
         row = torch.arange(rows, device=dev).repeat_interleave(width)
         seq = torch.where(valid, seq_of_row.index_select(0, row), torch.full_like(row, nseq))
-        # Paddle's order: higher score first, then the later prefix, then the earlier column; stable sorts
-        # from the last key to the first
+        # Paddle's order: higher score first, then the later prefix; stable sorts from the last key to the
+        # first. Exactly equal scores within one prefix keep the earlier column (Paddle's insertion into its
+        # beam may keep a later one there, depending on arrival order)
         order = torch.argsort(-row, stable=True)
         order = order.index_select(0, torch.argsort(-sc.index_select(0, order), stable=True))
         order = order.index_select(0, torch.argsort(seq.index_select(0, order), stable=True))
