@@ -116,3 +116,11 @@ def test_lod_reset_target_must_cover_x():
     with pytest.raises(Exception, match=r"target_lod \[0, 2, 5\] must be ascending offsets from 0 to the 4 rows "
                                         r"of X=xl"):
         _run(build, {"xl": np.ones((4, 2), "float32")})
+
+
+@pytest.mark.parity
+def test_while_body_reads_and_writes_lod_like_paddle18():
+    got, want = MK.while_lod(fluid), REF["while_lod"]
+    assert got["regrouped_lod"] == want["regrouped_lod"]
+    np.testing.assert_allclose(got["acc"], want["acc"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["pooled"], want["pooled"], rtol=1e-5, atol=1e-6)

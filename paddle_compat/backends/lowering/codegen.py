@@ -40,10 +40,11 @@ class LowerCtx:
     def var(self, name):
         return self.block._find_var_recursive(name)
 
-    def lower_sub_block(self, block_idx, in_names, out_names):
-        """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends)."""
+    def lower_sub_block(self, block_idx, in_names, out_names, feed_lod=()):
+        """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends).
+        The names in feed_lod are given to it as (tensor, LoD) pairs."""
         return lower_block(self.program, block_idx, self.scope, self.device, in_names, out_names,
-                           executor=self.executor, sub_block=True)
+                           executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True)
 
 
 def _describe(op):

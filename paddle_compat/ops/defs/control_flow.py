@@ -21,11 +21,21 @@ def _unique(names):
     return out
 
 
-def _lower_sub(op, ctx, in_names, out_names):
+def _lower_sub(op, ctx, in_names, out_names, feed_lod=()):
     sub = attr(op, "sub_block")
     if sub is None:
         raise ValueError("op '%s' has no sub_block attribute" % op.type)
-    return ctx.lower_sub_block(sub.idx, in_names, out_names)
+    return ctx.lower_sub_block(sub.idx, in_names, out_names, feed_lod)
+
+
+def _lod_vars(ctx, names):
+    """The names among these whose variables may carry a LoD (declared lod_level > 0)."""
+    out = set()
+    for n in names:
+        v = ctx.var(n)
+        if v is not None and getattr(v, "lod_level", 0) > 0:
+            out.add(n)
+    return out
 
 
 def _scalar_bool(t, name, what):
@@ -38,25 +48,31 @@ def _scalar_bool(t, name, what):
 
 
 # Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
-# condition among them). The body runs until Condition is false; every step sees the last step's values.
-@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"))
+# condition among them). The body runs until Condition is false; every step sees the last step's values,
+# and their LoDs (for variables declared with lod_level > 0).
+@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*",),
+       lod_out=("Out*",))
 def while_(op, ctx):
     xs, outs = op.input("X"), op.output("Out")
     cond = op.input("Condition")[0]
     state = _unique(xs + outs + [cond])
     fetch = _unique(outs + [cond])
-    body = _lower_sub(op, ctx, state, fetch)
+    with_lod = _lod_vars(ctx, state)
+    body = _lower_sub(op, ctx, state, fetch, with_lod)
     pos = {n: i for i, n in enumerate(fetch)}
 
-    def k(x_vals, c, out_vals):
+    def k(x_vals, c, out_vals, x_lods):
         vals = dict(zip(outs, out_vals))
         vals.update(zip(xs, x_vals))
         vals[cond] = c
+        lods = dict(zip(xs, x_lods))
         while _scalar_bool(vals[cond], cond, "While"):
-            res = body([vals.get(n) for n in state])
+            res = body([(vals.get(n), lods.get(n)) if n in with_lod else vals.get(n) for n in state])
             for n in fetch:
-                vals[n] = res[pos[n]][0]
-        return [vals.get(n) for n in outs], None
+                vals[n], lod = res[pos[n]]
+                if n in with_lod:
+                    lods[n] = lod
+        return [vals.get(n) for n in outs], None, [lods.get(n) for n in outs]
 
     return k
 

@@ -158,6 +158,34 @@ def lod_case(fluid, c):
             "pooled_lod": [list(map(int, l)) for l in r[1].lod()], "grad": np.array(r[2]).tolist()}
 
 
+# ---- LoD across a While body: read a LoD variable from outside, write one the loop's caller reads --------------
+def while_lod(fluid):
+    main, startup = fluid.Program(), fluid.Program()
+    place = fluid.CPUPlace()
+    xv = np.random.RandomState(5).uniform(-1, 1, (6, 2)).astype("float32")
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", shape=[2], dtype="float32", lod_level=1)
+        i = fluid.layers.zeros(shape=[1], dtype="int64")
+        n = fluid.layers.fill_constant(shape=[1], dtype="int64", value=3)
+        acc = fluid.layers.sequence_pool(x * 0.0, "sum")
+        regrouped = fluid.layers.lod_reset(x, target_lod=[0, 6])
+        cond = fluid.layers.less_than(i, n)
+        loop = fluid.layers.While(cond=cond)
+        with loop.block():
+            step = fluid.layers.cast(i, "float32") + 1.0
+            fluid.layers.assign(acc + fluid.layers.sequence_pool(x, "max") * step, acc)
+            fluid.layers.assign(fluid.layers.lod_reset(x * step, target_lod=[0, 1, 4, 6]), regrouped)
+            fluid.layers.increment(i, in_place=True)
+            fluid.layers.less_than(i, n, cond=cond)
+        pooled = fluid.layers.sequence_pool(regrouped, "sum")
+    exe = fluid.Executor(place)
+    with fluid.scope_guard(fluid.Scope()):
+        r = exe.run(main, feed={"x": fluid.create_lod_tensor(xv, [[2, 3, 1]], place)},
+                    fetch_list=[acc, regrouped, pooled], return_numpy=False)
+    return {"acc": np.array(r[0]).tolist(), "regrouped_lod": [list(map(int, l)) for l in r[1].lod()],
+            "pooled": np.array(r[2]).tolist()}
+
+
 # ---- the machine_translation book decode ------------------------------------------------------------------
 MT_CASES = [dict(beam_size=2, seed=1, end_id=12), dict(beam_size=2, seed=1, end_id=20),
             dict(beam_size=3, seed=2, end_id=16), dict(beam_size=3, seed=2, end_id=22),
@@ -175,7 +203,7 @@ if __name__ == "__main__":
     ref = {"beam": [beam_step(fluid, c) for c in BEAM_CASES],
            "decode": [decode_arrays(fluid, c) for c in DECODE_CASES],
            "lod": [lod_case(fluid, c) for c in LOD_CASES],
-           "mt": [mt_case(fluid, c) for c in MT_CASES]}
+           "mt": [mt_case(fluid, c) for c in MT_CASES], "while_lod": while_lod(fluid)}
     with open(os.path.join(HERE, "beam_search.json"), "w") as f:
         json.dump(ref, f)
     print("wrote", {k: len(v) for k, v in ref.items()})
