@@ -124,3 +124,12 @@ def test_while_body_reads_and_writes_lod_like_paddle18():
     assert got["regrouped_lod"] == want["regrouped_lod"]
     np.testing.assert_allclose(got["acc"], want["acc"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["pooled"], want["pooled"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("flag", [True, False])
+def test_cond_branches_read_and_return_lod_like_paddle18(flag):
+    got, want = MK.cond_lod(fluid, flag), REF["cond_lod"][0 if flag else 1]
+    assert got["lod"] == want["lod"]
+    np.testing.assert_allclose(got["pooled"], want["pooled"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["grad"], want["grad"], rtol=1e-4, atol=1e-6)

@@ -221,7 +221,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                     first_lod = a
         for s in spec.lod_in:
             slot, is_list = s.rstrip("*"), s.endswith("*")
-            arg_names = op.inputs.get(slot, [])
+            # "@Out": the LoD an output variable holds before the op runs
+            arg_names = op.outputs.get(slot[1:], []) if slot.startswith("@") else op.inputs.get(slot, [])
             if is_list:
                 args.append("[%s]" % ", ".join(names.lod(a) if a in has_lod else "None" for a in arg_names))
             else:

@@ -50,7 +50,7 @@ def _scalar_bool(t, name, what):
 # Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
 # condition among them). The body runs until Condition is false; every step sees the last step's values,
 # and their LoDs (for variables declared with lod_level > 0).
-@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*",),
+@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*", "@Out*"),
        lod_out=("Out*",))
 def while_(op, ctx):
     xs, outs = op.input("X"), op.output("Out")
@@ -61,11 +61,12 @@ def while_(op, ctx):
     body = _lower_sub(op, ctx, state, fetch, with_lod)
     pos = {n: i for i, n in enumerate(fetch)}
 
-    def k(x_vals, c, out_vals, x_lods):
+    def k(x_vals, c, out_vals, x_lods, out_lods):
         vals = dict(zip(outs, out_vals))
         vals.update(zip(xs, x_vals))
         vals[cond] = c
-        lods = dict(zip(xs, x_lods))
+        lods = dict(zip(outs, out_lods))
+        lods.update(zip(xs, x_lods))
         while _scalar_bool(vals[cond], cond, "While"):
             res = body([(vals.get(n), lods.get(n)) if n in with_lod else vals.get(n) for n in state])
             for n in fetch:
@@ -78,22 +79,26 @@ def while_(op, ctx):
 
 
 # Paddle's conditional_block: runs its sub-block when Cond holds (a bool scalar with is_scalar_condition,
-# else: every Cond tensor is non-empty). Out keeps its previous value (None: unset) when it does not run.
-@defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"))
+# else: every Cond tensor is non-empty). Out keeps its previous value and LoD (None: unset) when it does not
+# run; LoDs cross the boundary as for while.
+@defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"),
+       lod_in=("Input*", "@Out*"), lod_out=("Out*",))
 def conditional_block(op, ctx):
     ins, outs = op.input("Input"), op.output("Out")
     cond_names = op.input("Cond")
-    body = _lower_sub(op, ctx, ins, outs)
+    with_lod = _lod_vars(ctx, ins)
+    body = _lower_sub(op, ctx, ins, outs, with_lod)
     scalar = attr(op, "is_scalar_condition", False)
 
-    def k(conds, in_vals, out_vals):
+    def k(conds, in_vals, out_vals, in_lods, out_lods):
         if scalar:
             run = _scalar_bool(conds[0], cond_names[0], "conditional_block")
         else:
             run = all(c is not None and c.numel() > 0 for c in conds)
         if not run:
-            return list(out_vals), None
-        return [t for t, _ in body(in_vals)], None
+            return list(out_vals), None, list(out_lods)
+        res = body([(v, l) if n in with_lod else v for n, v, l in zip(ins, in_vals, in_lods)])
+        return [t for t, _ in res], None, [l for _, l in res]
 
     return k
 
@@ -103,18 +108,19 @@ def _select_shape(ins, attrs):
     return {"Out": OutMeta(x.shape, x.dtype, x.lod_level)}
 
 
-@defop("select_input", inputs=("X*", "Mask"), infer_shape=_select_shape, no_grad=("Mask",))
+@defop("select_input", inputs=("X*", "Mask"), lod_in=("X*",), lod_out=("Out",), infer_shape=_select_shape,
+       no_grad=("Mask",))
 def select_input(op, ctx):
     names = op.input("X")
 
-    def k(xs, mask):
+    def k(xs, mask, lods):
         i = int(mask.reshape(-1)[0].item())
         if not 0 <= i < len(xs):
             raise IndexError("select_input: Mask is %d but there are %d inputs (%s)" % (i, len(xs), names))
         if xs[i] is None:
             raise ValueError("select_input: input '%s' (Mask %d) has no value: its branch did not run"
                              % (names[i], i))
-        return xs[i]
+        return xs[i], lods[i]
 
     return k
 

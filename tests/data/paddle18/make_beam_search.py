@@ -186,6 +186,29 @@ def while_lod(fluid):
             "pooled": np.array(r[2]).tolist()}
 
 
+def cond_lod(fluid, flag):
+    """layers.cond on a fed flag; both branches read a LoD input and return differently regrouped rows."""
+    main, startup = fluid.Program(), fluid.Program()
+    place = fluid.CPUPlace()
+    xv = np.random.RandomState(6).uniform(-1, 1, (6, 2)).astype("float32")
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", shape=[2], dtype="float32", lod_level=1)
+        x.stop_gradient = False
+        f = fluid.layers.data("flag", shape=[1], dtype="bool", append_batch_size=False)
+        def branch(y, target):   # Paddle's cond output has lod_level 0: pool inside the branch
+            y = fluid.layers.lod_reset(y, target_lod=target)
+            return y, fluid.layers.sequence_pool(y, "max")
+        out, pooled = fluid.layers.cond(f, lambda: branch(fluid.layers.sequence_expand_as(fluid.layers.sequence_pool(x, "sum"), x), [0, 2, 6]),
+                                        lambda: branch(x * 2.0, [0, 1, 2, 3, 6]))
+        grad = fluid.gradients([fluid.layers.reduce_sum(pooled * pooled)], [x])[0]
+    exe = fluid.Executor(place)
+    with fluid.scope_guard(fluid.Scope()):
+        r = exe.run(main, feed={"x": fluid.create_lod_tensor(xv, [[2, 3, 1]], place),
+                                "flag": np.array([flag])}, fetch_list=[out, pooled, grad], return_numpy=False)
+    return {"lod": [list(map(int, l)) for l in r[0].lod()], "pooled": np.array(r[1]).tolist(),
+            "grad": np.array(r[2]).tolist()}
+
+
 # ---- the machine_translation book decode ------------------------------------------------------------------
 MT_CASES = [dict(beam_size=2, seed=1, end_id=12), dict(beam_size=2, seed=1, end_id=20),
             dict(beam_size=3, seed=2, end_id=16), dict(beam_size=3, seed=2, end_id=22),
@@ -203,7 +226,8 @@ if __name__ == "__main__":
     ref = {"beam": [beam_step(fluid, c) for c in BEAM_CASES],
            "decode": [decode_arrays(fluid, c) for c in DECODE_CASES],
            "lod": [lod_case(fluid, c) for c in LOD_CASES],
-           "mt": [mt_case(fluid, c) for c in MT_CASES], "while_lod": while_lod(fluid)}
+           "mt": [mt_case(fluid, c) for c in MT_CASES], "while_lod": while_lod(fluid),
+           "cond_lod": [cond_lod(fluid, True), cond_lod(fluid, False)]}
     with open(os.path.join(HERE, "beam_search.json"), "w") as f:
         json.dump(ref, f)
     print("wrote", {k: len(v) for k, v in ref.items()})
