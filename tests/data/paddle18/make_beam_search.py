@@ -119,6 +119,7 @@ LOD_CASES = [
     dict(kind="append_list", x_lod=None, target=[0, 1, 3, 6]),
     dict(kind="append_list", x_lod=[[2, 4]], target=[0, 1, 2, 3, 4, 5, 6]),
     dict(kind="append_var", x_lod=[[4, 2]], y_data=[0, 1, 2, 3, 4, 5, 6]),
+    dict(kind="append_var_lod", x_lod=[[4, 2]], y_lod=[[2, 1], [1, 2, 3]]),
 ]
 
 
@@ -133,6 +134,10 @@ def lod_case(fluid, c):
         kind = c["kind"]
         if kind in ("reset_target", "reset_no_x_lod"):
             out = fluid.layers.lod_reset(x, target_lod=c["target"])
+        elif kind == "append_var_lod":   # y with a LoD: Paddle takes y's LoD whole, append or not
+            y = fluid.layers.data("y", shape=[1], dtype="float32", lod_level=2)
+            feed["y"] = fluid.create_lod_tensor(np.zeros((6, 1), "float32"), c["y_lod"], place)
+            out = fluid.layers.lod_append(x, y)
         elif kind == "reset_y_lod":
             y = fluid.layers.data("y", shape=[1], dtype="float32", lod_level=2)
             feed["y"] = fluid.create_lod_tensor(np.zeros((6, 1), "float32"), c["y_lod"], place)

@@ -49,6 +49,7 @@ CASES = [
     ("row_conv", {"future_context_size": 2}, [("x", vals((10, 4), 11), [3, 1, 4, 2])]),
     ("row_conv", {"future_context_size": 1, "act": "tanh"}, [("x", vals((7, 3), 12), [5, 2])]),
     ("row_conv", {"future_context_size": 0}, [("x", vals((5, 3), 13), [2, 3])]),
+    ("row_conv", {"future_context_size": 2}, [("x", vals((2, 5, 4), 20), None)]),
     ("im2sequence", {"filter_size": 2}, [("x", vals((2, 3, 4, 5), 14), None)]),
     ("im2sequence", {"filter_size": [3, 2], "stride": [2, 1], "padding": [1, 0]},
      [("x", vals((2, 2, 5, 4), 15), None)]),
