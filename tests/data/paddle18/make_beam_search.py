@@ -77,6 +77,14 @@ DECODE_CASES = [
         ([8, 1, 9, 1], [-1.0, -1.2, -0.8, -0.4], [[2, 2], [1, 1, 1, 1]]),
         ([1, 1], [-1.5, -1.2], [[2, 2], [1, 1, 0, 0]]),
     ]),
+    # the same, with the empty step a While loop writes when every source has finished
+    dict(beam_size=2, end_id=1, steps=[
+        ([0, 0], [0.0, 0.0], [[1, 1], [1, 1]]),
+        ([5, 6, 7, 1], [-0.5, -0.9, -0.3, -0.4], [[1, 1], [2, 2]]),
+        ([8, 1, 9, 1], [-1.0, -1.2, -0.8, -0.4], [[2, 2], [1, 1, 1, 1]]),
+        ([1, 1], [-1.5, -1.2], [[2, 2], [1, 1, 0, 0]]),
+        ([], [], [[2, 0], [0, 0]]),
+    ]),
     dict(beam_size=3, end_id=2, steps=[
         ([0, 0, 0], [0.0, 0.0, 0.0], [[1, 1, 1], [1, 1, 1]]),
         ([4, 5, 6, 7, 8, 9, 3, 4, 2], [-0.1, -0.2, -0.3, -0.4, -0.5, -0.6, -0.15, -0.25, -0.35],
@@ -217,7 +225,8 @@ def cond_lod(fluid, flag):
 # ---- the machine_translation book decode ------------------------------------------------------------------
 MT_CASES = [dict(beam_size=2, seed=1, end_id=12), dict(beam_size=2, seed=1, end_id=20),
             dict(beam_size=3, seed=2, end_id=16), dict(beam_size=3, seed=2, end_id=22),
-            dict(beam_size=3, seed=2, end_id=28), dict(beam_size=3, seed=2, end_id=1)]
+            dict(beam_size=3, seed=2, end_id=28), dict(beam_size=3, seed=2, end_id=1),
+            dict(beam_size=2, seed=1, end_id=23)]   # every sentence ends before max_length
 
 
 def mt_case(fluid, c, params=None):
