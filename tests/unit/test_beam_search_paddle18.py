@@ -133,3 +133,23 @@ def test_cond_branches_read_and_return_lod_like_paddle18(flag):
     assert got["lod"] == want["lod"]
     np.testing.assert_allclose(got["pooled"], want["pooled"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["grad"], want["grad"], rtol=1e-4, atol=1e-6)
+
+
+def test_fetching_an_array_gives_its_elements_with_their_lod():
+    # Paddle 1.8.5: a list of LoDTensors (return_numpy=False) or of ndarrays (an element with a LoD refused)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", shape=[1], dtype="int64", lod_level=1)
+        y = fluid.layers.data("y", shape=[1], dtype="int64")
+        i = fluid.layers.fill_constant([1], "int64", 0)
+        a, b = fluid.layers.array_write(x, i), fluid.layers.array_write(y, i)
+    exe = fluid.Executor(fluid.CPUPlace())
+    feed = {"x": fluid.create_lod_tensor(np.arange(3).reshape(3, 1).astype("int64"), [[1, 2]], fluid.CPUPlace()),
+            "y": np.ones((2, 1), "int64")}
+    ra, rb = exe.run(main, feed=feed, fetch_list=[a, b], return_numpy=False)
+    assert isinstance(ra, list) and len(ra) == 1 and ra[0].lod() == [[0, 1, 3]]
+    np.testing.assert_array_equal(np.array(ra[0]).ravel(), [0, 1, 2])
+    (nb,) = exe.run(main, feed=feed, fetch_list=[b])
+    assert isinstance(nb, list) and nb[0].shape == (2, 1)
+    with pytest.raises(RuntimeError, match="hold LoD information"):
+        exe.run(main, feed=feed, fetch_list=[a])
