@@ -33,6 +33,7 @@ def test_beam_search_matches_paddle18(i):
     got, want = MK.beam_step(fluid, MK.BEAM_CASES[i]), REF["beam"][i]
     _same(got, want, "beam_search case %d" % i)
     assert got["parent_idx"] == want["parent_idx"]
+    np.testing.assert_array_equal(got["followed"], want["followed"])
 
 
 @pytest.mark.parity

@@ -44,7 +44,8 @@ BEAM_CASES = [
 
 
 def beam_step(fluid, c):
-    """-> dict with selected ids/scores, parent_idx and the output LoD."""
+    """-> dict with selected ids/scores, parent_idx, the output LoD, and a per-prefix state gathered by
+    parent_idx (how decoders without LoD states follow their beams)."""
     main, startup = fluid.Program(), fluid.Program()
     place = fluid.CPUPlace()
     with fluid.program_guard(main, startup):
@@ -56,16 +57,20 @@ def beam_step(fluid, c):
         sel_ids, sel_scores, parent = fluid.layers.beam_search(
             pre_ids, pre_scores, ids, scores, c["beam_size"], c["end_id"],
             is_accumulated=c.get("is_accumulated", True), return_parent_idx=True)
+        state = fluid.layers.data("state", shape=[2], dtype="float32")
+        followed = fluid.layers.gather(state, parent)
     lt = lambda a, dt: fluid.create_lod_tensor(np.array(a, dt).reshape(len(a), -1), c["lod"], place)
     feed = {"pre_ids": lt(c["pre_ids"], "int64"), "pre_scores": lt(c["pre_scores"], "float32"),
             "scores": lt(c["scores"], "float32")}
     if c["ids"] is not None:
         feed["ids"] = lt(c["ids"], "int64")
+    feed["state"] = np.arange(2 * len(c["pre_ids"]), dtype="float32").reshape(-1, 2)
     exe = fluid.Executor(place)
     with fluid.scope_guard(fluid.Scope()):
-        r = exe.run(main, feed=feed, fetch_list=[sel_ids, sel_scores, parent], return_numpy=False)
+        r = exe.run(main, feed=feed, fetch_list=[sel_ids, sel_scores, parent, followed], return_numpy=False)
     return {"ids": np.array(r[0]).ravel().tolist(), "scores": np.array(r[1]).ravel().tolist(),
-            "parent_idx": np.array(r[2]).ravel().tolist(), "lod": [list(map(int, l)) for l in r[0].lod()],
+            "parent_idx": np.array(r[2]).ravel().tolist(), "followed": np.array(r[3]).tolist(),
+            "lod": [list(map(int, l)) for l in r[0].lod()],
             "score_lod": [list(map(int, l)) for l in r[1].lod()]}
 
 
