@@ -193,6 +193,41 @@ def lod_array_length(op, ctx):
     return lambda arr: torch.tensor([0 if arr is None else len(arr)], dtype=torch.int64, device=dev)
 
 
+def _array_to_tensor_shape(ins, attrs):
+    a = first(ins, "X")
+    axis, stack = attrs.get("axis", 1), attrs.get("use_stack", False)
+    shape = list(a.shape) if a.shape else [-1]
+    if stack:
+        shape.insert(axis % (len(shape) + 1), -1)
+    else:
+        shape[axis % len(shape)] = -1
+    return {"Out": OutMeta(shape, a.dtype), "OutIndex": OutMeta([-1], "int32")}
+
+
+# The array's elements concatenated (or stacked) along axis; OutIndex: each element's size along axis.
+@defop("tensor_array_to_tensor", outputs=("Out", "OutIndex"), infer_shape=_array_to_tensor_shape)
+def tensor_array_to_tensor(op, ctx):
+    axis, stack = attr(op, "axis", 1), bool(attr(op, "use_stack", False))
+    aname = op.input("X")[0]
+
+    def k(arr):
+        if not arr or any(t is None for t in arr):
+            raise ValueError("tensor_array_to_tensor: array '%s' is %s" % (
+                aname, "empty" if not arr else "missing element %d" % [t is None for t in arr].index(True)))
+        try:
+            out = torch.stack(list(arr), axis) if stack else torch.cat(list(arr), axis)
+        except RuntimeError as e:
+            raise ValueError("tensor_array_to_tensor: the elements of array '%s' (shapes %s) do not %s along "
+                             "axis %d: %s" % (aname, [list(t.shape) for t in arr], "stack" if stack else "concat",
+                                              axis, e))
+        # Paddle reports each element's size along axis, stacked or not (out of range when stacking at the
+        # end: 1 here; a negative axis: Paddle reads past its dims, here it counts from the end)
+        sizes = [t.shape[axis] if -t.dim() <= axis < t.dim() else 1 for t in arr]
+        return out, torch.tensor(sizes, dtype=torch.int32, device=out.device)
+
+    return k
+
+
 @defop("is_empty", infer_shape=lambda ins, a: {"Out": OutMeta([1], "bool")}, differentiable=False)
 def is_empty(op, ctx):
     dev = ctx.device
