@@ -116,5 +116,6 @@ def run(fluid, beam_size, seed, end_id=END_ID, params=None):
                 "init_scores": fluid.create_lod_tensor(np.ones((n, 1), "float32"), [[1] * n, [1] * n], place)}
         out_ids, out_scores = exe.run(main, feed=feed, fetch_list=[ids, scores], return_numpy=False)
     return {"ids": np.array(out_ids).ravel().tolist(), "scores": np.array(out_scores).ravel().tolist(),
-            "lod": [list(map(int, l)) for l in out_ids.lod()], "score_lod": [list(map(int, l)) for l in out_scores.lod()],
+            "lod": [list(map(int, l)) for l in out_ids.lod()],
+            "score_lod": [list(map(int, l)) for l in out_scores.lod()],
             "params": [np.asarray(v).tolist() for v in params]}

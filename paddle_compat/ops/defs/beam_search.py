@@ -72,30 +72,38 @@ def beam_search(op, ctx):
         cid = torch.where(ended.unsqueeze(1), torch.full_like(cid, end_id), cid).reshape(-1)
         valid = (~ended.unsqueeze(1) | (col == 0)).reshape(-1)
         nseq = high.numel() - 1
-        seq_of_row = torch.repeat_interleave(torch.arange(nseq, device=dev), high[1:] - high[:-1],
-                                             output_size=rows)
+        seq_lens = high[1:] - high[:-1]
+        seq_of_row = torch.repeat_interleave(torch.arange(nseq, device=dev), seq_lens, output_size=rows)
         row = torch.arange(rows, device=dev).repeat_interleave(width)
-        seq = torch.where(valid, seq_of_row.index_select(0, row), torch.full_like(row, nseq))
-        # Paddle's order: higher score first, then the later prefix; stable sorts from the last key to the
-        # first. Exactly equal scores within one prefix keep the earlier column (Paddle's insertion into its
-        # beam may keep a later one there, depending on arrival order)
-        order = torch.argsort(-row, stable=True)
-        order = order.index_select(0, torch.argsort(-sc.index_select(0, order), stable=True))
-        order = order.index_select(0, torch.argsort(seq.index_select(0, order), stable=True))
-        s_sorted = seq.index_select(0, order)
-        counts = torch.bincount(s_sorted, minlength=nseq + 1)
-        starts = torch.cumsum(counts, 0) - counts
-        rank = torch.arange(order.numel(), device=dev) - starts.index_select(0, s_sorted)
-        keep = (rank < beam) & (s_sorted < nseq)
-        kept, kseq = order[keep], s_sorted[keep]
+        # Each source's candidates in one row of a padded [sources, most candidates] block, laid out by
+        # prefix from the last to the first, columns in order: a stable descending sort of the scores then
+        # gives Paddle's order (higher score, then the later prefix). Exactly equal scores within one prefix
+        # keep the earlier column (Paddle's insertion into its beam may keep a later one, by arrival order).
+        most = int(seq_lens.max()) * width if nseq and rows else 0
+        seq = seq_of_row.index_select(0, row)
+        slot = (high[1:].index_select(0, seq) - 1 - row) * width + col.reshape(-1)
+        block = torch.full((nseq * most,), -1, dtype=torch.long, device=dev)
+        block = block.index_copy(0, seq * most + slot, torch.arange(rows * width, device=dev)).reshape(nseq, most)
+        present = block >= 0
+        cand = block.clamp(min=0)
+        usable = present & valid.index_select(0, cand.reshape(-1)).reshape(nseq, most)
+        key = torch.where(usable, sc.index_select(0, cand.reshape(-1)).reshape(nseq, most),
+                          torch.zeros((), dtype=sc.dtype, device=dev))
+        order = torch.sort(key, dim=1, descending=True, stable=True)[1]
+        order = order.gather(1, torch.sort((~usable).gather(1, order).to(torch.int8), dim=1, stable=True)[1])
+        top = order[:, :beam]
+        kept_ok = usable.gather(1, top)
+        kept = cand.gather(1, top)[kept_ok]
+        kseq = torch.arange(nseq, device=dev).unsqueeze(1).expand_as(top)[kept_ok]
+        krank = torch.arange(top.shape[1], device=dev).expand_as(top)[kept_ok]
         # a source all of whose kept candidates are ended prefixes repeating end_id is finished: pruned
         krow = row.index_select(0, kept)
         done = (cid.index_select(0, kept) == end_id) & ended.index_select(0, krow)
         live = torch.bincount(kseq, weights=(~done).to(torch.float64), minlength=nseq) > 0
-        kept = kept[live.index_select(0, kseq)]
-        krow = row.index_select(0, kept)
-        kept = kept.index_select(0, torch.argsort(krow, stable=True))   # grouped by prefix, best first
-        krow = row.index_select(0, kept)
+        alive = live.index_select(0, kseq)
+        kept, krow, krank = kept[alive], krow[alive], krank[alive]
+        regroup = torch.sort(krow * max(beam, 1) + krank)[1]     # grouped by prefix, best first (unique keys)
+        kept, krow = kept.index_select(0, regroup), krow.index_select(0, regroup)
         low = torch.cat([krow.new_zeros(1), torch.cumsum(torch.bincount(krow, minlength=rows), 0)])
         out_lod = (high, low)
         sel_ids = cid.index_select(0, kept).to(pre_ids.dtype).reshape(-1, 1)

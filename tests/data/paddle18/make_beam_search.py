@@ -216,7 +216,8 @@ def cond_lod(fluid, flag):
         def branch(y, target):   # Paddle's cond output has lod_level 0: pool inside the branch
             y = fluid.layers.lod_reset(y, target_lod=target)
             return y, fluid.layers.sequence_pool(y, "max")
-        out, pooled = fluid.layers.cond(f, lambda: branch(fluid.layers.sequence_expand_as(fluid.layers.sequence_pool(x, "sum"), x), [0, 2, 6]),
+        summed = lambda: fluid.layers.sequence_expand_as(fluid.layers.sequence_pool(x, "sum"), x)
+        out, pooled = fluid.layers.cond(f, lambda: branch(summed(), [0, 2, 6]),
                                         lambda: branch(x * 2.0, [0, 1, 2, 3, 6]))
         grad = fluid.gradients([fluid.layers.reduce_sum(pooled * pooled)], [x])[0]
     exe = fluid.Executor(place)

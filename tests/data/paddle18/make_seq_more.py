@@ -85,7 +85,8 @@ def run(fluid, kind, kw, inputs, params=None):
             out = fluid.layers.row_conv(vs["x"], param_attr=fluid.ParamAttr(name="w"), **kw)
         else:
             out = fluid.layers.im2sequence(vs["x"], input_image_size=vs.get("image_size"), **kw)
-        wrt = [vs[n] for n, a, _ in inputs if a.dtype.kind == "f" and n not in NO_GRAD] + list(main.global_block().all_parameters())
+        wrt = [vs[n] for n, a, _ in inputs if a.dtype.kind == "f" and n not in NO_GRAD]
+        wrt += list(main.global_block().all_parameters())
         grads = []
         # no gradient for sequence_enumerate (ids) nor for im2sequence with image sizes (Paddle 1.8.5's
         # im2sequence_grad fails there: it sizes the gradient for the full image)
