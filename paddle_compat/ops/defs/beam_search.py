@@ -77,8 +77,7 @@ def beam_search(op, ctx):
         row = torch.arange(rows, device=dev).repeat_interleave(width)
         # Each source's candidates in one row of a padded [sources, most candidates] block, laid out by
         # prefix from the last to the first, columns in order: a stable descending sort of the scores then
-        # gives Paddle's order (higher score, then the later prefix). Exactly equal scores within one prefix
-        # keep the earlier column (Paddle's insertion into its beam may keep a later one, by arrival order).
+        # gives Paddle's order (higher score, then the later prefix, then the earlier column).
         most = int(seq_lens.max()) * width if nseq and rows else 0
         seq = seq_of_row.index_select(0, row)
         slot = (high[1:].index_select(0, seq) - 1 - row) * width + col.reshape(-1)
@@ -92,10 +91,13 @@ def beam_search(op, ctx):
         order = torch.sort(key, dim=1, descending=True, stable=True)[1]
         order = order.gather(1, torch.sort((~usable).gather(1, order).to(torch.int8), dim=1, stable=True)[1])
         top = order[:, :beam]
-        kept_ok = usable.gather(1, top)
-        kept = cand.gather(1, top)[kept_ok]
-        kseq = torch.arange(nseq, device=dev).unsqueeze(1).expand_as(top)[kept_ok]
-        krank = torch.arange(top.shape[1], device=dev).expand_as(top)[kept_ok]
+        sel = torch.where(usable.gather(1, top), cand.gather(1, top), torch.full_like(top, -1))
+        if most > beam:
+            _edge_ties(sel, order, usable, cand, sc, row, high, valid, width, beam)
+        kept_ok = sel >= 0
+        kept = sel[kept_ok]
+        kseq = torch.arange(nseq, device=dev).unsqueeze(1).expand_as(sel)[kept_ok]
+        krank = torch.arange(sel.shape[1], device=dev).expand_as(sel)[kept_ok]
         # a source all of whose kept candidates are ended prefixes repeating end_id is finished: pruned
         krow = row.index_select(0, kept)
         done = (cid.index_select(0, kept) == end_id) & ended.index_select(0, krow)
@@ -111,6 +113,36 @@ def beam_search(op, ctx):
         return sel_ids, sel_sc, krow.to(torch.int32), out_lod, out_lod
 
     return k
+
+
+def _edge_ties(sel, order, usable, cand, sc, row, high, valid, width, beam):
+    """Sources whose beam_size-th and next candidates tie exactly (same score, same prefix): which of the tied
+    columns Paddle keeps depends on the order its insertion into a sorted beam meets them, so those sources
+    (rare: exact float ties) are replayed the same way, one candidate at a time."""
+    at_edge = order[:, beam - 1:beam + 1]
+    c = cand.gather(1, at_edge)
+    s, r = sc.index_select(0, c.reshape(-1)).reshape(-1, 2), row.index_select(0, c.reshape(-1)).reshape(-1, 2)
+    tie = usable.gather(1, at_edge).all(1) & (s[:, 0] == s[:, 1]) & (r[:, 0] == r[:, 1])
+    for src in torch.nonzero(tie).reshape(-1).tolist():
+        lo, hi = int(high[src]) * width, int(high[src + 1]) * width
+        ok = valid[lo:hi].tolist()
+        scores, rows = sc[lo:hi].tolist(), row[lo:hi].tolist()
+        beam_items = []     # (score, prefix, candidate), best first; Paddle's Item order: score, then prefix
+        for j in range(hi - lo):
+            if not ok[j]:
+                continue
+            item = (scores[j], rows[j], lo + j)
+            if len(beam_items) == beam and item[:2] < beam_items[-1][:2]:
+                continue
+            if len(beam_items) < beam:
+                beam_items.append(item)
+            k = len(beam_items) - 2
+            while k >= 0 and beam_items[k][:2] < item[:2]:
+                beam_items[k + 1] = beam_items[k]
+                k -= 1
+            beam_items[k + 1] = item
+        sel[src] = -1
+        sel[src, :len(beam_items)] = torch.tensor([it[2] for it in beam_items], dtype=sel.dtype, device=sel.device)
 
 
 def _decode_shape(ins, attrs):

@@ -36,6 +36,13 @@ BEAM_CASES = [
     dict(lod=[[2, 1], [1, 1, 1]], pre_ids=[3, 4, 5], pre_scores=[-0.2, -0.6, -0.1],
          ids=[[6, 7, 8], [2, 9, 1], [3, 1, 4]], scores=[[0.5, 0.3, 0.2], [0.7, 0.2, 0.1], [0.4, 0.35, 0.25]],
          beam_size=2, end_id=1, is_accumulated=False),
+    # exact ties within one prefix at the beam's edge (Paddle's insertion order decides), in three sources
+    dict(lod=[[1, 1, 2], [1, 1, 1, 1]], pre_ids=[3, 3, 3, 4], pre_scores=[0.0, 0.0, 0.0, 0.0], ids=None,
+         scores=[[-0.5, -0.5, -0.5, -0.5, -0.5], [-0.5, -0.5, -0.5, -0.2, -0.5], [-0.9, -0.1, -0.4, -0.4, -0.4],
+                 [-0.4, -0.4, -0.3, -0.4, -0.9]],
+         beam_size=2, end_id=0),
+    dict(lod=[[1, 1], [1, 1]], pre_ids=[3, 3], pre_scores=[0.0, 0.0], ids=None,
+         scores=[[-0.5, -0.5, -0.5, -0.5, -0.2], [-0.2, -0.5, -0.5, -0.5, -0.5]], beam_size=3, end_id=0),
     # no ids: the column is the id; ties across prefixes go to the later prefix
     dict(lod=[[3], [1, 1, 1]], pre_ids=[2, 3, 4], pre_scores=[-0.1, -0.1, -0.1],
          ids=None, scores=[[-0.5, -0.25, -0.75, -2.0], [-0.25, -0.5, -1.0, -3.0], [-0.5, -0.25, -0.9, -2.5]],
