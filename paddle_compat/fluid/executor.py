@@ -125,6 +125,9 @@ class _Prepared:
         results = self.lowered(feeds)
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):
+            if isinstance(t, list):   # a LoDTensorArray: a list of its elements, as Paddle returns it
+                out.append(self._array(t, return_numpy))
+                continue
             if t is not None and getattr(t, "is_sparse", False):
                 # a row-sparse gradient: numpy gets the dense array (repeated rows added up),
                 # return_numpy=False the rows themselves
@@ -141,6 +144,24 @@ class _Prepared:
                 out.append(as_fetch(a.copy() if persist else a))
             else:
                 out.append(LoDTensor(_holder=ScopeVar(value=t.detach() if hasattr(t, "detach") else t, lod=lod)))
+        return out
+
+
+    @staticmethod
+    def _array(arr, return_numpy):
+        lods = getattr(arr, "lods", None) or [None] * len(arr)
+        out = []
+        for t, lod in zip(arr, lods):
+            if t is None:
+                out.append(None)
+            elif return_numpy:
+                if lod:
+                    raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be "
+                                       "completely cast to Python ndarray. Please set the parameter "
+                                       "'return_numpy' as 'False' to return LoDTensor itself directly.")
+                out.append(as_fetch(t.detach().cpu().numpy().copy()))
+            else:
+                out.append(LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod)))
         return out
 
 

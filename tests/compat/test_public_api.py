@@ -108,7 +108,6 @@ CLAIMED = {
 KNOWN_GAPS = {
     "paddle_compat.fluid.layers": {
         "IfElse": "the LoD-splitting IfElse is not built (cond, Switch and While are)",
-        "beam_search": "decoding ops are not implemented",
     },
     "paddle_compat.fluid.optimizer": {
         "PipelineOptimizer": "pipeline parallelism over device sections is not implemented",
@@ -119,10 +118,10 @@ KNOWN_GAPS = {
         "BasicLSTMUnit": "recurrent layers belong with the RNN work (not here)",
         "basic_gru": "recurrent layers belong with the RNN work (not here)",
         "basic_lstm": "recurrent layers belong with the RNN work (not here)",
-        "InitState": "contrib.decoder needs While/beam-search control flow",
-        "StateCell": "contrib.decoder needs While/beam-search control flow",
-        "TrainingDecoder": "contrib.decoder needs While/beam-search control flow",
-        "BeamSearchDecoder": "contrib.decoder needs While/beam-search control flow",
+        "InitState": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
+        "StateCell": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
+        "TrainingDecoder": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
+        "BeamSearchDecoder": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
         "Compressor": "PaddleSlim compression (pruning, distillation) is out of scope",
         "QuantizeTranspiler": "quantization-aware training is out of scope",
         "HDFSClient": "needs a Hadoop client; out of scope",
@@ -188,12 +187,12 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 # The fraction of Paddle 1.8.5's names each module must offer: set to what is true today, raised as names land
 # (the target is 0.90 for fluid.layers and 0.90 overall).
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
-    "paddle.fluid.layers": 0.81,
+    "paddle.fluid.layers": 0.88,
     "paddle.fluid.optimizer": 0.96,
     "paddle.fluid.contrib": 0.22,
     "paddle.fluid": 0.81,
     "paddle.fluid.io": 1.0,
-    "overall": 0.81,
+    "overall": 0.85,
 }
 
 

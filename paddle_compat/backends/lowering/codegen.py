@@ -40,10 +40,11 @@ class LowerCtx:
     def var(self, name):
         return self.block._find_var_recursive(name)
 
-    def lower_sub_block(self, block_idx, in_names, out_names):
-        """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends)."""
+    def lower_sub_block(self, block_idx, in_names, out_names, feed_lod=()):
+        """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends).
+        The names in feed_lod are given to it as (tensor, LoD) pairs."""
         return lower_block(self.program, block_idx, self.scope, self.device, in_names, out_names,
-                           executor=self.executor, sub_block=True)
+                           executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True)
 
 
 def _describe(op):
@@ -220,7 +221,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                     first_lod = a
         for s in spec.lod_in:
             slot, is_list = s.rstrip("*"), s.endswith("*")
-            arg_names = op.inputs.get(slot, [])
+            # "@Out": the LoD an output variable holds before the op runs
+            arg_names = op.outputs.get(slot[1:], []) if slot.startswith("@") else op.inputs.get(slot, [])
             if is_list:
                 args.append("[%s]" % ", ".join(names.lod(a) if a in has_lod else "None" for a in arg_names))
             else:
@@ -295,7 +297,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     line_ops = {}
     k = 0
     for n in feed_names:
-        if n in has_lod:
+        if n in feed_lod:   # (a sub-block may write a LoD into a variable it was given without one)
             lines.append("        %s, %s = __feeds[%d]" % (local(n), names.lod(n), k))
         else:
             lines.append("        %s = __feeds[%d]" % (local(n), k))

@@ -17,7 +17,7 @@ from . import tensor as _tensor
 from .helpers import append_defined, check_variable, single
 
 __all__ = ["While", "while_loop", "cond", "case", "switch_case", "Switch", "ConditionalBlock", "create_array", "array_write",
-           "array_read", "array_length", "Print", "is_empty", "select_input"]
+           "array_read", "array_length", "Print", "is_empty", "select_input", "tensor_array_to_tensor"]
 
 
 def _check_bool(v, arg, layer):
@@ -332,6 +332,16 @@ def array_read(array, i):
     _check_array(array, "array_read")
     _check_index(i, "array_read")
     return single(append_defined("read_from_array", {"X": array, "I": i}))
+
+
+def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
+    """The elements of a LoDTensorArray concatenated (use_stack: stacked) along axis, and each one's size
+    along it (int32)."""
+    _check_array(input, "tensor_array_to_tensor")
+    outs = append_defined("tensor_array_to_tensor", {"X": input}, {"axis": int(axis), "use_stack": bool(use_stack)},
+                          name=name)
+    outs["OutIndex"][0].stop_gradient = True
+    return outs["Out"][0], outs["OutIndex"][0]
 
 
 def array_length(array):

@@ -3,7 +3,8 @@
 A sub-block is lowered once, when the op that owns it is lowered, to its own generated function; the op's
 kernel is plain Python control flow (`while`, `if`) around calls of that function. Values cross the
 boundary by name: the sub-block takes the op's inputs (and the current values of what it writes) and
-returns what it writes. A LoDTensorArray is a Python list of tensors (None for a never-written slot).
+returns what it writes. A LoDTensorArray is a TensorArray: a Python list of tensors (None for a
+never-written slot) that also keeps each element's LoD.
 """
 
 from ..lazy import torch
@@ -20,11 +21,21 @@ def _unique(names):
     return out
 
 
-def _lower_sub(op, ctx, in_names, out_names):
+def _lower_sub(op, ctx, in_names, out_names, feed_lod=()):
     sub = attr(op, "sub_block")
     if sub is None:
         raise ValueError("op '%s' has no sub_block attribute" % op.type)
-    return ctx.lower_sub_block(sub.idx, in_names, out_names)
+    return ctx.lower_sub_block(sub.idx, in_names, out_names, feed_lod)
+
+
+def _lod_vars(ctx, names):
+    """The names among these whose variables may carry a LoD (declared lod_level > 0)."""
+    out = set()
+    for n in names:
+        v = ctx.var(n)
+        if v is not None and getattr(v, "lod_level", 0) > 0:
+            out.add(n)
+    return out
 
 
 def _scalar_bool(t, name, what):
@@ -37,46 +48,57 @@ def _scalar_bool(t, name, what):
 
 
 # Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
-# condition among them). The body runs until Condition is false; every step sees the last step's values.
-@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"))
+# condition among them). The body runs until Condition is false; every step sees the last step's values,
+# and their LoDs (for variables declared with lod_level > 0).
+@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*", "@Out*"),
+       lod_out=("Out*",))
 def while_(op, ctx):
     xs, outs = op.input("X"), op.output("Out")
     cond = op.input("Condition")[0]
     state = _unique(xs + outs + [cond])
     fetch = _unique(outs + [cond])
-    body = _lower_sub(op, ctx, state, fetch)
+    with_lod = _lod_vars(ctx, state)
+    body = _lower_sub(op, ctx, state, fetch, with_lod)
     pos = {n: i for i, n in enumerate(fetch)}
 
-    def k(x_vals, c, out_vals):
+    def k(x_vals, c, out_vals, x_lods, out_lods):
         vals = dict(zip(outs, out_vals))
         vals.update(zip(xs, x_vals))
         vals[cond] = c
+        lods = dict(zip(outs, out_lods))
+        lods.update(zip(xs, x_lods))
         while _scalar_bool(vals[cond], cond, "While"):
-            res = body([vals.get(n) for n in state])
+            res = body([(vals.get(n), lods.get(n)) if n in with_lod else vals.get(n) for n in state])
             for n in fetch:
-                vals[n] = res[pos[n]][0]
-        return [vals.get(n) for n in outs], None
+                vals[n], lod = res[pos[n]]
+                if n in with_lod:
+                    lods[n] = lod
+        return [vals.get(n) for n in outs], None, [lods.get(n) for n in outs]
 
     return k
 
 
 # Paddle's conditional_block: runs its sub-block when Cond holds (a bool scalar with is_scalar_condition,
-# else: every Cond tensor is non-empty). Out keeps its previous value (None: unset) when it does not run.
-@defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"))
+# else: every Cond tensor is non-empty). Out keeps its previous value and LoD (None: unset) when it does not
+# run; LoDs cross the boundary as for while.
+@defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"),
+       lod_in=("Input*", "@Out*"), lod_out=("Out*",))
 def conditional_block(op, ctx):
     ins, outs = op.input("Input"), op.output("Out")
     cond_names = op.input("Cond")
-    body = _lower_sub(op, ctx, ins, outs)
+    with_lod = _lod_vars(ctx, ins)
+    body = _lower_sub(op, ctx, ins, outs, with_lod)
     scalar = attr(op, "is_scalar_condition", False)
 
-    def k(conds, in_vals, out_vals):
+    def k(conds, in_vals, out_vals, in_lods, out_lods):
         if scalar:
             run = _scalar_bool(conds[0], cond_names[0], "conditional_block")
         else:
             run = all(c is not None and c.numel() > 0 for c in conds)
         if not run:
-            return list(out_vals), None
-        return [t for t, _ in body(in_vals)], None
+            return list(out_vals), None, list(out_lods)
+        res = body([(v, l) if n in with_lod else v for n, v, l in zip(ins, in_vals, in_lods)])
+        return [t for t, _ in res], None, [l for _, l in res]
 
     return k
 
@@ -86,18 +108,19 @@ def _select_shape(ins, attrs):
     return {"Out": OutMeta(x.shape, x.dtype, x.lod_level)}
 
 
-@defop("select_input", inputs=("X*", "Mask"), infer_shape=_select_shape, no_grad=("Mask",))
+@defop("select_input", inputs=("X*", "Mask"), lod_in=("X*",), lod_out=("Out",), infer_shape=_select_shape,
+       no_grad=("Mask",))
 def select_input(op, ctx):
     names = op.input("X")
 
-    def k(xs, mask):
+    def k(xs, mask, lods):
         i = int(mask.reshape(-1)[0].item())
         if not 0 <= i < len(xs):
             raise IndexError("select_input: Mask is %d but there are %d inputs (%s)" % (i, len(xs), names))
         if xs[i] is None:
             raise ValueError("select_input: input '%s' (Mask %d) has no value: its branch did not run"
                              % (names[i], i))
-        return xs[i]
+        return xs[i], lods[i]
 
     return k
 
@@ -112,20 +135,32 @@ def _index(i, name, what):
     return int(i.reshape(()).item())
 
 
+class TensorArray(list):
+    """A LoDTensorArray value: the list of its tensors, with the LoD of each element beside it in `lods`
+    (None: no LoD), so sequences written by beam search come back with their LoD when read."""
+    __slots__ = ("lods",)
+
+    def __init__(self, items=(), lods=None):
+        super().__init__(items)
+        self.lods = list(lods) if lods is not None else [None] * len(self)
+
+
 # write_to_array's array is its output only (Paddle's form); "@Out" gives the kernel the array so far.
 # The kernel returns a new list: a value captured earlier (another branch, a previous step) never changes.
-@defop("write_to_array", inputs=("X", "I", "@Out"), no_grad=("I",))
+@defop("write_to_array", inputs=("X", "I", "@Out"), lod_in=("X",), no_grad=("I",))
 def write_to_array(op, ctx):
     iname, aname = op.input("I")[0], op.output("Out")[0]
 
-    def k(x, i, arr):
+    def k(x, i, arr, lod):
         j = _index(i, iname, "array_write")
         if j < 0:
             raise IndexError("array_write: index '%s' is %d, must be >= 0 (array '%s')" % (iname, j, aname))
-        arr = list(arr) if arr is not None else []
+        arr = TensorArray(arr or (), getattr(arr, "lods", None))
         if j >= len(arr):
             arr.extend([None] * (j + 1 - len(arr)))
+            arr.lods.extend([None] * (j + 1 - len(arr.lods)))
         arr[j] = x
+        arr.lods[j] = lod
         return arr
 
     return k
@@ -136,7 +171,7 @@ def _read_shape(ins, attrs):
     return {"Out": OutMeta(a.shape, a.dtype, a.lod_level)}
 
 
-@defop("read_from_array", inputs=("X", "I"), infer_shape=_read_shape, no_grad=("I",))
+@defop("read_from_array", inputs=("X", "I"), lod_out=("Out",), infer_shape=_read_shape, no_grad=("I",))
 def read_from_array(op, ctx):
     aname, iname = op.input("X")[0], op.input("I")[0]
 
@@ -146,7 +181,8 @@ def read_from_array(op, ctx):
         if not 0 <= j < n or arr[j] is None:
             raise IndexError("array_read: index '%s' is %d but array '%s' has %s" %
                              (iname, j, aname, "%d elements" % n if not 0 <= j < n else "no value at it"))
-        return arr[j]
+        lods = getattr(arr, "lods", None)
+        return arr[j], (lods[j] if lods is not None and j < len(lods) else None)
 
     return k
 
@@ -155,6 +191,41 @@ def read_from_array(op, ctx):
 def lod_array_length(op, ctx):
     dev = ctx.device
     return lambda arr: torch.tensor([0 if arr is None else len(arr)], dtype=torch.int64, device=dev)
+
+
+def _array_to_tensor_shape(ins, attrs):
+    a = first(ins, "X")
+    axis, stack = attrs.get("axis", 1), attrs.get("use_stack", False)
+    shape = list(a.shape) if a.shape else [-1]
+    if stack:
+        shape.insert(axis % (len(shape) + 1), -1)
+    else:
+        shape[axis % len(shape)] = -1
+    return {"Out": OutMeta(shape, a.dtype), "OutIndex": OutMeta([-1], "int32")}
+
+
+# The array's elements concatenated (or stacked) along axis; OutIndex: each element's size along axis.
+@defop("tensor_array_to_tensor", outputs=("Out", "OutIndex"), infer_shape=_array_to_tensor_shape)
+def tensor_array_to_tensor(op, ctx):
+    axis, stack = attr(op, "axis", 1), bool(attr(op, "use_stack", False))
+    aname = op.input("X")[0]
+
+    def k(arr):
+        if not arr or any(t is None for t in arr):
+            raise ValueError("tensor_array_to_tensor: array '%s' is %s" % (
+                aname, "empty" if not arr else "missing element %d" % [t is None for t in arr].index(True)))
+        try:
+            out = torch.stack(list(arr), axis) if stack else torch.cat(list(arr), axis)
+        except RuntimeError as e:
+            raise ValueError("tensor_array_to_tensor: the elements of array '%s' (shapes %s) do not %s along "
+                             "axis %d: %s" % (aname, [list(t.shape) for t in arr], "stack" if stack else "concat",
+                                              axis, e))
+        # Paddle reports each element's size along axis, stacked or not (out of range when stacking at the
+        # end: 1 here; a negative axis: Paddle reads past its dims, here it counts from the end)
+        sizes = [t.shape[axis] if -t.dim() <= axis < t.dim() else 1 for t in arr]
+        return out, torch.tensor(sizes, dtype=torch.int32, device=out.device)
+
+    return k
 
 
 @defop("is_empty", infer_shape=lambda ins, a: {"Out": OutMeta([1], "bool")}, differentiable=False)
