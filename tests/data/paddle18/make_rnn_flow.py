@@ -1,0 +1,162 @@
+"""Records DynamicRNN / StaticRNN / IfElse numbers from real PaddlePaddle 1.8.5 (run outside CI):
+
+    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow.py
+
+Writes rnn_flow.npz beside this script. The programs are built by the functions below, which take the fluid
+module: tests/unit/test_rnn_flow_paddle18.py builds the very same programs with paddle_compat. Each case
+fetches its outputs and the gradients of sum(square(out)) (over all outputs) w.r.t. every fed float input and
+every parameter (parameters are set to fixed values through the scope after the startup program).
+"""
+
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LENS = [3, 1, 4, 2]
+N, T, D, H = len(LENS), sum(LENS), 3, 4
+
+
+def vals(shape, seed, lo=-0.8, hi=0.8):
+    return np.random.RandomState(seed).uniform(lo, hi, size=shape).astype("float32")
+
+
+def _lod_data(fluid, name, width):
+    v = fluid.layers.data(name, shape=[width], dtype="float32", lod_level=1)
+    v.stop_gradient = False
+    return v
+
+
+def _dense(fluid, name, shape):
+    v = fluid.layers.data(name, shape=list(shape), dtype="float32", append_batch_size=False)
+    v.stop_gradient = False
+    return v
+
+
+def dynamic_rnn_basic(fluid):
+    """fc step over a LoD input, memory from a reordered h0, a static input, two outputs."""
+    L = fluid.layers
+    x, h0, s = _lod_data(fluid, "x", D), _dense(fluid, "h0", [N, H]), _dense(fluid, "s", [N, 2])
+    drnn = L.DynamicRNN()
+    with drnn.block():
+        xt = drnn.step_input(x)
+        st = drnn.static_input(s)
+        h = drnn.memory(init=h0, need_reorder=True)
+        nh = L.fc([xt, h, st], size=H, act="tanh")
+        drnn.update_memory(h, nh)
+        drnn.output(nh, L.fc(nh, size=2))
+    return drnn()
+
+
+def dynamic_rnn_lstm(fluid):
+    """An LSTM step written with fc (the book's rnn_encoder_decoder style), memories from shape/value."""
+    L = fluid.layers
+    x = _lod_data(fluid, "x", D)
+    drnn = L.DynamicRNN()
+    with drnn.block():
+        xt = drnn.step_input(x)
+        h = drnn.memory(shape=[H], value=0.0)
+        c = drnn.memory(shape=[H], value=0.25)
+
+        def gate(act):
+            return L.fc([xt, h], size=H, act=act)
+        f, i, o, cand = gate("sigmoid"), gate("sigmoid"), gate("sigmoid"), gate("tanh")
+        nc = L.sums([L.elementwise_mul(f, c), L.elementwise_mul(i, cand)])
+        nh = L.elementwise_mul(o, L.tanh(nc))
+        drnn.update_memory(c, nc)
+        drnn.update_memory(h, nh)
+        drnn.output(nh)
+    return [L.sequence_pool(drnn(), "sum")]
+
+
+def static_rnn(fluid):
+    """StaticRNN over a time-major [4, N, D] input: one memory from h0, one from batch_ref, two outputs."""
+    L = fluid.layers
+    x, h0 = _dense(fluid, "xs", [4, N, D]), _dense(fluid, "h0", [N, H])
+    rnn = L.StaticRNN()
+    with rnn.step():
+        xt = rnn.step_input(x)
+        h = rnn.memory(init=h0)
+        acc = rnn.memory(shape=[-1, 2], batch_ref=xt, init_value=1.0, ref_batch_dim_idx=0)
+        nh = L.fc([xt, h], size=H, act="tanh")
+        nacc = L.elementwise_add(acc, L.fc(nh, size=2))
+        rnn.update_memory(h, nh)
+        rnn.update_memory(acc, nacc)
+        rnn.step_output(nh)
+        rnn.step_output(nacc)
+    return rnn()
+
+
+def ifelse(fluid):
+    """Rows with x[:, 0] < 0.1 through fc+tanh, the others through a scaled fc."""
+    L = fluid.layers
+    x = _dense(fluid, "xd", [6, D])
+    lim = L.fill_constant([6, 1], "float32", 0.1)
+    cond = L.less_than(L.slice(x, axes=[1], starts=[0], ends=[1]), lim)
+    ie = L.IfElse(cond)
+    with ie.true_block():
+        ie.output(L.fc(ie.input(x), size=2, act="tanh"))
+    with ie.false_block():
+        ie.output(L.scale(L.fc(ie.input(x), size=2), 0.5))
+    return ie()
+
+
+def feeds(fluid):
+    x = vals([T, D], 1)
+    return {"x": fluid.create_lod_tensor(x, [LENS], fluid.CPUPlace()), "h0": vals([N, H], 2), "s": vals([N, 2], 3),
+            "xs": vals([4, N, D], 4), "xd": vals([6, D], 5)}
+
+
+CASES = {"dynamic_rnn_basic": dynamic_rnn_basic, "dynamic_rnn_lstm": dynamic_rnn_lstm, "static_rnn": static_rnn,
+         "ifelse": ifelse}
+
+
+def run_case(fluid, name, params=None):
+    """{out/i, grad/<input>, grad/param<i>, param/<i>} for one case (params: recorded values to use)."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        outs = CASES[name](fluid)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        block = main.global_block()
+        ins = [v for v in block.vars.values() if getattr(v, "is_data", False) and not v.stop_gradient]
+        ins = sorted(ins, key=lambda v: v.name)
+        ps = list(block.all_parameters())
+        loss = None
+        for o in outs:
+            t = fluid.layers.reduce_sum(fluid.layers.square(o))
+            loss = t if loss is None else loss + t
+        grads = fluid.gradients([loss], ins + ps)
+    names = ["grad/" + v.name for v in ins] + ["grad/param%d" % i for i in range(len(ps))]
+    pairs = [(n, g) for n, g in zip(names, grads) if g is not None]
+    res = {}
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup)
+        for i, p in enumerate(ps):
+            t = scope.find_var(p.name).get_tensor()
+            v = params["param/%d" % i] if params is not None else vals(np.array(t).shape, 100 + i, -0.5, 0.5)
+            t.set(np.asarray(v, "float32"), fluid.CPUPlace())
+            res["param/%d" % i] = np.asarray(v, "float32")
+        feed = {k: v for k, v in feeds(fluid).items() if block.has_var(k)}
+        got = exe.run(main, feed=feed, fetch_list=outs + [g for _, g in pairs], return_numpy=False)
+    got = [np.array(g) for g in got]
+    for i, o in enumerate(got[:len(outs)]):
+        res["out/%d" % i] = o
+    for (n, _), g in zip(pairs, got[len(outs):]):
+        res[n] = g
+    return res
+
+
+def main():
+    import paddle.fluid as fluid
+    data = {}
+    for name in CASES:
+        for k, v in run_case(fluid, name).items():
+            data[name + "|" + k] = v
+    np.savez_compressed(os.path.join(HERE, "rnn_flow.npz"), **data)
+    print("wrote %d cases, %d arrays" % (len(CASES), len(data)))
+
+
+if __name__ == "__main__":
+    main()
