@@ -24,9 +24,141 @@ def test_matches_paddle18(name):
     ref = {k.split("|", 1)[1]: REF[k] for k in REF.files if k.startswith(name + "|")}
     got = MK.run_case(fluid, name, {k: v for k, v in ref.items() if k.startswith("param/")})
     for k, v in ref.items():
-        if k.startswith("param/"):
+        if k.startswith("param/") or k == "ops":
             continue
         assert k in got, "%s: no %s (got %s)" % (name, k, sorted(got))
         np.testing.assert_allclose(got[k].reshape(v.shape), v, rtol=1e-4, atol=1e-5, err_msg="%s %s" % (name, k))
     extra = [k for k in got if k.startswith("grad/") and k not in ref]
     assert not extra, extra
+
+
+def _forward_structure(text):
+    """Block 0's ops before the loss, and the ops of the sub-blocks the forward ops own."""
+    blocks = dict(part.split(":", 1) for part in text.split(";"))
+    ops0 = blocks["0"].split(",")
+    ops0 = ops0[:ops0.index("square")]
+    n_sub = sum(t in ("while", "recurrent", "conditional_block") for t in ops0)
+    return [ops0] + [blocks[str(i)].split(",") for i in range(1, n_sub + 1)]
+
+
+@pytest.mark.parametrize("name", sorted(MK.CASES))
+def test_program_structure_is_paddles(name):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        MK.CASES[name](fluid)
+    ours = [[op.type for op in b.ops] for b in main.blocks]
+    assert ours == _forward_structure(str(REF[name + "|ops"]))
+    for op in main.global_block().ops:
+        if op.type in ("while", "recurrent", "conditional_block"):
+            assert main.block(op.attr("sub_block").idx).parent_idx == 0
+
+
+def _drnn_program(second_lod_level=1):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = L.data("x", shape=[2], dtype="float32", lod_level=1)
+        y = L.data("y", shape=[2], dtype="float32", lod_level=second_lod_level)
+        drnn = L.DynamicRNN()
+        with drnn.block():
+            xt, yt = drnn.step_input(x), drnn.step_input(y)
+            drnn.output(L.elementwise_add(xt, yt))
+        out = drnn()
+    return main, startup, out
+
+
+def _lod(rows, lens):
+    return fluid.create_lod_tensor(np.arange(rows * 2, dtype="float32").reshape(rows, 2), [lens], fluid.CPUPlace())
+
+
+def test_dynamic_rnn_output_keeps_lod_and_order():
+    main, startup, out = _drnn_program()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    x = _lod(6, [2, 3, 1])
+    res, = exe.run(main, feed={"x": x, "y": x}, fetch_list=[out], return_numpy=False)
+    np.testing.assert_allclose(np.array(res), 2 * np.array(x))
+    assert res.recursive_sequence_lengths() == [[2, 3, 1]]
+
+
+def test_dynamic_rnn_step_inputs_with_different_lods_are_named():
+    main, startup, out = _drnn_program()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception) as e:
+        exe.run(main, feed={"x": _lod(6, [2, 3, 1]), "y": _lod(6, [3, 2, 1])}, fetch_list=[out])
+    msg = str(e.value)
+    assert "y" in msg and "[0, 2, 5, 6]" in msg and "[0, 3, 5, 6]" in msg and "same LoD" in msg
+
+
+def test_dynamic_rnn_rejects_input_without_lod():
+    with pytest.raises(TypeError, match="y.*LoD tensor"):
+        _drnn_program(second_lod_level=0)
+
+
+def test_dynamic_rnn_misuse():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = L.data("x", shape=[2], dtype="float32", lod_level=1)
+        drnn = L.DynamicRNN()
+        with pytest.raises(ValueError, match="inside rnn block"):
+            drnn.step_input(x)
+        with pytest.raises(ValueError, match="outside the rnn block"):
+            drnn()
+        with pytest.raises(ValueError, match="memory before update_memory"):
+            with drnn.block():
+                xt = drnn.step_input(x)
+                drnn.update_memory(xt, xt)
+
+
+def test_static_rnn_memory_never_updated_is_named():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = L.data("xs", shape=[3, 2, 2], dtype="float32", append_batch_size=False)
+        h0 = L.data("h0", shape=[2, 2], dtype="float32", append_batch_size=False)
+        rnn = L.StaticRNN()
+        with pytest.raises(ValueError, match="h0.*never updated"):
+            with rnn.step():
+                xt = rnn.step_input(x)
+                rnn.memory(init=h0)
+                rnn.step_output(xt)
+
+
+def test_ifelse_with_all_rows_in_one_branch():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = L.data("x", shape=[3, 2], dtype="float32", append_batch_size=False)
+        c = L.data("c", shape=[3, 1], dtype="bool", append_batch_size=False)
+        ie = L.IfElse(c)
+        with ie.true_block():
+            ie.output(L.scale(ie.input(x), 2.0))
+        with ie.false_block():
+            ie.output(L.scale(ie.input(x), -1.0))
+        out, = ie()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    xv = np.arange(6, dtype="float32").reshape(3, 2)
+    for mask, k in ((True, 2.0), (False, -1.0)):
+        got, = exe.run(main, feed={"x": xv, "c": np.full([3, 1], mask)}, fetch_list=[out])
+        np.testing.assert_allclose(got, k * xv)
+    got, = exe.run(main, feed={"x": xv, "c": np.array([[True], [False], [True]])}, fetch_list=[out])
+    np.testing.assert_allclose(got, xv * np.array([[2.0], [-1.0], [2.0]]))
+
+
+def test_tensor_array_to_tensor_and_reorder():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a = L.data("a", shape=[2, 3], dtype="float32", append_batch_size=False)
+        b = L.data("b", shape=[2, 1], dtype="float32", append_batch_size=False)
+        arr = L.array_write(a, L.fill_constant([1], "int64", 0))
+        L.array_write(b, L.fill_constant([1], "int64", 1), array=arr)
+        out, idx = L.tensor_array_to_tensor(arr, axis=1)
+        x = L.data("x", shape=[1], dtype="float32", lod_level=1)
+        table = L.lod_rank_table(x)
+        r = L.reorder_lod_tensor_by_rank(x, table)
+        m = L.max_sequence_len(table)
+    exe = fluid.Executor(fluid.CPUPlace())
+    av, bv = np.ones([2, 3], "float32"), np.zeros([2, 1], "float32")
+    xv = fluid.create_lod_tensor(np.arange(6, dtype="float32").reshape(6, 1), [[1, 3, 2]], fluid.CPUPlace())
+    o, i, rv, mv = exe.run(main, feed={"a": av, "b": bv, "x": xv}, fetch_list=[out, idx, r, m], return_numpy=False)
+    np.testing.assert_allclose(np.array(o), np.concatenate([av, bv], 1))
+    assert np.array(i).tolist() == [3, 1] and int(np.array(mv)[0]) == 3
+    np.testing.assert_allclose(np.array(rv).ravel(), [1, 2, 3, 4, 5, 0])
+    assert rv.recursive_sequence_lengths() == [[3, 2, 1]]

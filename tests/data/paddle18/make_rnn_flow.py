@@ -4,7 +4,7 @@
 
 Writes rnn_flow.npz beside this script. The programs are built by the functions below, which take the fluid
 module: tests/unit/test_rnn_flow_paddle18.py builds the very same programs with paddle_compat. Each case
-fetches its outputs and the gradients of sum(square(out)) (over all outputs) w.r.t. every fed float input and
+fetches its outputs (and records the op types of every block) and the gradients of sum(square(out)) (over all outputs) w.r.t. every fed float input and
 every parameter (parameters are set to fixed values through the scope after the startup program).
 """
 
@@ -126,9 +126,10 @@ def run_case(fluid, name, params=None):
             t = fluid.layers.reduce_sum(fluid.layers.square(o))
             loss = t if loss is None else loss + t
         grads = fluid.gradients([loss], ins + ps)
+    structure = ";".join("%d:%s" % (b.idx, ",".join(op.type for op in b.ops)) for b in main.blocks)
     names = ["grad/" + v.name for v in ins] + ["grad/param%d" % i for i in range(len(ps))]
     pairs = [(n, g) for n, g in zip(names, grads) if g is not None]
-    res = {}
+    res = {"ops": np.array(structure)}
     scope = fluid.Scope()
     with fluid.scope_guard(scope):
         exe = fluid.Executor(fluid.CPUPlace())
