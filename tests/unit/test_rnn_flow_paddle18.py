@@ -162,3 +162,15 @@ def test_tensor_array_to_tensor_and_reorder():
     assert np.array(i).tolist() == [3, 1] and int(np.array(mv)[0]) == 3
     np.testing.assert_allclose(np.array(rv).ravel(), [1, 2, 3, 4, 5, 0])
     assert rv.recursive_sequence_lengths() == [[3, 2, 1]]
+
+
+def test_cell_parameter_names_and_shapes_are_paddles():
+    """As Paddle 1.8.5 names them (so its saved weights load by name)."""
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        x = L.data("x", shape=[5, 3], dtype="float32")
+        L.rnn(L.LSTMCell(4), x)
+        L.rnn(L.GRUCell(4), x, is_reverse=True)
+        got = [(p.name, tuple(p.shape)) for p in fluid.default_main_program().global_block().all_parameters()]
+    assert got == [("LSTMCell/BasicLSTMUnit_0.w_0", (7, 16)), ("LSTMCell/BasicLSTMUnit_0.b_0", (16,)),
+                   ("GRUCell/BasicGRUUnit_0.w_0", (7, 8)), ("GRUCell/BasicGRUUnit_0.w_1", (7, 4)),
+                   ("GRUCell/BasicGRUUnit_0.b_0", (8,)), ("GRUCell/BasicGRUUnit_0.b_1", (4,))]

@@ -1,4 +1,4 @@
-"""Records DynamicRNN / StaticRNN / IfElse numbers from real PaddlePaddle 1.8.5 (run outside CI):
+"""Records DynamicRNN / StaticRNN / IfElse / lstm_unit / rnn(LSTMCell, GRUCell) numbers from real PaddlePaddle 1.8.5 (run outside CI):
 
     cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow.py
 
@@ -101,14 +101,40 @@ def ifelse(fluid):
     return ie()
 
 
+def lstm_unit(fluid):
+    L = fluid.layers
+    x, h, c = _dense(fluid, "xd", [6, D]), _dense(fluid, "hp", [6, H]), _dense(fluid, "cp", [6, H])
+    return list(L.lstm_unit(x, h, c, forget_bias=0.5))
+
+
+def rnn_lstm_cell(fluid):
+    """rnn(LSTMCell) over batch-major [N, 5, D] with sequence lengths, zero initial states."""
+    L = fluid.layers
+    x = _dense(fluid, "xb", [N, 5, D])
+    lens = fluid.layers.data("lens", shape=[N], dtype="int64", append_batch_size=False)
+    out, (h, c) = L.rnn(L.LSTMCell(H), x, sequence_length=lens)
+    return [out, h, c]
+
+
+def rnn_gru_cell_reverse(fluid):
+    """rnn(GRUCell) time-major, reversed, from a fed initial state."""
+    L = fluid.layers
+    x, h0 = _dense(fluid, "xs", [4, N, D]), _dense(fluid, "h0", [N, H])
+    out, h = L.rnn(L.GRUCell(H), x, initial_states=h0, time_major=True, is_reverse=True)
+    return [out, h]
+
+
 def feeds(fluid):
     x = vals([T, D], 1)
     return {"x": fluid.create_lod_tensor(x, [LENS], fluid.CPUPlace()), "h0": vals([N, H], 2), "s": vals([N, 2], 3),
-            "xs": vals([4, N, D], 4), "xd": vals([6, D], 5)}
+            "xs": vals([4, N, D], 4), "xd": vals([6, D], 5),
+            "hp": vals([6, H], 6), "cp": vals([6, H], 7), "xb": vals([N, 5, D], 8),
+            "lens": np.array([5, 2, 4, 1], "int64")}
 
 
 CASES = {"dynamic_rnn_basic": dynamic_rnn_basic, "dynamic_rnn_lstm": dynamic_rnn_lstm, "static_rnn": static_rnn,
-         "ifelse": ifelse}
+         "ifelse": ifelse, "lstm_unit": lstm_unit, "rnn_lstm_cell": rnn_lstm_cell,
+         "rnn_gru_cell_reverse": rnn_gru_cell_reverse}
 
 
 def run_case(fluid, name, params=None):
