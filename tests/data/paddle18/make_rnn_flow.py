@@ -1,4 +1,5 @@
-"""Records DynamicRNN / StaticRNN / IfElse / lstm_unit / rnn(LSTMCell, GRUCell) numbers from real PaddlePaddle 1.8.5 (run outside CI):
+"""Records DynamicRNN / StaticRNN / IfElse / lstm_unit / rnn(LSTMCell, GRUCell) /
+dynamic_lstmp numbers from real PaddlePaddle 1.8.5 (run outside CI):
 
     cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow.py
 
@@ -124,17 +125,29 @@ def rnn_gru_cell_reverse(fluid):
     return [out, h]
 
 
+def dynamic_lstmp(fluid):
+    """Peepholes, fed initial projection and cell, both clips; and a reversed run without peepholes."""
+    L = fluid.layers
+    x = _lod_data(fluid, "xl", 4 * H)
+    h0, c0 = L.data("r0", shape=[2], dtype="float32"), L.data("c0", shape=[H], dtype="float32")
+    h0.stop_gradient = c0.stop_gradient = False   # [-1, P] and [-1, H]: Paddle compares with the input's batch
+    p, c = L.dynamic_lstmp(x, 4 * H, 2, h_0=h0, c_0=c0, cell_clip=0.6, proj_clip=0.5)
+    p2, c2 = L.dynamic_lstmp(x, 4 * H, 3, use_peepholes=False, is_reverse=True, proj_activation="identity")
+    return [p, c, p2, c2]
+
+
 def feeds(fluid):
     x = vals([T, D], 1)
     return {"x": fluid.create_lod_tensor(x, [LENS], fluid.CPUPlace()), "h0": vals([N, H], 2), "s": vals([N, 2], 3),
             "xs": vals([4, N, D], 4), "xd": vals([6, D], 5),
             "hp": vals([6, H], 6), "cp": vals([6, H], 7), "xb": vals([N, 5, D], 8),
-            "lens": np.array([5, 2, 4, 1], "int64")}
+            "lens": np.array([5, 2, 4, 1], "int64"), "r0": vals([N, 2], 9), "c0": vals([N, H], 11),
+            "xl": fluid.create_lod_tensor(vals([T, 4 * H], 10), [LENS], fluid.CPUPlace())}
 
 
 CASES = {"dynamic_rnn_basic": dynamic_rnn_basic, "dynamic_rnn_lstm": dynamic_rnn_lstm, "static_rnn": static_rnn,
          "ifelse": ifelse, "lstm_unit": lstm_unit, "rnn_lstm_cell": rnn_lstm_cell,
-         "rnn_gru_cell_reverse": rnn_gru_cell_reverse}
+         "rnn_gru_cell_reverse": rnn_gru_cell_reverse, "dynamic_lstmp": dynamic_lstmp}
 
 
 def run_case(fluid, name, params=None):
