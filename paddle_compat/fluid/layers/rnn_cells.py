@@ -16,7 +16,7 @@ from .math_more import reverse as _reverse
 from .rnn_flow import StaticRNN
 from .seq_ext import sequence_mask
 
-__all__ = ["RNNCell", "GRUCell", "LSTMCell", "rnn", "lstm_unit"]
+__all__ = ["RNNCell", "GRUCell", "LSTMCell", "rnn", "lstm_unit", "lstm"]
 
 
 # ---- nested structures (lists/tuples of Variables), as Paddle's layers.utils ------------------------
@@ -278,3 +278,36 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     helper.append_op(type="lstm_unit", inputs={"X": [fc_out], "C_prev": [cell_t_prev]},
                      outputs={"C": [c], "H": [h]}, attrs={"forget_bias": float(forget_bias)})
     return h, c
+
+
+def lstm(input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0.0, is_bidirec=False,
+         is_test=False, name=None, default_initializer=None, seed=-1):
+    """Paddle 1.8's cuDNN LSTM over a padded time-major input [T, N, I]: one flat weight parameter in cuDNN's
+    layout (see ops/defs/cudnn_lstm_ops.py). Returns (out [T, N, H * dirs], last_h, last_c
+    [num_layers * dirs, N, H])."""
+    for v, n in ((input, "input"), (init_h, "init_h"), (init_c, "init_c")):
+        _check_float(v, n, "lstm")
+    for v, n in ((max_len, "max_len"), (hidden_size, "hidden_size"), (num_layers, "num_layers")):
+        if not isinstance(v, int):
+            raise TypeError("lstm: %s must be an int, got %r" % (n, v))
+    helper = LayerHelper("cudnn_lstm", name=name)
+    input_size = input.shape[-1]
+    dirs = 2 if is_bidirec else 1
+    weight_size = 0
+    for i in range(num_layers):
+        in_l = input_size if i == 0 else hidden_size * dirs
+        weight_size += dirs * (4 * hidden_size * (in_l + hidden_size) + 8 * hidden_size)
+    weight = helper.create_parameter(attr=helper.param_attr, shape=[weight_size], dtype=input.dtype,
+                                     default_initializer=default_initializer)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    last_h = helper.create_variable_for_type_inference(input.dtype)
+    last_c = helper.create_variable_for_type_inference(input.dtype)
+    cache = helper.create_variable(name=unique_name.generate(helper.name + ".cache"), persistable=True,
+                                   type=VarType.RAW, stop_gradient=True)
+    helper.append_op(type="cudnn_lstm", inputs={"Input": [input], "InitH": [init_h], "InitC": [init_c],
+                                                "W": [weight], "Cache": [cache]},
+                     outputs={"Out": [out], "last_h": [last_h], "last_c": [last_c]},
+                     attrs={"max_len": max_len, "is_bidirec": bool(is_bidirec), "input_size": input_size,
+                            "hidden_size": hidden_size, "num_layers": num_layers, "is_test": bool(is_test),
+                            "dropout_prob": float(dropout_prob), "seed": seed})
+    return out, last_h, last_c
