@@ -174,3 +174,20 @@ def test_cell_parameter_names_and_shapes_are_paddles():
     assert got == [("LSTMCell/BasicLSTMUnit_0.w_0", (7, 16)), ("LSTMCell/BasicLSTMUnit_0.b_0", (16,)),
                    ("GRUCell/BasicGRUUnit_0.w_0", (7, 8)), ("GRUCell/BasicGRUUnit_0.w_1", (7, 4)),
                    ("GRUCell/BasicGRUUnit_0.b_0", (8,)), ("GRUCell/BasicGRUUnit_0.b_1", (4,))]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["dynamic_rnn_basic", "static_rnn", "ifelse"])
+def test_paddle_saved_inference_model_runs(name):
+    """Inference models Paddle 1.8.5 saved (make_rnn_flow_models.py): its while/recurrent/conditional_block
+    descs, sub-blocks and weights load here and give Paddle's outputs."""
+    ref = np.load(os.path.join(DATA, "rnn_flow_models.npz"))
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    with fluid.scope_guard(scope):
+        prog, feeds, fetch = fluid.io.load_inference_model(os.path.join(DATA, "inference", "rnn_flow_" + name), exe,
+                                                           params_filename="params")
+        assert prog.num_blocks > 1
+        got = exe.run(prog, feed={k: v for k, v in MK.feeds(fluid).items() if k in feeds}, fetch_list=fetch,
+                      return_numpy=False)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(np.array(g), ref["%s|out/%d" % (name, i)], rtol=1e-5, atol=1e-6)
