@@ -51,7 +51,8 @@ CLAIMED = {
         "IfElse", "StaticRNN", "DynamicRNN", "lod_rank_table", "max_sequence_len", "lod_tensor_to_array",
         "array_to_lod_tensor", "shrink_memory", "reorder_lod_tensor_by_rank", "split_lod_tensor",
         "merge_lod_tensor", "tensor_array_to_tensor", "lstm_unit", "dynamic_lstmp", "lstm", "rnn", "RNNCell",
-        "LSTMCell", "GRUCell",
+        "LSTMCell", "GRUCell", "Decoder", "BeamSearchDecoder", "dynamic_decode", "DecodeHelper", "TrainingHelper",
+        "GreedyEmbeddingHelper", "SampleEmbeddingHelper", "BasicDecoder",
     ],
     "paddle_compat.fluid.incubate.fleet.base.role_maker": [
         "Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
@@ -189,12 +190,12 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 # The fraction of Paddle 1.8.5's names each module must offer: set to what is true today, raised as names land
 # (the target is 0.90 for fluid.layers and 0.90 overall).
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
-    "paddle.fluid.layers": 0.88,
+    "paddle.fluid.layers": 0.91,
     "paddle.fluid.optimizer": 0.96,
     "paddle.fluid.contrib": 0.22,
     "paddle.fluid": 0.81,
     "paddle.fluid.io": 1.0,
-    "overall": 0.85,
+    "overall": 0.86,
 }
 
 

@@ -14,6 +14,8 @@ from . import rnn_flow
 from .rnn_flow import *  # noqa: F401,F403
 from . import rnn_cells
 from .rnn_cells import *  # noqa: F401,F403
+from . import decoding
+from .decoding import *  # noqa: F401,F403
 from .io import *  # noqa: F401,F403
 from .learning_rate_scheduler import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -37,6 +39,6 @@ monkey_patch_variable()
 __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__ + metric_op.__all__
            + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__
            + recurrent.__all__ + seq_ext.__all__ + crf.__all__ + control_flow.__all__ + rnn_flow.__all__
-           + rnn_cells.__all__)
+           + rnn_cells.__all__ + decoding.__all__)
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)

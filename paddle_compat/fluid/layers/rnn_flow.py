@@ -119,7 +119,14 @@ def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
     if not isinstance(input, Variable) or input.type != VarType.LOD_TENSOR_ARRAY:
         raise TypeError("tensor_array_to_tensor: input must be a LoDTensorArray, got %r" % (input,))
     helper = LayerHelper("tensor_array_to_tensor", name=name)
-    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    shape = None
+    if input.shape:   # the element shape (set by the first array_write); the step count is unknown
+        shape = list(input.shape)
+        if use_stack:
+            shape.insert(axis if axis >= 0 else len(shape) + axis + 1, -1)
+        else:
+            shape[axis] = -1
+    out = helper.create_variable_for_type_inference(dtype=input.dtype, shape=shape)
     idx = helper.create_variable_for_type_inference(dtype="int32", stop_gradient=True)
     helper.append_op(type="tensor_array_to_tensor", inputs={"X": [input]}, outputs={"Out": [out], "OutIndex": [idx]},
                      attrs={"axis": axis, "use_stack": use_stack})
@@ -196,6 +203,9 @@ class DynamicRNN:
             raise TypeError("static_input() can only take a Variable as its input")
         if self.lod_rank_table is None:
             raise RuntimeError("static_input() must be called after step_input().")
+        if x.lod_level > 0:
+            raise NotImplementedError("DynamicRNN.static_input: %s has LoD (lod_level %d); only static inputs with "
+                                      "one row per sequence are supported" % (x.name, x.lod_level))
         parent = self._parent_block_()
         reordered = parent.create_var(name=unique_name.generate("dynamic_rnn_static_input_reordered"),
                                       type=VarType.LOD_TENSOR, dtype=x.dtype, shape=x.shape)
