@@ -24,9 +24,11 @@ CLAIMED = {
     ],
     "paddle_compat.fluid.contrib": ["mixed_precision", "extend_with_decoupled_weight_decay", "memory_usage",
                                     "op_freq_statistic", "distributed_batch_reader", "partial_sum",
-                                    "partial_concat", "fused_elemwise_activation"],
+                                    "partial_concat", "fused_elemwise_activation", "BasicGRUUnit",
+                                    "BasicLSTMUnit", "basic_gru", "basic_lstm"],
     "paddle_compat.fluid.contrib.mixed_precision": ["decorate", "AutoMixedPrecisionLists"],
-    "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation"],
+    "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation",
+                                           "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm"],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu"],
@@ -117,10 +119,6 @@ KNOWN_GAPS = {
         "GradientMergeOptimizer": "not part of Paddle 1.8's fluid.optimizer",
     },
     "paddle_compat.fluid.contrib": {
-        "BasicGRUUnit": "recurrent layers belong with the RNN work (not here)",
-        "BasicLSTMUnit": "recurrent layers belong with the RNN work (not here)",
-        "basic_gru": "recurrent layers belong with the RNN work (not here)",
-        "basic_lstm": "recurrent layers belong with the RNN work (not here)",
         "InitState": "contrib.decoder needs While/beam-search control flow",
         "StateCell": "contrib.decoder needs While/beam-search control flow",
         "TrainingDecoder": "contrib.decoder needs While/beam-search control flow",
@@ -192,10 +190,10 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 0.91,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.22,
+    "paddle.fluid.contrib": 0.33,
     "paddle.fluid": 0.81,
     "paddle.fluid.io": 1.0,
-    "overall": 0.86,
+    "overall": 0.87,
 }
 
 

@@ -116,19 +116,17 @@ class _Unit:
         return helper.create_parameter(attr=a, shape=shape, dtype=dtype, is_bias=is_bias)
 
 
-class GRUCell(RNNCell):
-    """h' = u * h + (1 - u) * tanh([x, r * h] W_c + b_c), [r, u] = sigmoid([x, h] W_g + b_g) (Paddle's
-    BasicGRUUnit)."""
+class BasicGRUUnit:
+    """One GRU step, Paddle's contrib BasicGRUUnit: [r, u] = gate_act([x, h] W_g + b_g),
+    h' = u * h + (1 - u) * act([x, r * h] W_c + b_c). Parameters (created on the first call): gate weight
+    [I + H, 2H], candidate weight [I + H, H], their biases."""
 
-    def __init__(self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None, activation=None,
-                 dtype="float32", name="GRUCell"):
-        if not isinstance(hidden_size, int):
-            raise TypeError("GRUCell: hidden_size must be an int, got %r" % (hidden_size,))
-        self.hidden_size = hidden_size
-        self.param_attr, self.bias_attr, self.dtype = param_attr, bias_attr, dtype
+    def __init__(self, name_scope, hidden_size, param_attr=None, bias_attr=None, gate_activation=None,
+                 activation=None, dtype="float32"):
+        self.unit = _Unit(name_scope, "BasicGRUUnit")
+        self.hidden_size, self.param_attr, self.bias_attr, self.dtype = hidden_size, param_attr, bias_attr, dtype
         self.gate_activation = gate_activation or ops.sigmoid
         self.activation = activation or ops.tanh
-        self.unit = _Unit(name, "BasicGRUUnit")
 
     def _build(self, input_size):
         u, h, d = self.unit, self.hidden_size, self.dtype
@@ -138,17 +136,60 @@ class GRUCell(RNNCell):
         self.cand_b = u.param(_suffixed(self.bias_attr, "_candidate"), [h], d, is_bias=True)
         u.built = True
 
+    def __call__(self, input, pre_hidden):
+        if not self.unit.built:
+            self._build(input.shape[-1])
+        gate = nn.matmul(tensor.concat([input, pre_hidden], 1), self.gate_w)
+        gate = self.gate_activation(ops.elementwise_add(gate, self.gate_b))
+        r, u = nn.split(gate, num_or_sections=2, dim=1)
+        cand = nn.matmul(tensor.concat([input, r * pre_hidden], 1), self.cand_w)
+        c = self.activation(ops.elementwise_add(cand, self.cand_b))
+        return u * pre_hidden + (1 - u) * c
+
+
+class BasicLSTMUnit:
+    """One LSTM step, Paddle's contrib BasicLSTMUnit: gates i, j, f, o = split([x, h] W + b);
+    c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j); h' = tanh(c') * sigmoid(o). Parameters
+    (created on the first call): weight [I + H, 4H], bias [4H]."""
+
+    def __init__(self, name_scope, hidden_size, param_attr=None, bias_attr=None, gate_activation=None,
+                 activation=None, forget_bias=1.0, dtype="float32"):
+        self.unit = _Unit(name_scope, "BasicLSTMUnit")
+        self.hidden_size, self.param_attr, self.bias_attr, self.dtype = hidden_size, param_attr, bias_attr, dtype
+        # Paddle's unit takes these but always applies sigmoid/tanh (BasicLSTMUnit.forward); so do we
+        self.gate_activation = gate_activation or ops.sigmoid
+        self.activation = activation or ops.tanh
+        self.forget_bias = tensor.fill_constant([1], dtype=dtype, value=forget_bias)
+        self.forget_bias.stop_gradient = False
+
+    def __call__(self, input, pre_hidden, pre_cell):
+        if not self.unit.built:
+            h = self.hidden_size
+            self.weight = self.unit.param(self.param_attr, [input.shape[-1] + h, 4 * h], self.dtype)
+            self.bias = self.unit.param(self.bias_attr, [4 * h], self.dtype, is_bias=True)
+            self.unit.built = True
+        gate = ops.elementwise_add(nn.matmul(tensor.concat([input, pre_hidden], 1), self.weight), self.bias)
+        i, j, f, o = nn.split(gate, num_or_sections=4, dim=-1)
+        new_cell = ops.elementwise_add(
+            ops.elementwise_mul(pre_cell, ops.sigmoid(ops.elementwise_add(f, self.forget_bias))),
+            ops.elementwise_mul(ops.sigmoid(i), ops.tanh(j)))
+        return ops.tanh(new_cell) * ops.sigmoid(o), new_cell
+
+
+class GRUCell(RNNCell):
+    """A BasicGRUUnit as an RNNCell (state: hidden [N, H])."""
+
+    def __init__(self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None, activation=None,
+                 dtype="float32", name="GRUCell"):
+        if not isinstance(hidden_size, int):
+            raise TypeError("GRUCell: hidden_size must be an int, got %r" % (hidden_size,))
+        self.hidden_size = hidden_size
+        self.gru_unit = BasicGRUUnit(name, hidden_size, param_attr, bias_attr, gate_activation, activation, dtype)
+
     def call(self, inputs, states):
         _check_float(inputs, "inputs", "GRUCell")
         _check_float(states, "states", "GRUCell")
-        if not self.unit.built:
-            self._build(inputs.shape[-1])
-        gate = nn.matmul(tensor.concat([inputs, states], 1), self.gate_w)
-        gate = self.gate_activation(ops.elementwise_add(gate, self.gate_b))
-        r, u = nn.split(gate, num_or_sections=2, dim=1)
-        cand = nn.matmul(tensor.concat([inputs, r * states], 1), self.cand_w)
-        c = self.activation(ops.elementwise_add(cand, self.cand_b))
-        new_hidden = u * states + (1 - u) * c
+        new_hidden = self.gru_unit(inputs, states)
         return new_hidden, new_hidden
 
     @property
@@ -157,37 +198,21 @@ class GRUCell(RNNCell):
 
 
 class LSTMCell(RNNCell):
-    """Gates i, j, f, o = split([x, h] W + b); c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j);
-    h' = tanh(c') * sigmoid(o) (Paddle's BasicLSTMUnit)."""
+    """A BasicLSTMUnit as an RNNCell (states: [hidden, cell], each [N, H])."""
 
     def __init__(self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None, activation=None,
                  forget_bias=1.0, dtype="float32", name="LSTMCell"):
         if not isinstance(hidden_size, int):
             raise TypeError("LSTMCell: hidden_size must be an int, got %r" % (hidden_size,))
         self.hidden_size = hidden_size
-        self.param_attr, self.bias_attr, self.dtype = param_attr, bias_attr, dtype
-        self.gate_activation = gate_activation or ops.sigmoid
-        self.activation = activation or ops.tanh
-        self.unit = _Unit(name, "BasicLSTMUnit")
-        self.forget_bias = tensor.fill_constant([1], dtype=dtype, value=forget_bias)
-        self.forget_bias.stop_gradient = False
+        self.lstm_unit = BasicLSTMUnit(name, hidden_size, param_attr, bias_attr, gate_activation, activation,
+                                       forget_bias, dtype)
 
     def call(self, inputs, states):
         _check_float(inputs, "inputs", "LSTMCell")
         if not isinstance(states, list) or len(states) != 2:
             raise TypeError("LSTMCell: states must be a list [hidden, cell], got %r" % (states,))
-        pre_hidden, pre_cell = states
-        if not self.unit.built:
-            h = self.hidden_size
-            self.weight = self.unit.param(self.param_attr, [inputs.shape[-1] + h, 4 * h], self.dtype)
-            self.bias = self.unit.param(self.bias_attr, [4 * h], self.dtype, is_bias=True)
-            self.unit.built = True
-        gate = ops.elementwise_add(nn.matmul(tensor.concat([inputs, pre_hidden], 1), self.weight), self.bias)
-        i, j, f, o = nn.split(gate, num_or_sections=4, dim=-1)
-        new_cell = ops.elementwise_add(
-            ops.elementwise_mul(pre_cell, ops.sigmoid(ops.elementwise_add(f, self.forget_bias))),
-            ops.elementwise_mul(ops.sigmoid(i), ops.tanh(j)))
-        new_hidden = ops.tanh(new_cell) * ops.sigmoid(o)
+        new_hidden, new_cell = self.lstm_unit(inputs, states[0], states[1])
         return new_hidden, [new_hidden, new_cell]
 
     @property

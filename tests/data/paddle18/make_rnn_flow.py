@@ -1,5 +1,5 @@
 """Records DynamicRNN / StaticRNN / IfElse / lstm_unit / rnn(LSTMCell, GRUCell) /
-dynamic_lstmp numbers from real PaddlePaddle 1.8.5 (run outside CI):
+dynamic_lstmp / contrib basic_gru, basic_lstm numbers from real PaddlePaddle 1.8.5 (run outside CI):
 
     cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow.py
 
@@ -136,18 +136,36 @@ def dynamic_lstmp(fluid):
     return [p, c, p2, c2]
 
 
+def basic_gru(fluid):
+    """contrib basic_gru: 2 layers, bidirectional, fed initial hidden, sequence lengths."""
+    x = _dense(fluid, "xb", [N, 5, D])
+    h0 = _dense(fluid, "g0", [4, N, H])
+    lens = fluid.layers.data("lens", shape=[N], dtype="int64", append_batch_size=False)
+    out, last = fluid.contrib.layers.basic_gru(x, h0, H, num_layers=2, sequence_length=lens, bidirectional=True)
+    return [out, last]
+
+
+def basic_lstm(fluid):
+    """contrib basic_lstm: 2 layers, bidirectional, zero initial states, time-major."""
+    x = _dense(fluid, "xs", [4, N, D])
+    out, h, c = fluid.contrib.layers.basic_lstm(x, None, None, H, num_layers=2, bidirectional=True,
+                                                batch_first=False, forget_bias=0.5)
+    return [out, h, c]
+
+
 def feeds(fluid):
     x = vals([T, D], 1)
     return {"x": fluid.create_lod_tensor(x, [LENS], fluid.CPUPlace()), "h0": vals([N, H], 2), "s": vals([N, 2], 3),
             "xs": vals([4, N, D], 4), "xd": vals([6, D], 5),
             "hp": vals([6, H], 6), "cp": vals([6, H], 7), "xb": vals([N, 5, D], 8),
-            "lens": np.array([5, 2, 4, 1], "int64"), "r0": vals([N, 2], 9), "c0": vals([N, H], 11),
+            "lens": np.array([5, 2, 4, 1], "int64"), "r0": vals([N, 2], 9), "c0": vals([N, H], 11), "g0": vals([4, N, H], 12),
             "xl": fluid.create_lod_tensor(vals([T, 4 * H], 10), [LENS], fluid.CPUPlace())}
 
 
 CASES = {"dynamic_rnn_basic": dynamic_rnn_basic, "dynamic_rnn_lstm": dynamic_rnn_lstm, "static_rnn": static_rnn,
          "ifelse": ifelse, "lstm_unit": lstm_unit, "rnn_lstm_cell": rnn_lstm_cell,
-         "rnn_gru_cell_reverse": rnn_gru_cell_reverse, "dynamic_lstmp": dynamic_lstmp}
+         "rnn_gru_cell_reverse": rnn_gru_cell_reverse, "dynamic_lstmp": dynamic_lstmp,
+         "basic_gru": basic_gru, "basic_lstm": basic_lstm}
 
 
 def run_case(fluid, name, params=None):
