@@ -191,3 +191,52 @@ def test_paddle_saved_inference_model_runs(name):
                       return_numpy=False)
     for i, g in enumerate(got):
         np.testing.assert_allclose(np.array(g), ref["%s|out/%d" % (name, i)], rtol=1e-5, atol=1e-6)
+
+
+def test_paddle_import_paths_of_the_rnn_ops():
+    from paddle_compat.fluid.layers.control_flow import (DynamicRNN, IfElse, StaticRNN, lod_rank_table,  # noqa
+                                                         shrink_memory)
+    assert DynamicRNN is L.DynamicRNN and lod_rank_table is L.lod_rank_table
+
+
+def test_static_rnn_inputs_of_different_lengths_are_named():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a = L.data("a", shape=[-1, 2, 3], dtype="float32", append_batch_size=False)
+        b = L.data("b", shape=[-1, 2, 3], dtype="float32", append_batch_size=False)
+        rnn = L.StaticRNN()
+        with rnn.step():
+            rnn.step_output(L.elementwise_add(rnn.step_input(a), rnn.step_input(b)))
+        out = rnn()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match="step input b has 2 steps but a has 3"):
+        exe.run(main, feed={"a": np.zeros([3, 2, 3], "float32"), "b": np.zeros([2, 2, 3], "float32")},
+                fetch_list=[out])
+
+
+def test_ifelse_mask_of_the_wrong_length_is_named():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = L.data("x", shape=[-1, 2], dtype="float32", append_batch_size=False)
+        c = L.data("c", shape=[-1, 1], dtype="bool", append_batch_size=False)
+        ie = L.IfElse(c)
+        with ie.true_block():
+            ie.output(ie.input(x))
+        with ie.false_block():
+            ie.output(ie.input(x))
+        out, = ie()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match="Mask=c has 2 entries but X=x has 3 rows"):
+        exe.run(main, feed={"x": np.zeros([3, 2], "float32"), "c": np.ones([2, 1], bool)}, fetch_list=[out])
+
+
+def test_dynamic_rnn_static_input_with_lod_is_rejected_by_name():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = L.data("x", shape=[2], dtype="float32", lod_level=1)
+        drnn = L.DynamicRNN()
+        with pytest.raises(NotImplementedError, match="static_input: x has LoD"):
+            with drnn.block():
+                drnn.step_input(x)
+                drnn.static_input(x)

@@ -515,3 +515,14 @@ class IfElse:
             return self.output_table[0 if false_len != 0 else 1]
         return [merge_lod_tensor(in_true=t, in_false=f, mask=self.cond, x=self.cond, level=0)
                 for f, t in zip(*self.output_table)]
+
+
+# Paddle defines these in fluid.layers.control_flow, and scripts import them from there
+# (`from paddle.fluid.layers.control_flow import lod_rank_table`): offer the same path.
+def _export_to_control_flow():
+    from . import control_flow
+    for n in __all__:
+        setattr(control_flow, n, globals()[n])
+
+
+_export_to_control_flow()
