@@ -84,9 +84,8 @@ def _check_same_lod(op, off, t, what):
 
 
 def _step_rows(t):
-    """Row offsets (within a sequence) and sequence ranks of every (step, alive sequence), step-major."""
-    counts = [t.count(s) for s in range(t.lengths[0] if t.lengths else 0)]
-    return counts
+    """Rows of each step (the sequences alive at it), for every step of the longest sequence."""
+    return [t.count(s) for s in range(t.lengths[0] if t.lengths else 0)]
 
 
 @defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",))

@@ -2,7 +2,8 @@
 book models (tests/book_seq2seq.py, shared with the unit test) from real PaddlePaddle 1.8.5 (run outside CI,
 from a directory outside the checkout so that the real paddle is imported):
 
-    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_book_seq2seq.py
+    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
+        <repo>/tests/data/paddle18/make_book_seq2seq.py
 
 Writes book_seq2seq.json: the synthetic batches, the parameters (name, shape; initial values come from
 book_seq2seq.init_values in creation order) and each model's losses over 10 Adagrad steps.

@@ -1,6 +1,7 @@
 """Records dynamic_decode numbers from real PaddlePaddle 1.8.5 (run outside CI, from outside the checkout):
 
-    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_decoding.py
+    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
+        <repo>/tests/data/paddle18/make_decoding.py
 
 Writes decoding.npz beside this script. The programs are built by the functions below (they take the fluid
 module; tests/unit/test_decoding_paddle18.py builds the same programs with paddle_compat): BasicDecoder with

@@ -1,12 +1,14 @@
 """Records DynamicRNN / StaticRNN / IfElse / lstm_unit / rnn(LSTMCell, GRUCell) /
 dynamic_lstmp / contrib basic_gru, basic_lstm numbers from real PaddlePaddle 1.8.5 (run outside CI):
 
-    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow.py
+    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
+        <repo>/tests/data/paddle18/make_rnn_flow.py
 
 Writes rnn_flow.npz beside this script. The programs are built by the functions below, which take the fluid
 module: tests/unit/test_rnn_flow_paddle18.py builds the very same programs with paddle_compat. Each case
-fetches its outputs (and records the op types of every block) and the gradients of sum(square(out)) (over all outputs) w.r.t. every fed float input and
-every parameter (parameters are set to fixed values through the scope after the startup program).
+records the op types of every block, and fetches its outputs and the gradients of sum(square(out)) (over all
+outputs) w.r.t. every fed float input and every parameter (parameters are set to fixed values through the
+scope after the startup program).
 """
 
 import os
@@ -158,7 +160,8 @@ def feeds(fluid):
     return {"x": fluid.create_lod_tensor(x, [LENS], fluid.CPUPlace()), "h0": vals([N, H], 2), "s": vals([N, 2], 3),
             "xs": vals([4, N, D], 4), "xd": vals([6, D], 5),
             "hp": vals([6, H], 6), "cp": vals([6, H], 7), "xb": vals([N, 5, D], 8),
-            "lens": np.array([5, 2, 4, 1], "int64"), "r0": vals([N, 2], 9), "c0": vals([N, H], 11), "g0": vals([4, N, H], 12),
+            "lens": np.array([5, 2, 4, 1], "int64"), "r0": vals([N, 2], 9), "c0": vals([N, H], 11),
+            "g0": vals([4, N, H], 12),
             "xl": fluid.create_lod_tensor(vals([T, 4 * H], 10), [LENS], fluid.CPUPlace())}
 
 

@@ -1,7 +1,8 @@
 """Saves inference models holding a DynamicRNN, a StaticRNN and an IfElse with real Paddle 1.8.5 (run outside
 CI, from a directory outside the checkout):
 
-    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python <repo>/tests/data/paddle18/make_rnn_flow_models.py
+    cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
+        <repo>/tests/data/paddle18/make_rnn_flow_models.py
 
 The programs are make_rnn_flow.py's cases (startup-initialised weights), written with save_inference_model
 (params_filename="params") under tests/data/paddle18/inference/rnn_flow_<case>/, with Paddle's outputs on

@@ -97,8 +97,8 @@ def basic_gru(input, init_hidden, hidden_size, num_layers=1, sequence_length=Non
     """Returns (rnn_out [N, T, H * dirs] (time-major without batch_first), last_hidden [layers * dirs, N, H])."""
     fw, bw = _units(lambda n, p, b: BasicGRUUnit(n, hidden_size, p, b, gate_activation, activation, dtype),
                     name, num_layers, bidirectional, param_attr, bias_attr)
-    out, last = _run(input, fw, bw, None if init_hidden is None else [init_hidden], hidden_size, num_layers, sequence_length, dropout_prob, batch_first,
-                     lstm=False)
+    out, last = _run(input, fw, bw, None if init_hidden is None else [init_hidden], hidden_size, num_layers,
+                     sequence_length, dropout_prob, batch_first, lstm=False)
     return out, last
 
 
