@@ -24,9 +24,11 @@ CLAIMED = {
     ],
     "paddle_compat.fluid.contrib": ["mixed_precision", "extend_with_decoupled_weight_decay", "memory_usage",
                                     "op_freq_statistic", "distributed_batch_reader", "partial_sum",
-                                    "partial_concat", "fused_elemwise_activation"],
+                                    "partial_concat", "fused_elemwise_activation", "BasicGRUUnit",
+                                    "BasicLSTMUnit", "basic_gru", "basic_lstm"],
     "paddle_compat.fluid.contrib.mixed_precision": ["decorate", "AutoMixedPrecisionLists"],
-    "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation"],
+    "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation",
+                                           "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm"],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu"],
@@ -48,6 +50,11 @@ CLAIMED = {
         "relu6", "elu", "gelu", "swish", "softplus", "softsign", "hard_sigmoid", "pow", "layer_norm", "slice",
         "pad", "prelu", "label_smooth", "sequence_pool", "sequence_first_step", "sequence_last_step",
         "sequence_softmax", "sequence_concat", "sequence_expand", "auc", "py_reader", "read_file",
+        "IfElse", "StaticRNN", "DynamicRNN", "lod_rank_table", "max_sequence_len", "lod_tensor_to_array",
+        "array_to_lod_tensor", "shrink_memory", "reorder_lod_tensor_by_rank", "split_lod_tensor",
+        "merge_lod_tensor", "tensor_array_to_tensor", "lstm_unit", "dynamic_lstmp", "lstm", "rnn", "RNNCell",
+        "LSTMCell", "GRUCell", "Decoder", "BeamSearchDecoder", "dynamic_decode", "DecodeHelper", "TrainingHelper",
+        "GreedyEmbeddingHelper", "SampleEmbeddingHelper", "BasicDecoder",
     ],
     "paddle_compat.fluid.incubate.fleet.base.role_maker": [
         "Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
@@ -107,21 +114,16 @@ CLAIMED = {
 # Fluid 1.x names a user might reach for that are not provided, and why.
 KNOWN_GAPS = {
     "paddle_compat.fluid.layers": {
-        "IfElse": "the LoD-splitting IfElse is not built (cond, Switch and While are)",
     },
     "paddle_compat.fluid.optimizer": {
         "PipelineOptimizer": "pipeline parallelism over device sections is not implemented",
         "GradientMergeOptimizer": "not part of Paddle 1.8's fluid.optimizer",
     },
     "paddle_compat.fluid.contrib": {
-        "BasicGRUUnit": "recurrent layers belong with the RNN work (not here)",
-        "BasicLSTMUnit": "recurrent layers belong with the RNN work (not here)",
-        "basic_gru": "recurrent layers belong with the RNN work (not here)",
-        "basic_lstm": "recurrent layers belong with the RNN work (not here)",
-        "InitState": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
-        "StateCell": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
-        "TrainingDecoder": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
-        "BeamSearchDecoder": "contrib.decoder is not built (its TrainingDecoder needs DynamicRNN)",
+        "InitState": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
+        "StateCell": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
+        "TrainingDecoder": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
+        "BeamSearchDecoder": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
         "Compressor": "PaddleSlim compression (pruning, distillation) is out of scope",
         "QuantizeTranspiler": "quantization-aware training is out of scope",
         "HDFSClient": "needs a Hadoop client; out of scope",
@@ -187,12 +189,12 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 # The fraction of Paddle 1.8.5's names each module must offer: set to what is true today, raised as names land
 # (the target is 0.90 for fluid.layers and 0.90 overall).
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
-    "paddle.fluid.layers": 0.88,
+    "paddle.fluid.layers": 0.94,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.22,
+    "paddle.fluid.contrib": 0.33,
     "paddle.fluid": 0.81,
     "paddle.fluid.io": 1.0,
-    "overall": 0.85,
+    "overall": 0.89,
 }
 
 

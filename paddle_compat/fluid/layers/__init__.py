@@ -8,11 +8,17 @@ from . import seq_ext
 from .seq_ext import *  # noqa: F401,F403
 from . import crf
 from .crf import *  # noqa: F401,F403
-from . import decoding, seq_more
+from . import beam_decode, seq_more
 from .seq_more import *  # noqa: F401,F403
-from .decoding import *  # noqa: F401,F403
+from .beam_decode import *  # noqa: F401,F403
 from . import control_flow
 from .control_flow import *  # noqa: F401,F403
+from . import rnn_flow
+from .rnn_flow import *  # noqa: F401,F403
+from . import rnn_cells
+from .rnn_cells import *  # noqa: F401,F403
+from . import decoding
+from .decoding import *  # noqa: F401,F403
 from .io import *  # noqa: F401,F403
 from .learning_rate_scheduler import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -35,7 +41,7 @@ monkey_patch_variable()
 
 __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__ + metric_op.__all__
            + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__
-           + recurrent.__all__ + seq_ext.__all__ + crf.__all__ + control_flow.__all__ + decoding.__all__
-           + seq_more.__all__)
+           + recurrent.__all__ + seq_ext.__all__ + crf.__all__ + control_flow.__all__ + rnn_flow.__all__
+           + rnn_cells.__all__ + decoding.__all__ + beam_decode.__all__ + seq_more.__all__)
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)

@@ -60,7 +60,9 @@ def variable_getitem(var, item):
              "infer_flags": [1] * len(axes)}
     if strided:
         attrs["strides"] = steps
-    block = default_main_program().current_block()
+    # Paddle appends the slice to the block that holds var, not the current one: x[i] of an outer variable
+    # inside a StaticRNN step is computed once, outside it (basic_lstm's initial states rely on this)
+    block = var.block
     out = block.create_var(name=unique_name.generate("%s_%s" % (var.name, "strided_slice" if strided else "slice")),
                            dtype=var.dtype, shape=shape, lod_level=var.lod_level, stop_gradient=var.stop_gradient)
     from ..program import notify_changed

@@ -4,7 +4,7 @@ gru_unit. Paddle 1.8's signatures, parameter shapes, op types and attributes, so
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable
 
-__all__ = ["dynamic_lstm", "dynamic_gru", "gru_unit"]
+__all__ = ["dynamic_lstm", "dynamic_lstmp", "dynamic_gru", "gru_unit"]
 
 _ACT_NAMES = ("sigmoid", "tanh", "relu", "identity")
 _ACT_IDS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
@@ -97,3 +97,37 @@ def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation='t
     outs = append_defined("gru_unit", {"Input": input, "HiddenPrev": hidden, "Weight": weight, "Bias": bias}, attrs,
                           helper=helper)
     return outs["Hidden"][0], outs["ResetHiddenPrev"][0], outs["Gate"][0]
+
+
+def dynamic_lstmp(input, size, proj_size, param_attr=None, bias_attr=None, use_peepholes=True, is_reverse=False,
+                  gate_activation='sigmoid', cell_activation='tanh', candidate_activation='tanh',
+                  proj_activation='tanh', dtype='float32', name=None, h_0=None, c_0=None, cell_clip=None,
+                  proj_clip=None):
+    """LSTM with a recurrent projection over a LoD input projected to [T, size] (size = 4 * hidden).
+    Returns (projection [T, proj_size], cell [T, hidden])."""
+    if bias_attr is False:
+        raise ValueError("dynamic_lstmp: bias_attr should not be False in dynamic_lstmp.")
+    if size % 4:
+        raise ValueError("dynamic_lstmp: size must be 4 * hidden size, got %d" % size)
+    _check_width("dynamic_lstmp", input, size, "size=%d" % size)
+    for arg, v in (("gate_activation", gate_activation), ("cell_activation", cell_activation),
+                   ("candidate_activation", candidate_activation), ("proj_activation", proj_activation)):
+        _check_act("dynamic_lstmp", arg, v)
+    hs = size // 4
+    _check_init("dynamic_lstmp", "h_0", h_0, proj_size)
+    _check_init("dynamic_lstmp", "c_0", c_0, hs)
+    for arg, v in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+        if v is not None and v < 0:
+            raise ValueError("dynamic_lstmp: %s should not be negative, got %r" % (arg, v))
+    helper = LayerHelper("lstmp", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    weight = helper.create_parameter(attr=helper.param_attr, shape=[proj_size, 4 * hs], dtype=dtype)
+    proj_weight = helper.create_parameter(attr=helper.param_attr, shape=[hs, proj_size], dtype=dtype)
+    bias = helper.create_parameter(attr=helper.bias_attr, shape=[1, (7 if use_peepholes else 4) * hs], dtype=dtype,
+                                   is_bias=True)
+    attrs = {"use_peepholes": bool(use_peepholes), "is_reverse": bool(is_reverse),
+             "gate_activation": gate_activation, "cell_activation": cell_activation,
+             "candidate_activation": candidate_activation, "proj_activation": proj_activation,
+             "cell_clip": float(cell_clip or 0.0), "proj_clip": float(proj_clip or 0.0)}
+    outs = append_defined("lstmp", {"Input": input, "H0": h_0, "C0": c_0, "Weight": weight,
+                                    "ProjWeight": proj_weight, "Bias": bias}, attrs, helper=helper)
+    return outs["Projection"][0], outs["Cell"][0]

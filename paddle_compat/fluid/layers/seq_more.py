@@ -2,7 +2,7 @@
 sequence_scatter, sequence_enumerate, row_conv, im2sequence. Paddle 1.8's signatures, op types and attributes."""
 
 from ..layer_helper import LayerHelper
-from .decoding import _check_dtype
+from .beam_decode import _check_dtype
 from .helpers import append_defined, check_variable
 
 __all__ = ["sequence_slice", "sequence_reshape", "sequence_scatter", "sequence_enumerate", "row_conv",

@@ -8,4 +8,4 @@ paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there).
 from . import (abn_ops, amp_ops, beam_search, conv_pool_ops, contrib_ops, crf_ops, index_ops, loss_more, math_ext,  # noqa: F401
                math_more, norm_resize_ops, optimizer_ext, py_func_op, random_misc_ops, rnn_ops, seq_ext,
                seq_more, seq_shape, shape_ops)
-from . import control_flow  # noqa: F401
+from . import control_flow, cudnn_lstm_ops, lstmp_ops, rnn_flow  # noqa: F401

@@ -221,3 +221,26 @@ def gru_unit(op, ctx):
         return g.detach(), rh.detach(), h_new
 
     return k
+
+
+def _lstm_unit_shape(ins, attrs):
+    c = first(ins, "C_prev")
+    return {"C": OutMeta(c.shape, c.dtype), "H": OutMeta(c.shape, c.dtype)}
+
+
+# lstm_unit: X [N, 4H] holds the gate pre-activations in the order i, f, o, g (Paddle's lstm_unit_op);
+# c = sigmoid(f + forget_bias) * c_prev + sigmoid(i) * tanh(g), h = sigmoid(o) * tanh(c).
+@defop("lstm_unit", inputs=("X", "C_prev"), outputs=("C", "H"), infer_shape=_lstm_unit_shape)
+def lstm_unit(op, ctx):
+    fb = float(attr(op, "forget_bias", 0.0))
+
+    def k(x, c_prev):
+        hs = c_prev.shape[-1]
+        if x.shape[-1] != 4 * hs or x.shape[0] != c_prev.shape[0]:
+            raise ValueError("lstm_unit: X=%s is %s but C_prev=%s is %s; X needs [N, 4 * %d]"
+                             % (op.input("X")[0], list(x.shape), op.input("C_prev")[0], list(c_prev.shape), hs))
+        i, f, o, g = x.split(hs, dim=1)
+        c = torch.sigmoid(f + fb) * c_prev + torch.sigmoid(i) * torch.tanh(g)
+        return c, torch.sigmoid(o) * torch.tanh(c)
+
+    return k

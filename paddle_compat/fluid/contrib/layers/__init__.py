@@ -1,6 +1,7 @@
 """fluid.contrib.layers: the contrib layers offered (ops defined in paddle_compat/ops/defs/contrib_ops.py)."""
 
-from . import nn  # noqa: F401
+from . import nn, rnn_impl  # noqa: F401
 from .nn import *  # noqa: F401,F403
+from .rnn_impl import *  # noqa: F401,F403
 
-__all__ = list(nn.__all__)
+__all__ = list(nn.__all__) + list(rnn_impl.__all__)
