@@ -8,7 +8,8 @@ gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.p
   adagrad  merges repeated rows, then updates moment and param on those rows only;
   adam     lazy_mode=True: merges, then moments and param of those rows only; lazy_mode=False (Paddle's
            default): every row's moments decay and every row moves (a missing row has gradient 0), which
-           is the dense update of the densified gradient;
+           is the dense update of the densified gradient; both, as Paddle's CPU kernel, correct the bias with
+           beta^(t+1) rather than beta^t (it advances the shared pow accumulators first);
   others   (momentum, rmsprop, adamax) densify, which is what Paddle's sparse variants compute.
 Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
 """
@@ -67,8 +68,14 @@ def adam(op, ctx):
     lazy = bool(attr(op, "lazy_mode", False))
 
     def k(p, g, lr, m1, m2, b1p, b2p):
+        sparse = g.is_sparse
+        if sparse and in_place_pows:
+            # Paddle 1.8.5's CPU kernel for a SelectedRows gradient writes beta^(t+1) into the (shared) pow
+            # accumulators before its update reads them: the step uses the next step's bias correction
+            b1p.mul_(b1)
+            b2p.mul_(b2)
         lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
-        if lazy and g.is_sparse:
+        if lazy and sparse:
             rows, g = merge_rows(g)
             m1_r = m1.index_select(0, rows) * b1 + g * (1 - b1)
             m2_r = m2.index_select(0, rows) * b2 + g * g * (1 - b2)
@@ -82,8 +89,9 @@ def adam(op, ctx):
             m2.mul_(b2).add_(g * g * (1 - b2))
             p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
         if in_place_pows:
-            b1p.mul_(b1)
-            b2p.mul_(b2)
+            if not sparse:
+                b1p.mul_(b1)
+                b2p.mul_(b2)
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
     return _no_grad(k)

@@ -1,0 +1,40 @@
+"""Model files written by Paddle 1.8.5 in every format load here: an MLP, a conv net with batch_norm and a
+CTR model with a LoD slot, trained 3 steps with Adam by Paddle and saved as persistables (one file per
+variable), combined params / persistables files, an inference model and fluid.save state
+(tests/data/paddle18/roundtrip/, make_roundtrip.py). Loaded from each, we predict Paddle's outputs, and
+continuing training from the files holding Adam's state gives the losses Paddle recorded continuing from them.
+The reverse direction (Paddle 1.8.5 reads our files) is tests/dist/test_paddle18_roundtrip.py."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18")
+sys.path.insert(0, DATA)
+import roundtrip_cases as R  # noqa: E402
+
+pytestmark = pytest.mark.parity
+
+
+@pytest.fixture(scope="module", params=R.MODELS)
+def case(request):
+    name = request.param
+    ref = dict(np.load(os.path.join(DATA, "roundtrip", name + ".npz")))
+    return name, ref, R.read_back(fluid, name, os.path.join(DATA, "roundtrip", name))
+
+
+@pytest.mark.parametrize("fmt", R.PREDICT_FORMATS)
+def test_predicts_paddles_outputs(case, fmt):
+    name, ref, got = case
+    np.testing.assert_allclose(got["pred_" + fmt], ref["pred"], rtol=0, atol=1e-6, err_msg="%s %s" % (name, fmt))
+    np.testing.assert_allclose(ref["pred_" + fmt], ref["pred"], rtol=0, atol=1e-6)   # Paddle's own read-back
+
+
+@pytest.mark.parametrize("fmt", R.TRAIN_FORMATS)
+def test_continues_training_as_paddle_did(case, fmt):
+    name, ref, got = case
+    np.testing.assert_allclose(got["loss_" + fmt], ref["loss_" + fmt], rtol=1e-5, err_msg="%s %s" % (name, fmt))
