@@ -38,3 +38,23 @@ def test_predicts_paddles_outputs(case, fmt):
 def test_continues_training_as_paddle_did(case, fmt):
     name, ref, got = case
     np.testing.assert_allclose(got["loss_" + fmt], ref["loss_" + fmt], rtol=1e-5, err_msg="%s %s" % (name, fmt))
+
+
+@pytest.mark.parametrize("name", R.MODELS)
+def test_we_write_the_files_paddle_writes(name, tmp_path):
+    # same file names, same variables in the state files (Adam's moments and beta pows in .pdopt), and
+    # combined files of the same size (same variables, order and shapes)
+    theirs, ours = os.path.join(DATA, "roundtrip", name), str(tmp_path)
+    R.train_and_save(fluid, name, ours)
+    for sub in ("persistables", "inference", "combined"):
+        assert sorted(os.listdir(os.path.join(ours, sub))) == sorted(os.listdir(os.path.join(theirs, sub))), sub
+    for f in ("combined/params", "combined/persistables"):
+        assert os.path.getsize(os.path.join(ours, f)) == os.path.getsize(os.path.join(theirs, f)), f
+    ref = fluid.io.load_program_state(os.path.join(theirs, "state"))
+    got = fluid.io.load_program_state(os.path.join(ours, "state"))
+    assert sorted(got) == sorted(ref)
+    params = [n for n in ref if n + "_moment1_0" in ref]
+    assert params and all(n + s in ref for n in params
+                          for s in ("_moment2_0", "_beta1_pow_acc_0", "_beta2_pow_acc_0"))
+    for n, v in ref.items():
+        assert got[n].shape == v.shape and got[n].dtype == v.dtype, n
