@@ -43,4 +43,4 @@ def test_paddle18_reads_our_files_in_every_format(tmp_path, name):
         np.testing.assert_allclose(got["pred_" + fmt], ours["pred"], rtol=0, atol=1e-6, err_msg=fmt)
     for fmt in R.TRAIN_FORMATS:
         np.testing.assert_allclose(back["loss_" + fmt], ours["straight_losses"], rtol=1e-6, err_msg=fmt)
-        np.testing.assert_allclose(got["loss_" + fmt], back["loss_" + fmt], rtol=1e-5, err_msg=fmt)
+        np.testing.assert_allclose(got["loss_" + fmt], back["loss_" + fmt], rtol=1e-6, err_msg=fmt)   # 1.4e-7

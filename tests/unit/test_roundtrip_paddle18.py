@@ -30,6 +30,7 @@ def case(request):
 @pytest.mark.parametrize("fmt", R.PREDICT_FORMATS)
 def test_predicts_paddles_outputs(case, fmt):
     name, ref, got = case
+    # measured: 6e-8
     np.testing.assert_allclose(got["pred_" + fmt], ref["pred"], rtol=0, atol=1e-6, err_msg="%s %s" % (name, fmt))
     np.testing.assert_allclose(ref["pred_" + fmt], ref["pred"], rtol=0, atol=1e-6)   # Paddle's own read-back
 
@@ -37,7 +38,8 @@ def test_predicts_paddles_outputs(case, fmt):
 @pytest.mark.parametrize("fmt", R.TRAIN_FORMATS)
 def test_continues_training_as_paddle_did(case, fmt):
     name, ref, got = case
-    np.testing.assert_allclose(got["loss_" + fmt], ref["loss_" + fmt], rtol=1e-5, err_msg="%s %s" % (name, fmt))
+    # measured: 1.6e-7 (conv), 0 (mlp, ctr)
+    np.testing.assert_allclose(got["loss_" + fmt], ref["loss_" + fmt], rtol=1e-6, err_msg="%s %s" % (name, fmt))
 
 
 @pytest.mark.parametrize("name", R.MODELS)
