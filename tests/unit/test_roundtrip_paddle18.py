@@ -6,6 +6,7 @@ continuing training from the files holding Adam's state gives the losses Paddle 
 The reverse direction (Paddle 1.8.5 reads our files) is tests/dist/test_paddle18_roundtrip.py."""
 
 import os
+import pickle
 import sys
 
 import numpy as np
@@ -52,6 +53,9 @@ def test_we_write_the_files_paddle_writes(name, tmp_path):
         assert sorted(os.listdir(os.path.join(ours, sub))) == sorted(os.listdir(os.path.join(theirs, sub))), sub
     for f in ("combined/params", "combined/persistables"):
         assert os.path.getsize(os.path.join(ours, f)) == os.path.getsize(os.path.join(theirs, f)), f
+    for ext in ("pdparams", "pdopt"):     # the same variables in each file
+        with open(os.path.join(theirs, "state." + ext), "rb") as f, open(os.path.join(ours, "state." + ext), "rb") as g:
+            assert sorted(pickle.load(g)) == sorted(pickle.load(f, encoding="latin1")), ext
     ref = fluid.io.load_program_state(os.path.join(theirs, "state"))
     got = fluid.io.load_program_state(os.path.join(ours, "state"))
     assert sorted(got) == sorted(ref)
