@@ -1,14 +1,16 @@
 """Optimizer ops, updating parameters and state in place (ParamOut is Param, as Paddle's programs say).
 
 Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
-adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py). Row-sparse
+adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py; and takes
+1 - beta in the parameter's type). Row-sparse
 gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.py) follow Paddle's sparse kernels:
   sgd      updates only the gradient's rows, one row entry at a time in the order given (repeats are
            applied one after the other, as Paddle's loop does; no merge);
   adagrad  merges repeated rows, then updates moment and param on those rows only;
   adam     lazy_mode=True: merges, then moments and param of those rows only; lazy_mode=False (Paddle's
            default): every row's moments decay and every row moves (a missing row has gradient 0), which
-           is the dense update of the densified gradient;
+           is the dense update of the densified gradient; both, as Paddle's CPU kernel, correct the bias with
+           beta^(t+1) rather than beta^t (it advances the shared pow accumulators first);
   others   (momentum, rmsprop, adamax) densify, which is what Paddle's sparse variants compute.
 Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
 """
@@ -65,25 +67,38 @@ def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
     in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
     lazy = bool(attr(op, "lazy_mode", False))
+    # Paddle computes 1 - beta in the parameter's type: for float32, 1 - 0.999f is 0.00099998713, which
+    # moves moment2 by 1.3e-5 relative from 1 - 0.999 rounded once
+    one_minus = {dt: (float((torch.tensor(1, dtype=dt) - torch.tensor(b1, dtype=dt)).item()),
+                      float((torch.tensor(1, dtype=dt) - torch.tensor(b2, dtype=dt)).item()))
+                 for dt in (torch.float32, torch.float64)}
 
     def k(p, g, lr, m1, m2, b1p, b2p):
+        c1, c2 = one_minus.get(p.dtype, (1 - b1, 1 - b2))
+        sparse = g.is_sparse
+        if sparse and in_place_pows:
+            # Paddle 1.8.5's CPU kernel for a SelectedRows gradient writes beta^(t+1) into the (shared) pow
+            # accumulators before its update reads them: the step uses the next step's bias correction
+            b1p.mul_(b1)
+            b2p.mul_(b2)
         lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
-        if lazy and g.is_sparse:
+        if lazy and sparse:
             rows, g = merge_rows(g)
-            m1_r = m1.index_select(0, rows) * b1 + g * (1 - b1)
-            m2_r = m2.index_select(0, rows) * b2 + g * g * (1 - b2)
+            m1_r = m1.index_select(0, rows) * b1 + g * c1
+            m2_r = m2.index_select(0, rows) * b2 + g * g * c2
             m1.index_copy_(0, rows, m1_r)
             m2.index_copy_(0, rows, m2_r)
             p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
             p.index_copy_(0, rows, p_r)
         else:
             g = _dense(g)
-            m1.mul_(b1).add_(g * (1 - b1))
-            m2.mul_(b2).add_(g * g * (1 - b2))
+            m1.mul_(b1).add_(g * c1)
+            m2.mul_(b2).add_(g * g * c2)
             p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
         if in_place_pows:
-            b1p.mul_(b1)
-            b2p.mul_(b2)
+            if not sparse:
+                b1p.mul_(b1)
+                b2p.mul_(b2)
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
     return _no_grad(k)
