@@ -232,11 +232,16 @@ def _create_grad_var(block, gname, fwd, sparse=False):
                             type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR)
 
 
+# op type -> the input slot whose gradient is row-sparse (SelectedRows) when the op has is_sparse=True
+_SPARSE_GRAD_SLOT = {"lookup_table": "W", "lookup_table_v2": "W", "nce": "Weight", "hierarchical_sigmoid": "W"}
+
+
 def _sparse_grad_params(block, path):
     out = set()
     for op in path:
-        if op.type in ("lookup_table", "lookup_table_v2") and op.attrs.get("is_sparse"):
-            out.update(op.input("W"))
+        slot = _SPARSE_GRAD_SLOT.get(op.type)
+        if slot is not None and op.attrs.get("is_sparse"):
+            out.update(op.input(slot))
     return out
 
 
