@@ -70,6 +70,7 @@ def _make_fn():
                 h = torch.mul(a[:, 3 * hs:], tc, out=hid[pos:pos + n])
                 pos += n
             ctx.sizes = sizes
+            ctx.set_materialize_grads(False)     # the cell output is usually detached: no zeros to add
             ctx.save_for_backward(w, peep, h0, c0, hid, cell, acts, tcell)
             return hid, cell
 
@@ -82,56 +83,64 @@ def _make_fn():
             starts = [0]
             for n in sizes[:-1]:
                 starts.append(starts[-1] + n)
-            d_hid = d_hid if d_hid is not None else hid.new_zeros(hid.shape)
+            # every packed row's previous cell/hidden: c0/h0 at step 0, else the same sequence one step earlier
+            c_prev = torch.cat([c0[:sizes[0]]] + [cell[starts[t - 1]:starts[t - 1] + sizes[t]]
+                                                  for t in range(1, len(sizes))], 0)
+            h_prev = torch.cat([h0[:sizes[0]]] + [hid[starts[t - 1]:starts[t - 1] + sizes[t]]
+                                                  for t in range(1, len(sizes))], 0)
+            # the local derivatives, for all steps at once, so the step loop below is a few ops per step
+            ac, ai, af, ao = acts[:, :hs], acts[:, hs:2 * hs], acts[:, 2 * hs:3 * hs], acts[:, 3 * hs:]
+            d_o = tcell * ao * (1 - ao)                          # dgo = dh * d_o
+            d_c = ao * (1 - tcell * tcell)                       # dc += dh * d_c
+            d3 = torch.cat([ai * (1 - ac * ac), ac * ai * (1 - ai), c_prev * af * (1 - af)], 1)
+            d3 = d3.view(total, 3, hs)                           # candidate, input, forget gates from dc
+            af = af.contiguous()
+            if d_hid is None:
+                d_hid = hid.new_zeros(hid.shape)
             dg = hid.new_empty(total, 4 * hs)
-            dh_next = dc_next = None
+            dg3 = dg.view(total, 4, hs)
             if peep is not None:
                 w_ic, w_fc, w_oc = peep[:hs], peep[hs:2 * hs], peep[2 * hs:]
-                dpeep = hid.new_zeros(3, hs)
             wt = w.t()
+            dh_next = dc_next = None
             for t in range(len(sizes) - 1, -1, -1):
                 n, pos = sizes[t], starts[t]
-                dh = d_hid[pos:pos + n]
-                if d_cell is not None:
-                    dc = d_cell[pos:pos + n].clone()
-                else:
-                    dc = hid.new_zeros(n, hs)
+                sl = slice(pos, pos + n)
+                dh = d_hid[sl]
+                dc = d_cell[sl] if d_cell is not None else None
                 if dh_next is not None:
                     m = dh_next.shape[0]
-                    dh = dh.clone()
-                    dh[:m] += dh_next
-                    dc[:m] += dc_next
-                a = acts[pos:pos + n]
-                ac, ai, af, ao = a[:, :hs], a[:, hs:2 * hs], a[:, 2 * hs:3 * hs], a[:, 3 * hs:]
-                tc = tcell[pos:pos + n]
-                cp = c0[:n] if t == 0 else cell[starts[t - 1]:starts[t - 1] + n]
-                g = dg[pos:pos + n]
-                dgo = torch.mul(dh * tc, ao * (1 - ao), out=g[:, 3 * hs:])
-                dct = dc + dh * ao * (1 - tc * tc)
+                    if m == n:
+                        dh = dh + dh_next
+                        dc = dc_next if dc is None else dc + dc_next
+                    else:
+                        dh = dh.clone()
+                        dh[:m] += dh_next
+                        dc = dc.clone() if dc is not None else hid.new_zeros(n, hs)
+                        dc[:m] += dc_next
+                if dc is None:
+                    dc = hid.new_zeros(n, hs)
+                dgo = torch.mul(dh, d_o[sl], out=dg[sl, 3 * hs:])
+                dct = torch.addcmul(dc, dh, d_c[sl])
                 if peep is not None:
-                    dct += dgo * w_oc
-                torch.mul(dct * ai, 1 - ac * ac, out=g[:, :hs])
-                dgi = torch.mul(dct * ac, ai * (1 - ai), out=g[:, hs:2 * hs])
-                dgf = torch.mul(dct * cp, af * (1 - af), out=g[:, 2 * hs:3 * hs])
-                dc_next = dct * af
+                    dct.addcmul_(dgo, w_oc)
+                torch.mul(dct.unsqueeze(1), d3[sl], out=dg3[sl, :3])
+                dc_next = dct * af[sl]
                 if peep is not None:
-                    dc_next += dgi * w_ic + dgf * w_fc
-                    dpeep[0] += (dgi * cp).sum(0)
-                    dpeep[1] += (dgf * cp).sum(0)
-                    dpeep[2] += (dgo * cell[pos:pos + n]).sum(0)
-                dh_next = g @ wt
-            # h_prev of every packed row: h0 for step 0, else the same sequence's hidden one step earlier
-            prev = [h0[:sizes[0]]] + [hid[starts[t - 1]:starts[t - 1] + sizes[t]] for t in range(1, len(sizes))]
-            dw = torch.cat(prev, 0).t() @ dg if sizes else torch.zeros_like(w)
+                    dc_next.addcmul_(dg[sl, hs:2 * hs], w_ic).addcmul_(dg[sl, 2 * hs:3 * hs], w_fc)
+                dh_next = dg[sl] @ wt
+            dw = h_prev.t() @ dg
+            dpeep = None
+            if peep is not None:
+                dpeep = torch.cat([(dg[:, hs:2 * hs] * c_prev).sum(0), (dg[:, 2 * hs:3 * hs] * c_prev).sum(0),
+                                   (dg[:, 3 * hs:] * cell).sum(0)])
             dh0 = dc0 = None
-            if h0 is not None and ctx.needs_input_grad[3]:
+            if ctx.needs_input_grad[3]:
                 dh0 = h0.new_zeros(h0.shape)
-                if dh_next is not None:
-                    dh0[:dh_next.shape[0]] = dh_next
-            if c0 is not None and ctx.needs_input_grad[4]:
+                dh0[:dh_next.shape[0]] = dh_next
+            if ctx.needs_input_grad[4]:
                 dc0 = c0.new_zeros(c0.shape)
-                if dc_next is not None:
-                    dc0[:dc_next.shape[0]] = dc_next
-            return dg, dw, (dpeep.reshape(-1) if peep is not None else None), dh0, dc0, None
+                dc0[:dc_next.shape[0]] = dc_next
+            return dg, dw, dpeep, dh0, dc0, None
 
     return LstmPacked

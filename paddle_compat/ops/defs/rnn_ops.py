@@ -114,8 +114,8 @@ def lstm(op, ctx):
         c0s = c0.index_select(0, perm) if c0 is not None else x.new_zeros(n, hs)
         hid, cell = lstm_packed(xp, w, b[4 * hs:] if peep else None, h0s, c0s, sizes)
         cell = cell.index_select(0, back).detach()
-        gates = xp.detach().index_select(0, back)       # the input part of the gates (an unread buffer)
-        return hid.index_select(0, back), cell, gates, cell
+        # BatchGate, an unread buffer, holds the input part of the gates in packed order here
+        return hid.index_select(0, back), cell, xp.detach(), cell
 
     def k(x, h0, c0, w, b, lod):
         off = _offsets(op, lod, x.shape[0])
