@@ -132,3 +132,21 @@ def test_errors_name_the_fault():
     exe.run(startup)
     with pytest.raises(Exception, match="outside"):
         exe.run(main, feed={"x": np.ones((1, 3), "float32"), "y": np.array([[5]], "int64")}, fetch_list=[out])
+
+
+@pytest.mark.parametrize("model", ["word2vec_hs", "word2vec_nce"])
+def test_transpiled_sparse_weights_travel_as_rows(model):
+    """The pserver program lists the is_sparse hsigmoid/nce weight among its row-sparse gradients, as it lists
+    a sparse embedding table (tests/dist/test_book_ps.py trains them)."""
+    import sys
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    import book_more
+    main, startup, cost, params = book_more.build(fluid, model)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170", trainers=2)
+    ps = t.get_pserver_program("127.0.0.1:6170")
+    serv = [op for op in ps.global_block().ops if op.type == "listen_and_serv"][0]
+    sparse = {s.split(":")[1] for s in serv.attrs["sparse_grad_to_param"]}
+    weight = "hierarchical_sigmoid_0.w_0" if model == "word2vec_hs" else "nce_0.w_0"
+    assert sparse == {"shared_w", weight}
