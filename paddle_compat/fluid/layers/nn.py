@@ -294,8 +294,8 @@ def split(input, num_or_sections, dim=-1, name=None):
 def topk(input, k, name=None):
     helper = LayerHelper("top_k", name=name)
     shape = list(input.shape[:-1]) + [k]
-    values = out_var(helper, input.dtype, shape)
-    indices = out_var(helper, "int64", shape, stop_gradient=True)
+    values = out_var(helper, input.dtype, shape, input.lod_level)     # top_k shares X's LoD, as in Paddle
+    indices = out_var(helper, "int64", shape, input.lod_level, stop_gradient=True)
     helper.append_op(type="top_k", inputs={"X": [input]}, outputs={"Out": [values], "Indices": [indices]},
                      attrs={"k": int(k)})
     values.stop_gradient = True
