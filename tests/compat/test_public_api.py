@@ -186,12 +186,12 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 # The fraction of Paddle 1.8.5's names each module must offer: set to what is true today, raised as names land
 # (the target is 0.90 for fluid.layers and 0.90 overall).
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
-    "paddle.fluid.layers": 0.81,
+    "paddle.fluid.layers": 0.86,
     "paddle.fluid.optimizer": 0.96,
     "paddle.fluid.contrib": 0.22,
     "paddle.fluid": 0.81,
     "paddle.fluid.io": 1.0,
-    "overall": 0.81,
+    "overall": 0.84,
 }
 
 
