@@ -11,7 +11,7 @@ from .dtypes import VarType
 from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
-from ..ops import facts as _facts, is_differentiable, no_grad_slots
+from ..ops import aliased_outputs, facts as _facts, is_differentiable, no_grad_slots
 from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
@@ -129,7 +129,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
     """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
     produced = set()
     for op in path:
-        produced.update(op.output_arg_names)
+        produced.update(set(op.output_arg_names) - aliased_outputs(op))
     flows = set()
     for op in path:
         if not is_differentiable(op.type):

@@ -116,7 +116,7 @@ def hsigmoid(input, label, num_classes, param_attr=None, bias_attr=None, name=No
     out = out_var(helper, input.dtype, (input.shape[0], 1))
     pre_out = out_var(helper, input.dtype, (input.shape[0], length))
     helper.append_op(type="hierarchical_sigmoid", inputs=inputs,
-                     outputs={"Out": [out], "PreOut": [pre_out]},
+                     outputs={"Out": [out], "PreOut": [pre_out], "W_Out": [w]},
                      attrs={"num_classes": num_classes, "is_sparse": bool(is_sparse),
                             "remote_prefetch": bool(is_sparse)})
     return out

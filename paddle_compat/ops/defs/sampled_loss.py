@@ -134,9 +134,8 @@ def _tree_code(label, num_classes, table, code):
 # Out = sum over the path of softplus(z) - bit * z, with z = x . W[node] + Bias[node] clipped to [-40, 40].
 # Paddle's kernel also adds softplus(0) = log 2 for each padded step past a path's end (its code notes the
 # TODO); that constant is kept so Out equals Paddle's, and it carries no gradient. Paddle's gradient ignores
-# the clip (it uses sigmoid(clipped z) - bit), so the clip here passes gradient straight through. Paddle's op also
-# lists W under W_Out (the same variable, unchanged); that self-edge is left out of the program here, since an
-# op writing the parameter it differentiates would hide the parameter from backward.
+# the clip (it uses sigmoid(clipped z) - bit), so the clip here passes gradient straight through. W_Out, as in
+# Paddle's program, names W itself; the kernel does not write it (registry.aliased_outputs keeps W a leaf).
 @defop("hierarchical_sigmoid", inputs=("X", "W", "Label", "PathTable", "PathCode", "Bias"),
        outputs=("Out", "PreOut"), infer_shape=_hs_shape, no_grad=("Label", "PathTable", "PathCode"))
 def hierarchical_sigmoid(op, ctx):
