@@ -228,6 +228,7 @@ def sample_logits(op, ctx):
             hit = (samples[:, t:].unsqueeze(2) == labels.unsqueeze(1)).any(2)
             sampled = torch.cat([sampled[:, :t], sampled[:, t:] - hit.to(sampled.dtype) * 1e20], 1)
         lab = torch.arange(t, device=logits.device).expand(n, t)
-        return (samples, probs, sampled, lab, torch.zeros(logits.shape, dtype=logits.dtype),
-                torch.zeros(labels.shape, dtype=torch.long))
+        # LogitsDim/LabelsDim only carry shapes (Paddle's grad op reads their dims)
+        return (samples, probs, sampled, lab, logits.new_zeros(logits.shape),
+                torch.zeros(labels.shape, dtype=torch.long, device=labels.device))
     return k
