@@ -3,7 +3,8 @@
 All sequences of a batch run together: the rows of the LoD tensor are gathered into a time-major
 [T_max, N, G*H] block (reversed per sequence for is_reverse), one loop runs over time steps for the whole
 batch, finished sequences keep their state through a mask, and the per-step outputs are gathered back to the
-LoD rows. Autograd differentiates it (Paddle's *_grad kernels are not needed).
+LoD rows. Autograd differentiates it (Paddle's *_grad kernels are not needed), except lstm with Paddle's
+default activations: lstm_seq.py runs that recurrence as one node with a hand-written backward (speed).
 
 Weight layouts match Paddle so saved Paddle parameters load unchanged:
   lstm: Weight [H, 4H], gate columns in the order candidate, input, forget, output; Bias [1, 4H] or, with
