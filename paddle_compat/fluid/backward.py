@@ -11,7 +11,7 @@ from .dtypes import VarType
 from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
-from ..ops import facts as _facts, is_differentiable, no_grad_slots
+from ..ops import aliased_outputs, facts as _facts, is_differentiable, no_grad_slots
 from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
@@ -129,7 +129,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
     """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
     produced = set()
     for op in path:
-        produced.update(op.output_arg_names)
+        produced.update(set(op.output_arg_names) - aliased_outputs(op))
     flows = set()
     for op in path:
         if not is_differentiable(op.type):
@@ -232,11 +232,16 @@ def _create_grad_var(block, gname, fwd, sparse=False):
                             type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR)
 
 
+# op type -> the input slot whose gradient is row-sparse (SelectedRows) when the op has is_sparse=True
+_SPARSE_GRAD_SLOT = {"lookup_table": "W", "lookup_table_v2": "W", "nce": "Weight", "hierarchical_sigmoid": "W"}
+
+
 def _sparse_grad_params(block, path):
     out = set()
     for op in path:
-        if op.type in ("lookup_table", "lookup_table_v2") and op.attrs.get("is_sparse"):
-            out.update(op.input("W"))
+        slot = _SPARSE_GRAD_SLOT.get(op.type)
+        if slot is not None and op.attrs.get("is_sparse"):
+            out.update(op.input(slot))
     return out
 
 

@@ -10,5 +10,5 @@ Definitions live in ops/defs/ (new form, `defop`) and backends/lowering/kernels/
 `register_kernel`, with grad facts in ops/facts.py). Importing this package imports no torch.
 """
 
-from .registry import (OpDef, OutMeta, attr, defop, find, get, is_differentiable, known_op_types,  # noqa: F401
-                       no_grad_slots, register_kernel)
+from .registry import (OpDef, OutMeta, aliased_outputs, attr, defop, find, get, is_differentiable,  # noqa: F401
+                       known_op_types, no_grad_slots, register_kernel)

@@ -15,7 +15,7 @@ device (None when the variable has none). Outputs not listed share the LoD of th
 """
 
 __all__ = ["OpDef", "OutMeta", "defop", "register_kernel", "find", "get", "known_op_types", "is_differentiable",
-           "no_grad_slots", "attr"]
+           "no_grad_slots", "attr", "aliased_outputs"]
 
 
 class OutMeta:
@@ -137,6 +137,17 @@ def is_differentiable(op_type):
 def no_grad_slots(op_type):
     d = find(op_type)
     return d.no_grad if d is not None else frozenset()
+
+
+def aliased_outputs(op):
+    """Names an op lists as outputs but its kernel never writes because they are its own inputs (Paddle's
+    hierarchical_sigmoid names W again under W_Out): the variable keeps its value, so it stays a leaf."""
+    d = find(op.type)
+    if d is None:
+        return set()
+    written = set(d.output_slots())
+    ins = set(op.input_arg_names)
+    return {a for slot, args in op.outputs.items() if slot not in written for a in args if a in ins}
 
 
 _loaded = False

@@ -12,7 +12,7 @@ import sys
 
 from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
-from ...ops import is_differentiable
+from ...ops import aliased_outputs, is_differentiable
 from . import fusion, registry
 from .autograd_region import autograd, find_regions
 
@@ -337,6 +337,6 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
 def _produced_before(block, end, name):
     out = set()
     for op in block.ops[:end]:
-        if name in op.output_arg_names:
+        if name in op.output_arg_names and name not in aliased_outputs(op):
             out.add(name)
     return out

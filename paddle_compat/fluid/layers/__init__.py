@@ -7,6 +7,10 @@ from .recurrent import *  # noqa: F401,F403
 from . import seq_ext
 from .seq_ext import *  # noqa: F401,F403
 from . import crf
+from . import sampled_loss
+from . import ctc_chunk
+from .ctc_chunk import *  # noqa: F401,F403
+from .sampled_loss import *  # noqa: F401,F403
 from .crf import *  # noqa: F401,F403
 from . import beam_decode, seq_more
 from .seq_more import *  # noqa: F401,F403
@@ -42,6 +46,7 @@ monkey_patch_variable()
 __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__ + metric_op.__all__
            + math_ext.__all__ + learning_rate_scheduler.__all__ + normalization.__all__ + sequence_lod.__all__
            + recurrent.__all__ + seq_ext.__all__ + crf.__all__ + control_flow.__all__ + rnn_flow.__all__
-           + rnn_cells.__all__ + decoding.__all__ + beam_decode.__all__ + seq_more.__all__)
+           + rnn_cells.__all__ + decoding.__all__ + beam_decode.__all__ + seq_more.__all__
+           + sampled_loss.__all__ + ctc_chunk.__all__)
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)

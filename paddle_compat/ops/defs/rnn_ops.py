@@ -3,7 +3,8 @@
 All sequences of a batch run together: the rows of the LoD tensor are gathered into a time-major
 [T_max, N, G*H] block (reversed per sequence for is_reverse), one loop runs over time steps for the whole
 batch, finished sequences keep their state through a mask, and the per-step outputs are gathered back to the
-LoD rows. Autograd differentiates it (Paddle's *_grad kernels are not needed).
+LoD rows. Autograd differentiates it (Paddle's *_grad kernels are not needed), except lstm with Paddle's
+default activations: lstm_seq.py runs that recurrence as one node with a hand-written backward (speed).
 
 Weight layouts match Paddle so saved Paddle parameters load unchanged:
   lstm: Weight [H, 4H], gate columns in the order candidate, input, forget, output; Bias [1, 4H] or, with
@@ -20,10 +21,16 @@ them trains the same weights as in Paddle.
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+from .lstm_seq import lstm_packed, packed_plan
 
 _ACTS = {"sigmoid": lambda x: torch.sigmoid(x), "tanh": lambda x: torch.tanh(x),
          "relu": lambda x: torch.relu(x), "identity": lambda x: x, "linear": lambda x: x}
 _ACT_IDS = {0: "identity", 1: "sigmoid", 2: "tanh", 3: "relu"}     # gru_unit's integer attributes
+
+
+def _act_name(op, name, default):
+    v = attr(op, name, default)
+    return _ACT_IDS.get(v, v) if isinstance(v, int) else v
 
 
 def _act(op, name, default):
@@ -92,6 +99,24 @@ def lstm(op, ctx):
     act_g = _act(op, "gate_activation", "sigmoid")
     act_cell = _act(op, "cell_activation", "tanh")
     act_cand = _act(op, "candidate_activation", "tanh")
+    # Paddle's default activations run as one autograd node with a hand-written backward (lstm_seq.py)
+    fused = all(_act_name(op, n, d) == v for n, d, v in (("gate_activation", "sigmoid", "sigmoid"),
+                                                          ("cell_activation", "tanh", "tanh"),
+                                                          ("candidate_activation", "tanh", "tanh")))
+
+    def _lstm_fused(x, h0, c0, w, b, off, hs):
+        perm, sizes, rows, back = packed_plan(off, reverse)
+        n = perm.numel()
+        if not sizes:
+            e = x.new_zeros(0, hs)
+            return e, e, x.new_zeros(0, 4 * hs), e
+        xp = x.index_select(0, rows) + b[:4 * hs]
+        h0s = h0.index_select(0, perm) if h0 is not None else x.new_zeros(n, hs)
+        c0s = c0.index_select(0, perm) if c0 is not None else x.new_zeros(n, hs)
+        hid, cell = lstm_packed(xp, w, b[4 * hs:] if peep else None, h0s, c0s, sizes)
+        cell = cell.index_select(0, back).detach()
+        # BatchGate, an unread buffer, holds the input part of the gates in packed order here
+        return hid.index_select(0, back), cell, xp.detach(), cell
 
     def k(x, h0, c0, w, b, lod):
         off = _offsets(op, lod, x.shape[0])
@@ -104,6 +129,8 @@ def lstm(op, ctx):
             raise ValueError("lstm: Bias=%s has %d values; use_peepholes=%s needs [1, %d]"
                              % (op.input("Bias")[0], b.numel(), peep, want))
         b = b.reshape(-1)
+        if fused:
+            return _lstm_fused(x, h0, c0, w, b, off, hs)
         idx, mask, back = _time_major(off, reverse)
         n = idx.shape[1]
         xs = x.index_select(0, idx.reshape(-1)).reshape(idx.shape[0], n, 4 * hs) + b[:4 * hs]

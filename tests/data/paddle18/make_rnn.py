@@ -91,6 +91,9 @@ def case(kind, attrs, with_init=False):
 cases = [
     case("lstm", {}),
     case("lstm", {"use_peepholes": False, "is_reverse": True}),
+    case("lstm", {}, True),
+    case("lstm", {"is_reverse": True}, True),
+    case("lstm", {"use_peepholes": False}, True),
     case("lstm", {"gate_activation": "tanh", "cell_activation": "relu", "candidate_activation": "sigmoid"}, True),
     case("gru", {}),
     case("gru", {"is_reverse": True, "origin_mode": True}, True),

@@ -1,6 +1,6 @@
 """One process (pserver or trainer, by TRAINING_ROLE) of a 2-pserver + 2-trainer sync job training a book model
-of tests/book_sentiment.py or tests/book_srl.py:
-    python book_node.py '[{"model": "conv"|"stacked_lstm"|"srl", "steps": N}]'.
+of tests/book_sentiment.py, tests/book_srl.py or tests/book_more.py:
+    python book_node.py '[{"model": "conv"|"stacked_lstm"|"srl"|"word2vec"|..."recommender", "steps": N}]'.
 Both sides set the same initial weights through the scope; trainer t feeds batch step * trainers + t and
 prints `RESULT {"job": 0, "trainer": t, "losses": [...]}`."""
 
@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # tests/ (book_sent
 
 import numpy as np  # noqa: E402
 
+import book_more  # noqa: E402
 import book_sentiment as B  # noqa: E402
 import book_srl  # noqa: E402
 import paddle_compat as fluid  # noqa: E402
@@ -29,6 +30,11 @@ def main():
         main_prog, startup, cost, _, params = book_srl.build(fluid)
         init_values, data = book_srl.init_values, book_srl.batches(spec["steps"] * trainers, seed=11)
         feed = lambda b: book_srl.feed(fluid, b)  # noqa: E731
+    elif spec["model"] in book_more.MODELS:
+        name = spec["model"]
+        main_prog, startup, cost, params = book_more.build(fluid, name)
+        init_values, data = book_more.init_values, book_more.batches(name, spec["steps"] * trainers, seed=11)
+        feed = lambda b, name=name: book_more.feed(fluid, name, b)  # noqa: E731
     else:
         main_prog, startup, cost, params = B.build(spec["model"])
         init_values, data, feed = B.init_values, B.batches(spec["steps"] * trainers, seed=11), B.feed

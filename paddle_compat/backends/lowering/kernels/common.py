@@ -44,4 +44,6 @@ def softmax_shift(x, axis):
     """x - max(x) clipped at -64 along `axis`. The clip passes gradient straight through: Paddle's grad
     kernels compute from the (clipped) softmax output, as if the clip were not there."""
     y = x - x.detach().amax(axis, keepdim=True)
-    return y + (y.clamp(min=SOFTMAX_CLIP) - y).detach()
+    # y - y.detach() is an exact zero carrying y's gradient; y + (clip - y).detach() would round to 0 for
+    # y ~ -1e20 (sample_logits marks accidental hits with -1e20)
+    return torch.where(y < SOFTMAX_CLIP, (y - y.detach()) + SOFTMAX_CLIP, y)

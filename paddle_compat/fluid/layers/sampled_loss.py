@@ -1,0 +1,168 @@
+"""Sampled and tree-coded losses (ops in paddle_compat/ops/defs/sampled_loss.py): nce, hsigmoid,
+sampled_softmax_with_cross_entropy. Paddle 1.8's signatures, parameter shapes and op types."""
+
+import numpy as np
+
+from ..initializer import NumpyArrayInitializer
+from ..layer_helper import LayerHelper
+from ..param_attr import ParamAttr
+from .helpers import check_variable, out_var
+
+__all__ = ["nce", "hsigmoid", "sampled_softmax_with_cross_entropy"]
+
+_SAMPLERS = {"uniform": 0, "log_uniform": 1, "custom_dist": 2}
+
+
+def _alias_table(dist):
+    """Walker/Vose alias table of `dist` (probabilities of each class): (alias, alias_probs). A class whose
+    scaled probability ends at exactly 1 keeps alias -1 (never redirected), as Paddle's sampler expects."""
+    n = len(dist)
+    alias, keep = [0] * n, [0.0] * n
+    over, under = [], []
+    for i, p in enumerate(dist):
+        s = float(p) * n
+        if s > 1.0:
+            over.append([i, s])
+        elif s < 1.0:
+            under.append([i, s])
+        else:
+            keep[i], alias[i] = s, -1
+    while over and under:
+        big, small = over.pop(0), under.pop(0)
+        keep[small[0]], alias[small[0]] = small[1], big[0]
+        rest = big[1] + small[1] - 1.0
+        if rest > 1.0:
+            over.append([big[0], rest])
+        elif rest < 1.0:
+            under.append([big[0], rest])
+        else:
+            keep[big[0]], alias[big[0]] = rest, -1
+    for left in over[:1] + under[:1]:    # rounding leftovers: always keep the class itself
+        keep[left[0]], alias[left[0]] = 1.0, -1
+    return alias, keep
+
+
+def nce(input, label, num_total_classes, sample_weight=None, param_attr=None, bias_attr=None, num_neg_samples=None,
+        name=None, sampler="uniform", custom_dist=None, seed=0, is_sparse=False):
+    """Noise-contrastive estimation cost [N, 1] (divided by num_neg_samples + 1, as Paddle's layer does).
+    Creates Weight [num_total_classes, D] and Bias [num_total_classes, 1]."""
+    check_variable(input, "input", "nce")
+    check_variable(label, "label", "nce")
+    if sampler not in _SAMPLERS:
+        raise ValueError("nce: sampler must be one of %s, got %r" % (sorted(_SAMPLERS), sampler))
+    helper = LayerHelper("nce", **locals())
+    dim = input.shape[1]
+    w = helper.create_parameter(attr=helper.param_attr, shape=[num_total_classes, dim], dtype=input.dtype)
+    inputs = {"Input": [input], "Label": [label], "Weight": [w]}
+    if helper.bias_attr:
+        inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[num_total_classes, 1],
+                                                  dtype=input.dtype, is_bias=True)]
+    if sample_weight is not None:
+        inputs["SampleWeight"] = [sample_weight]
+    if sampler == "custom_dist":
+        if custom_dist is None or len(custom_dist) != num_total_classes:
+            raise ValueError("nce: sampler='custom_dist' needs custom_dist with num_total_classes=%d "
+                             "probabilities" % num_total_classes)
+        alias, keep = _alias_table(custom_dist)
+        for slot, arr in (("CustomDistProbs", np.array(custom_dist, "float32")),
+                          ("CustomDistAlias", np.array(alias, "int32")),
+                          ("CustomDistAliasProbs", np.array(keep, "float32"))):
+            p = helper.create_parameter(attr=ParamAttr(), shape=arr.shape, dtype=arr.dtype,
+                                        default_initializer=NumpyArrayInitializer(arr))
+            p.stop_gradient = True
+            inputs[slot] = [p]
+    num_neg_samples = 10 if num_neg_samples is None else int(num_neg_samples)
+    s = label.shape[1] + num_neg_samples
+    cost = out_var(helper, input.dtype, (input.shape[0], 1))
+    logits = out_var(helper, input.dtype, (input.shape[0], s))
+    labels = out_var(helper, label.dtype, (input.shape[0], s))
+    helper.append_op(type="nce", inputs=inputs,
+                     outputs={"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [labels]},
+                     attrs={"num_total_classes": int(num_total_classes), "num_neg_samples": num_neg_samples,
+                            "seed": int(seed), "sampler": _SAMPLERS[sampler], "is_sparse": bool(is_sparse),
+                            "remote_prefetch": bool(is_sparse)})
+    return cost / (num_neg_samples + 1)
+
+
+def hsigmoid(input, label, num_classes, param_attr=None, bias_attr=None, name=None, path_table=None,
+             path_code=None, is_custom=False, is_sparse=False):
+    """Hierarchical sigmoid cost [N, 1] over the default complete binary tree of num_classes leaves (W is
+    [num_classes - 1, D]) or, with is_custom, the tree given per row by path_table/path_code (W is
+    [num_classes, D])."""
+    check_variable(input, "input", "hsigmoid")
+    check_variable(label, "label", "hsigmoid")
+    if not is_custom:
+        if num_classes is None or num_classes < 2:
+            raise ValueError("hsigmoid: num_classes must be at least 2 with the default tree, got %s"
+                             % num_classes)
+        if path_table is not None or path_code is not None:
+            raise ValueError("hsigmoid: path_table/path_code are only read with is_custom=True")
+        is_sparse = False      # as Paddle: sparse rows only with a custom tree
+    else:
+        for arg, v in (("path_table", path_table), ("path_code", path_code), ("num_classes", num_classes)):
+            if v is None:
+                raise ValueError("hsigmoid: %s must be given with is_custom=True" % arg)
+    helper = LayerHelper("hierarchical_sigmoid", **locals())
+    dim = input.shape[1]
+    rows = num_classes if is_custom else num_classes - 1
+    w = helper.create_parameter(attr=helper.param_attr, shape=[rows, dim], dtype=input.dtype)
+    inputs = {"X": [input], "W": [w], "Label": [label]}
+    if is_custom:
+        inputs["PathTable"], inputs["PathCode"] = [path_table], [path_code]
+    if helper.bias_attr:
+        inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[rows, 1], dtype=input.dtype,
+                                                  is_bias=True)]
+    length = path_table.shape[1] if is_custom else max(num_classes - 1, 1).bit_length()
+    out = out_var(helper, input.dtype, (input.shape[0], 1))
+    pre_out = out_var(helper, input.dtype, (input.shape[0], length))
+    helper.append_op(type="hierarchical_sigmoid", inputs=inputs,
+                     outputs={"Out": [out], "PreOut": [pre_out], "W_Out": [w]},
+                     attrs={"num_classes": num_classes, "is_sparse": bool(is_sparse),
+                            "remote_prefetch": bool(is_sparse)})
+    return out
+
+
+def sampled_softmax_with_cross_entropy(logits, label, num_samples, num_true=1, remove_accidental_hits=True,
+                                       use_customized_samples=False, customized_samples=None,
+                                       customized_probabilities=None, seed=0):
+    """Softmax cross entropy [N, 1] over the true class and num_samples sampled classes (log-uniform, unique,
+    shared by the batch; or customized_samples [N, num_true + num_samples] with their probabilities)."""
+    check_variable(logits, "logits", "sampled_softmax_with_cross_entropy")
+    check_variable(label, "label", "sampled_softmax_with_cross_entropy")
+    if num_true != 1:
+        # Paddle 1.8.5's layer builds one_hot(depth=num_samples + 1) of [N, num_true] labels, which its
+        # softmax_with_cross_entropy then rejects: only num_true=1 runs there
+        raise ValueError("sampled_softmax_with_cross_entropy: num_true=%d; Paddle 1.8's layer supports "
+                         "num_true=1 only" % num_true)
+    if use_customized_samples and (customized_samples is None or customized_probabilities is None):
+        raise ValueError("sampled_softmax_with_cross_entropy: use_customized_samples=True needs "
+                         "customized_samples and customized_probabilities")
+    helper = LayerHelper("sample_logits", **locals())
+    n, s = logits.shape[0], num_true + num_samples
+    samples = customized_samples if use_customized_samples else out_var(helper, "int64", (n, s),
+                                                                         stop_gradient=True)
+    probs = customized_probabilities if use_customized_samples else out_var(helper, logits.dtype, (n, s),
+                                                                             stop_gradient=True)
+    sampled_logits = out_var(helper, logits.dtype, (n, s))
+    sampled_label = out_var(helper, "int64", (n, num_true), stop_gradient=True)
+    soft = out_var(helper, logits.dtype, (n, s), stop_gradient=True)
+    logits_dim = out_var(helper, logits.dtype, logits.shape, stop_gradient=True)
+    labels_dim = out_var(helper, "int64", label.shape, stop_gradient=True)
+    ins = {"Logits": [logits], "Labels": [label]}
+    if use_customized_samples:
+        ins["CustomizedSamples"], ins["CustomizedProbabilities"] = [customized_samples], [customized_probabilities]
+    helper.append_op(type="sample_logits", inputs=ins,
+                     outputs={"Samples": [samples], "Probabilities": [probs], "SampledLabels": [sampled_label],
+                              "SampledLogits": [sampled_logits], "LogitsDim": [logits_dim],
+                              "LabelsDim": [labels_dim]},
+                     attrs={"use_customized_samples": bool(use_customized_samples), "uniq": True,
+                            "remove_accidental_hits": bool(remove_accidental_hits),
+                            "num_samples": int(num_samples), "seed": int(seed)})
+    helper.append_op(type="one_hot", inputs={"X": [sampled_label]}, outputs={"Out": [soft]},
+                     attrs={"depth": num_samples + 1})
+    loss = out_var(helper, logits.dtype, (n, 1))
+    softmax = out_var(helper, logits.dtype, (n, s))
+    helper.append_op(type="softmax_with_cross_entropy", inputs={"Logits": [sampled_logits], "Label": [soft]},
+                     outputs={"Softmax": [softmax], "Loss": [loss]},
+                     attrs={"soft_label": True, "ignore_index": False, "numeric_stable_mode": False})
+    return loss / num_true
