@@ -9,7 +9,8 @@ from .seq_ext import *  # noqa: F401,F403
 from . import crf
 from .crf import *  # noqa: F401,F403
 from . import control_flow
-from . import vision_more
+from . import vision_more, misc_ext
+from .misc_ext import *  # noqa: F401,F403
 from .vision_more import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .io import *  # noqa: F401,F403
@@ -37,4 +38,4 @@ __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__
            + recurrent.__all__ + seq_ext.__all__ + crf.__all__ + control_flow.__all__)
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)
-__all__ += vision_more.__all__
+__all__ += vision_more.__all__ + misc_ext.__all__

@@ -42,6 +42,8 @@ DOFF2 = rand((1, 36, 3, 3), 90, -1.5, 1.5)
 IDS = np.array([[1], [2], [3], [100]], "int64")
 IDS2 = np.array([[1, 7], [2, 9], [12345, 0]], "int64")
 IDS32 = np.array([[5], [6], [70000]], "int32")
+IDS_WIDE = np.arange(15, dtype="int64").reshape(3, 5) * 7919            # 40-byte rows: xxHash's 32-byte stripes
+IDS32_WIDE = np.arange(18, dtype="int32").reshape(2, 9) * 104729 - 5     # 36 bytes: stripe + a 4-byte tail
 
 SIM = rand((2, 3, 4, 5), 91)
 
@@ -121,6 +123,8 @@ CASES = [
     Case("hash", [("ids", IDS)], _hash(10000, 3), grad=False),
     Case("hash_pairs", [("ids", IDS2)], _hash(97, 2), grad=False),
     Case("hash_int32", [("ids", IDS32)], _hash(1000), grad=False),
+    Case("hash_wide", [("ids", IDS_WIDE)], _hash(1 << 30, 2), grad=False),
+    Case("hash_int32_wide", [("ids", IDS32_WIDE)], _hash(65536, 3), grad=False),
     Case("similarity_focus_c", [("x", SIM)], lambda f, x: f.layers.similarity_focus(x, 1, [0, 2]), grad=False),
     Case("similarity_focus_h", [("x", SIM)], lambda f, x: f.layers.similarity_focus(x, 2, [1]), grad=False),
     Case("similarity_focus_w", [("x", SIM)], lambda f, x: f.layers.similarity_focus(x, 3, [0, 4]), grad=False),
