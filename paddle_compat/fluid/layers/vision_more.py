@@ -7,7 +7,8 @@ from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
 from .helpers import append_defined, as_list, check_variable
 
-__all__ = ["data_norm", "spectral_norm", "roi_pool", "roi_align", "psroi_pool", "prroi_pool", "deformable_conv"]
+__all__ = ["data_norm", "spectral_norm", "roi_pool", "roi_align", "psroi_pool", "prroi_pool", "deformable_conv",
+           "deformable_roi_pooling"]
 
 
 def data_norm(input, act=None, epsilon=1e-05, param_attr=None, data_layout="NCHW", in_place=False, name=None,
@@ -162,3 +163,31 @@ def deformable_conv(input, offset, mask, num_filters, filter_size, stride=1, pad
         outs = append_defined("deformable_conv_v1", {"Input": input, "Offset": offset, "Filter": filt}, attrs,
                               helper=helper)
     return helper.append_bias_op(outs["Output"][0], dim_start=1, dim_end=2)
+
+
+def deformable_roi_pooling(input, rois, trans, no_trans=False, spatial_scale=1.0, group_size=[1, 1],  # noqa: B006
+                           pooled_height=1, pooled_width=1, part_size=None, sample_per_part=1, trans_std=0.1,
+                           position_sensitive=False, name=None):
+    """Deformable RoI pooling (position-sensitive with position_sensitive=True: output channels = input
+    channels / pooled_height / pooled_width; Paddle 1.8.5 passes that count as a float its op rejects)."""
+    _rois(input, rois, "deformable_roi_pooling")
+    check_variable(trans, "trans", "deformable_roi_pooling")
+    if not isinstance(group_size, (list, tuple)) or (part_size is not None and not isinstance(part_size,
+                                                                                              (list, tuple))):
+        raise TypeError("deformable_roi_pooling: group_size and part_size must be lists")
+    c = input.shape[1]
+    if position_sensitive:
+        if c % (pooled_height * pooled_width):
+            raise ValueError("deformable_roi_pooling: %d input channels are not divisible by pooled_height * "
+                             "pooled_width = %d" % (c, pooled_height * pooled_width))
+        out_c = c // pooled_height // pooled_width
+    else:
+        out_c = c
+    part = as_list(part_size if part_size is not None else [pooled_height, pooled_width], 2, "part_size")
+    outs = append_defined("deformable_psroi_pooling", {"Input": input, "ROIs": rois, "Trans": trans},
+                          {"no_trans": bool(no_trans), "spatial_scale": float(spatial_scale), "output_dim": out_c,
+                           "group_size": as_list(group_size, 2, "group_size"), "pooled_height": pooled_height,
+                           "pooled_width": pooled_width, "part_size": part, "sample_per_part": sample_per_part,
+                           "trans_std": float(trans_std)}, name=name)
+    outs["TopCount"][0].stop_gradient = True
+    return outs["Output"][0]

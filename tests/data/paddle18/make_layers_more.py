@@ -32,6 +32,8 @@ FEAT = rand((2, 3, 6, 7), 84)
 ROIS = np.array([[1.0, 2.0, 10.0, 9.0], [2.5, 0.0, 13.0, 11.5], [4.0, 5.0, 8.0, 10.0]], "float32")
 ROIS_LOD = [[2, 1]]
 PSFEAT = rand((2, 8, 6, 6), 85)
+TRANS = rand((3, 2, 2, 3), 97)
+TRANS_PS = rand((3, 4, 2, 2), 98)
 
 DX = rand((2, 2, 5, 5), 86)
 DOFF = rand((2, 18, 5, 5), 87, -1.5, 1.5)
@@ -87,6 +89,22 @@ def _hash(hash_size, num_hash=1):
     return fn
 
 
+def _deform_roi_ps(f, x, r, t):
+    kw = dict(spatial_scale=0.5, group_size=[2, 2], pooled_height=2, pooled_width=2, part_size=[2, 2],
+              sample_per_part=3)
+    if f.__name__.startswith("paddle_compat"):
+        return f.layers.deformable_roi_pooling(x, r, t, position_sensitive=True, **kw)
+    # Paddle 1.8.5's layer passes output_dim as a float (C / pooled_height / pooled_width) with
+    # position_sensitive=True, which its op rejects: record the op it means (output_dim 8 / 2 / 2 = 2).
+    helper = f.layer_helper.LayerHelper("deformable_psroi_pooling")
+    out = helper.create_variable_for_type_inference(x.dtype)
+    cnt = helper.create_variable_for_type_inference("int32")
+    kw.update(output_dim=2, no_trans=False, trans_std=0.1)
+    helper.append_op(type="deformable_psroi_pooling", inputs={"Input": x, "ROIs": r, "Trans": t},
+                     outputs={"Output": out, "TopCount": cnt}, attrs=kw)
+    return out
+
+
 def _lod(case):
     case.lod_outs = True
     return case
@@ -115,6 +133,18 @@ CASES = [
          lambda f, x, r: f.layers.psroi_pool(x, r, 2, 0.5, 2, 2), no_grad=("rois",)),
     Case("prroi_pool", [("x", FEAT), ("rois", ROIS, ROIS_LOD)],
          lambda f, x, r: f.layers.prroi_pool(x, r, 0.5, 2, 3)),
+    Case("deformable_roi_pooling", [("x", FEAT), ("rois", ROIS, ROIS_LOD), ("trans", TRANS)],
+         lambda f, x, r, t: f.layers.deformable_roi_pooling(x, r, t, spatial_scale=0.5, pooled_height=2,
+                                                            pooled_width=3, sample_per_part=2, trans_std=0.2),
+         no_grad=("rois",)),
+    Case("deformable_roi_pooling_ps", [("x", PSFEAT), ("rois", ROIS, ROIS_LOD), ("trans", TRANS_PS)],
+         _deform_roi_ps,
+         no_grad=("rois",)),
+    Case("deformable_roi_pooling_no_trans", [("x", FEAT), ("rois", ROIS, ROIS_LOD), ("trans", TRANS)],
+         lambda f, x, r, t: f.layers.deformable_roi_pooling(x, r, t, no_trans=True, spatial_scale=0.25,
+                                                            pooled_height=3, pooled_width=2, part_size=[2, 2],
+                                                            sample_per_part=4),
+         no_grad=("rois",)),
     Case("deformable_conv", [("x", DX), ("offset", DOFF), ("mask", DMASK)],
          lambda f, x, o, m: f.layers.deformable_conv(x, o, m, 3, 3, padding=1, im2col_step=1)),
     Case("deformable_conv_v1", [("x", DX4), ("offset", DOFF2)],
