@@ -248,3 +248,30 @@ def tensor_array_to_tensor(op, ctx):
         sizes = [t.shape[axis] if -t.dim() <= axis < t.dim() else 1 for t in arr]   # stacked too, as Paddle
         return out, torch.tensor(sizes, dtype=torch.int32, device=out.device)
     return k
+
+
+# ---- one_hot_v2 (fluid.one_hot) ---------------------------------------------------------------------------
+
+def _one_hot_v2_shape(ins, attrs):
+    x = first(ins, "X")
+    depth = -1 if first(ins, "depth_tensor") is not None else int(attrs["depth"])
+    return {"Out": OutMeta(tuple(x.shape) + (depth,), "float32", x.lod_level)}
+
+
+# fluid.one_hot: ids of any shape -> shape + [depth] (layers.one_hot instead replaces a last dimension of 1).
+# Out-of-range ids give zero rows with allow_out_of_range, an error naming the input otherwise.
+@defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_v2_shape, differentiable=False)
+def one_hot_v2(op, ctx):
+    allow = bool(attr(op, "allow_out_of_range", False))
+
+    def k(x, depth_t):
+        depth = int(depth_t.reshape(-1)[0]) if depth_t is not None else int(attr(op, "depth"))
+        idx = x.long()
+        valid = (idx >= 0) & (idx < depth)
+        if not allow and idx.numel() and not bool(valid.all()):
+            raise ValueError("one_hot: ids of %s must be in [0, %d), got range [%d, %d] (set "
+                             "allow_out_of_range=True for zero rows)"
+                             % (op.input("X")[0], depth, int(idx.min()), int(idx.max())))
+        out = torch.nn.functional.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth)
+        return out.to(torch.float32) * valid.unsqueeze(-1)
+    return k

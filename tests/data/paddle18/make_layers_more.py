@@ -59,6 +59,12 @@ TAG_L = np.array([[7], [1], [2], [9]], "int64")
 TAG_L_LOD = [[1, 2, 1]]
 FILTER_NONE = np.array([[42]], "int64")
 
+ONEHOT_IDS = np.array([[0, 3], [4, 1], [2, 2]], "int64")
+ONEHOT_OOR = np.array([[0], [7], [-1], [3]], "int64")
+Q = rand((2, 3, 4), 99)
+K = rand((2, 5, 4), 100)
+V = rand((2, 5, 6), 101)
+
 A0 = rand((2, 3), 94)
 A1 = rand((2, 2), 95)
 A2 = rand((2, 3), 96)
@@ -164,6 +170,13 @@ CASES = [
               lambda f, i, t, ft: f.layers.filter_by_instag(i, t, ft, True))),
     _lod(Case("filter_by_instag_empty", [("ins", INS), ("tag", INS_TAG, INS_TAG_LOD), ("flt", FILTER_NONE)],
               lambda f, i, t, ft: f.layers.filter_by_instag(i, t, ft, False, out_val_if_empty=7), grad=False)),
+    Case("fluid_one_hot", [("ids", ONEHOT_IDS)], lambda f, x: f.one_hot(x, 5), grad=False),
+    Case("fluid_one_hot_out_of_range", [("ids", ONEHOT_OOR)],
+         lambda f, x: f.one_hot(x, 4, allow_out_of_range=True), grad=False),
+    Case("scaled_dot_product_attention", [("q", Q), ("k", K), ("v", V)],
+         lambda f, q, k, v: f.nets.scaled_dot_product_attention(q, k, v)),
+    Case("scaled_dot_product_attention_heads", [("q", Q), ("k", K), ("v", V)],
+         lambda f, q, k, v: f.nets.scaled_dot_product_attention(q, k, v, num_heads=2)),
     Case("tensor_array_to_tensor", [("a", A0), ("b", A1)], _arr_to_tensor(1, False, 2)),
     Case("tensor_array_to_tensor_stack", [("a", A0), ("c", A2)], _arr_to_tensor(0, True, 2)),
 ]
