@@ -110,3 +110,43 @@ def test_data_norm_learns_statistics():
         exe.run(main, feed={"x": x})
         bs = np.array(scope.find_var("dn.batch_size").get_tensor())
     np.testing.assert_allclose(bs, 1e4 - 8)
+
+
+def test_shuffle_batch_permutes_rows_and_routes_gradient():
+    x = np.arange(24, dtype="float32").reshape(6, 4)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.layers.data("x", [6, 4], append_batch_size=False)
+        v.stop_gradient = False
+        w = fluid.layers.assign(np.arange(6, dtype="float32").reshape(6, 1))
+        out = fluid.contrib.shuffle_batch(v, seed=3)
+        loss = fluid.layers.reduce_sum(out * w)
+        g, = fluid.gradients([loss], [v])
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        o, gx = exe.run(main, feed={"x": x}, fetch_list=[out, g])
+    perm = (o[:, 0] // 4).astype(int)
+    assert sorted(perm) == list(range(6)) and list(perm) != list(range(6))
+    np.testing.assert_array_equal(o, x[perm])
+    expect = np.zeros((6, 4), "float32")
+    expect[perm] = np.arange(6, dtype="float32").reshape(6, 1)      # out row i came from row perm[i]
+    np.testing.assert_array_equal(gx, expect)
+
+
+def test_basic_gru_dropout_train_and_test():
+    x = np.random.RandomState(2).uniform(-1, 1, (2, 5, 3)).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.layers.data("x", [2, 5, 3], append_batch_size=False)
+        out, last = fluid.contrib.basic_gru(v, None, 4, num_layers=2, dropout_prob=0.5)
+    test_prog = main.clone(for_test=True)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        train, = exe.run(main, feed={"x": x}, fetch_list=[out])
+        a, = exe.run(test_prog, feed={"x": x}, fetch_list=[out])
+        b, = exe.run(test_prog, feed={"x": x}, fetch_list=[out])
+    assert (train == 0).mean() > 0.2          # dropped outputs (downgrade_in_infer: no scaling in training)
+    np.testing.assert_array_equal(a, b)       # inference is deterministic
+    assert (a == 0).mean() < 0.05

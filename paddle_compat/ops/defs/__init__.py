@@ -9,4 +9,4 @@ from . import (abn_ops, amp_ops, conv_pool_ops, contrib_ops, crf_ops, index_ops,
                math_more, norm_resize_ops, optimizer_ext, py_func_op, random_misc_ops, rnn_ops, seq_ext,
                seq_shape, shape_ops)
 from . import control_flow  # noqa: F401
-from . import misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F401
+from . import contrib_more_ops, misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F401

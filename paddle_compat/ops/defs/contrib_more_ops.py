@@ -1,0 +1,326 @@
+"""More fluid.contrib ops: fused_embedding_seq_pool, shuffle_batch, tdm_child, match_matrix_tensor,
+sequence_topk_avg_pooling, and the fused recurrences behind contrib.basic_gru / basic_lstm."""
+
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first
+
+
+def _offsets(op, lod, slot):
+    if not lod:
+        raise ValueError("%s: input %s=%s carries no LoD (feed a LoDTensor)" % (op.type, slot, op.input(slot)[0]))
+    return lod[-1]
+
+
+# ---- fused_embedding_seq_pool -----------------------------------------------------------------------------
+
+def _fesp_shape(ins, attrs):
+    ids, w = first(ins, "Ids"), first(ins, "W")
+    k = ids.shape[-1] if len(ids.shape) > 1 else 1
+    return {"Out": OutMeta((-1, w.shape[1] * k), w.dtype)}
+
+
+# Out[i] = sum over sequence i's rows of W[id] (each of the k id columns side by side); ids equal to
+# padding_idx add nothing and get no gradient. Only combiner "sum" exists (as in Paddle).
+@defop("fused_embedding_seq_pool", inputs=("Ids", "W"), lod_in=("Ids",), infer_shape=_fesp_shape,
+       no_grad=("Ids",))
+def fused_embedding_seq_pool(op, ctx):
+    pad = attr(op, "padding_idx", -1)
+    pad = -1 if pad is None else int(pad)
+    if attr(op, "combiner", "sum") != "sum":
+        raise NotImplementedError("fused_embedding_seq_pool: only combiner='sum' exists (Paddle's too)")
+
+    def k(ids, w, lod):
+        off = _offsets(op, lod, "Ids")
+        idx = ids.reshape(ids.shape[0], -1).long()
+        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= w.shape[0]):
+            raise ValueError("fused_embedding_seq_pool: ids of %s must be in [0, %d), got [%d, %d]"
+                             % (op.input("Ids")[0], w.shape[0], int(idx.min()), int(idx.max())))
+        rows = w[idx]                                                   # [T, k, D]
+        if pad >= 0:
+            rows = rows * (idx != pad).unsqueeze(-1).to(w.dtype)
+        rows = rows.reshape(idx.shape[0], -1)
+        seg = torch.repeat_interleave(torch.arange(off.numel() - 1, device=w.device), off[1:] - off[:-1])
+        out = torch.zeros(off.numel() - 1, rows.shape[1], dtype=w.dtype, device=w.device)
+        return out.index_add(0, seg, rows)
+    return k
+
+
+# ---- shuffle_batch ----------------------------------------------------------------------------------------
+
+def _shuffle_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": OutMeta(x.shape, x.dtype, x.lod_level), "ShuffleIdx": OutMeta((-1,), "int64"),
+            "SeedOut": OutMeta((1,), "int64")}
+
+
+# The rows (all dimensions but the last, flattened) in a random order; ShuffleIdx says which input row each
+# output row is. Draws come from a generator seeded once by startup_seed (or Seed's value): repeatable from
+# run to run, not Paddle's order. The gradient goes back to the rows' places.
+@defop("shuffle_batch", inputs=("X", "Seed"), outputs=("Out", "ShuffleIdx", "SeedOut"), infer_shape=_shuffle_shape,
+       no_grad=("Seed",))
+def shuffle_batch(op, ctx):
+    startup = int(attr(op, "startup_seed", 0) or 0)
+    state = {}
+
+    def k(x, seed):
+        if "gen" not in state:
+            s0 = startup
+            if seed is not None and seed.numel() and int(seed.reshape(-1)[0]) != 0:
+                s0 = int(seed.reshape(-1)[0])
+            state["gen"] = torch.Generator().manual_seed(s0 & 0x7FFFFFFFFFFFFFFF)
+        rows = x.reshape(-1, x.shape[-1])
+        perm = torch.randperm(rows.shape[0], generator=state["gen"]).to(x.device)
+        nxt = torch.randint(1, 2 ** 31 - 1, (1,), generator=state["gen"]).to(x.device)
+        return rows[perm].reshape(x.shape), perm, nxt
+    return k
+
+
+# ---- tdm_child --------------------------------------------------------------------------------------------
+
+def _tdm_child_shape(ins, attrs):
+    x = first(ins, "X")
+    shape = tuple(x.shape) + (int(attrs["child_nums"]),)
+    dt = {2: "int32", 3: "int64"}.get(attrs.get("dtype", 2), attrs.get("dtype", "int32"))
+    return {"Child": OutMeta(shape, dt), "LeafMask": OutMeta(shape, dt)}
+
+
+# TreeInfo rows: (item_id, layer_id, parent_id, child ids...). Child = the node's children (0s for node 0
+# and for a node without children); LeafMask = 1 where the child is an item (item_id != 0).
+@defop("tdm_child", inputs=("X", "TreeInfo"), outputs=("Child", "LeafMask"), infer_shape=_tdm_child_shape,
+       differentiable=False)
+def tdm_child(op, ctx):
+    n_child = int(attr(op, "child_nums"))
+
+    def k(x, tree):
+        ids = x.long()
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= tree.shape[0]):
+            raise ValueError("tdm_child: node ids of %s must be in [0, %d), got [%d, %d]"
+                             % (op.input("X")[0], tree.shape[0], int(ids.min()), int(ids.max())))
+        tree = tree.long()
+        child = tree[ids][..., 3:3 + n_child]
+        has = (ids != 0) & (tree[ids][..., 3] != 0)
+        child = child * has.unsqueeze(-1)
+        leaf = (tree[child][..., 0] != 0) & has.unsqueeze(-1)
+        return child.to(x.dtype), leaf.to(x.dtype)
+    return k
+
+
+# ---- match_matrix_tensor ----------------------------------------------------------------------------------
+
+def _mmt_shape(ins, attrs):
+    x, w = first(ins, "X"), first(ins, "W")
+    return {"Out": OutMeta((-1, 1), x.dtype, 1), "Tmp": OutMeta((-1, 1), x.dtype)}
+
+
+def _padded(x, off):
+    """LoD rows [T, h] -> ([B, L, h] zero-padded, [B, L] mask, lengths)."""
+    lens = off[1:] - off[:-1]
+    b = lens.numel()
+    width = int(lens.max()) if b else 0
+    steps = torch.arange(width, device=x.device)
+    mask = steps.unsqueeze(0) < lens.unsqueeze(1)
+    idx = (off[:-1].unsqueeze(1) + steps).clamp(max=max(x.shape[0] - 1, 0))
+    rows = x[idx]
+    return rows * mask.reshape(tuple(mask.shape) + (1,) * (rows.dim() - 2)).to(x.dtype), mask, lens
+
+
+# Sequence pair i: Out_i[t, a, b] = x_a W[:, t, :] y_b over x's a-th and y's b-th rows, laid out as
+# [dim_t, len_x_i, len_y_i] flattened, pairs one after another (Out's LoD); Tmp = X W as [T_x, dim_t * h].
+@defop("match_matrix_tensor", inputs=("X", "Y", "W"), outputs=("Out", "Tmp"), lod_in=("X", "Y"), lod_out=("Out",),
+       infer_shape=_mmt_shape)
+def match_matrix_tensor(op, ctx):
+    dim_t = int(attr(op, "dim_t", 1))
+
+    def k(x, y, w, xlod, ylod):
+        xo, yo = _offsets(op, xlod, "X"), _offsets(op, ylod, "Y")
+        if xo.numel() != yo.numel():
+            raise ValueError("match_matrix_tensor: X=%s holds %d sequences but Y=%s %d"
+                             % (op.input("X")[0], xo.numel() - 1, op.input("Y")[0], yo.numel() - 1))
+        h = x.shape[1]
+        tmp = (x @ w.reshape(h, dim_t * h))                             # [Tx, dim_t * h]
+        xp, xm, xl = _padded(tmp.reshape(-1, dim_t, h), xo)             # [B, Lx, dim_t, h]
+        yp, ym, yl = _padded(y, yo)                                     # [B, Ly, h]
+        full = torch.einsum("bath,bch->btac", xp, yp)                   # [B, dim_t, Lx, Ly]
+        keep = (xm[:, None, :, None] & ym[:, None, None, :]).expand_as(full)
+        out = full[keep].reshape(-1, 1)
+        sizes = dim_t * xl * yl
+        ooff = torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])
+        return out, tmp.reshape(-1, 1), (ooff,)
+    return k
+
+
+# ---- sequence_topk_avg_pooling ----------------------------------------------------------------------------
+
+def _topk_shape(ins, attrs):
+    x = first(ins, "X")
+    n = int(attrs["channel_num"]) * len(attrs["topks"])
+    return {"Out": OutMeta((-1, n), x.dtype, 1), "pos": OutMeta((-1, 1), "int32")}
+
+
+# X holds, per sample i, a [channel_num, rows_i, cols_i] map (rows_i, cols_i from ROW's and COLUMN's LoD).
+# Out row r of sample i, column c * len(topks) + j: the sum of the topks[j] largest values of channel c's
+# row r divided by topks[j] (missing values count 0). pos: the positions of the max(topks) largest (-1
+# where the row is shorter), as Paddle.
+@defop("sequence_topk_avg_pooling", inputs=("X", "ROW", "COLUMN"), outputs=("Out", "pos"),
+       lod_in=("X", "ROW", "COLUMN"), lod_out=("Out",), infer_shape=_topk_shape, no_grad=("ROW", "COLUMN"))
+def sequence_topk_avg_pooling(op, ctx):
+    topks = [int(v) for v in attr(op, "topks")]
+    chans = int(attr(op, "channel_num"))
+
+    def k(x, row, col, xlod, rlod, clod):
+        xo, ro, co = _offsets(op, xlod, "X"), _offsets(op, rlod, "ROW"), _offsets(op, clod, "COLUMN")
+        rows, cols = ro[1:] - ro[:-1], co[1:] - co[:-1]
+        b = rows.numel()
+        if not torch.equal(xo[1:] - xo[:-1], chans * rows * cols):
+            raise ValueError("sequence_topk_avg_pooling: X=%s's sequences are not channel_num * rows * cols long"
+                             % op.input("X")[0])
+        rmax, cmax = int(rows.max()), int(cols.max())
+        kmax = max(topks)
+        dev = x.device
+        c = torch.arange(chans, device=dev).view(1, -1, 1, 1)
+        r = torch.arange(rmax, device=dev).view(1, 1, -1, 1)
+        q = torch.arange(cmax, device=dev).view(1, 1, 1, -1)
+        rb, cb = rows.view(-1, 1, 1, 1), cols.view(-1, 1, 1, 1)
+        valid = (r < rb) & (q < cb) & (c >= 0)
+        flat = xo[:-1].view(-1, 1, 1, 1) + (c * rb + r) * cb + q
+        vals = x.reshape(-1)[flat.clamp(max=x.numel() - 1)]
+        vals = vals.masked_fill(~valid, float("-inf"))                  # [B, C, R, Q]
+        kk = min(kmax, cmax)
+        top, pos = vals.topk(kk, dim=3)
+        got = torch.isfinite(top)
+        top = torch.where(got, top, torch.zeros_like(top))
+        csum = torch.cumsum(top, 3)
+        outs = [csum[..., min(t, kk) - 1] / t for t in topks]          # [B, C, R] each
+        out = torch.stack(outs, 3).permute(0, 2, 1, 3).reshape(b, rmax, chans * len(topks))
+        keep = torch.arange(rmax, device=dev).unsqueeze(0) < rows.unsqueeze(1)
+        out = out[keep]
+        pos = torch.where(got, pos, torch.full_like(pos, -1))
+        if kk < kmax:
+            pos = torch.cat([pos, pos.new_full(tuple(pos.shape[:3]) + (kmax - kk,), -1)], 3)
+        pos = pos.permute(0, 2, 1, 3)[keep].reshape(-1, 1).to(torch.int32)
+        return out, pos, (ro,)
+    return k
+
+
+# ---- contrib.basic_gru / basic_lstm: the whole stacked (bi)directional recurrence as one op ---------------
+
+_ACTS = {"sigmoid": lambda t: torch.sigmoid(t), "tanh": lambda t: torch.tanh(t), "relu": lambda t: torch.relu(t),
+         "softsign": lambda t: torch.nn.functional.softsign(t), "softplus": lambda t: torch.nn.functional.softplus(t),
+         "leaky_relu": lambda t: torch.nn.functional.leaky_relu(t, 0.02), "exp": lambda t: torch.exp(t)}
+
+
+def _rnn_shape(cell):
+    def infer(ins, attrs):
+        x = first(ins, "Input")
+        h, layers_n = int(attrs["hidden_size"]), int(attrs["num_layers"])
+        dirs = 2 if attrs.get("bidirectional") else 1
+        b_axis = 0 if attrs.get("batch_first", True) else 1
+        shape = list(x.shape)
+        shape[-1] = h * dirs
+        last = OutMeta((layers_n * dirs, x.shape[b_axis], h), x.dtype)
+        out = {"Out": OutMeta(shape, x.dtype), "LastH": last}
+        if cell:
+            out["LastC"] = last
+        return out
+    return infer
+
+
+def _recurrence(op, lstm):
+    layers_n = int(attr(op, "num_layers", 1))
+    bidi = bool(attr(op, "bidirectional", False))
+    batch_first = bool(attr(op, "batch_first", True))
+    hid = int(attr(op, "hidden_size"))
+    p = float(attr(op, "dropout_prob", 0.0) or 0.0)
+    is_test = bool(attr(op, "is_test", False))
+    forget_bias = float(attr(op, "forget_bias", 1.0))
+    gate_act = _ACTS[attr(op, "gate_activation", "sigmoid")]
+    act = _ACTS[attr(op, "activation", "tanh")]
+    per_unit = 2 if lstm else 4
+
+    def drop(t):
+        if p <= 0.0:
+            return t
+        # basic_lstm drops with upscale_in_train, basic_gru with Paddle's default downgrade_in_infer
+        if is_test:
+            return t if lstm else t * (1.0 - p)
+        keep = (torch.rand_like(t) >= p).to(t.dtype)
+        return t * keep / (1.0 - p) if lstm else t * keep
+
+    def gru_step(x, h, w):
+        gw, cw, gb, cb = w
+        g = gate_act(torch.cat([x, h], 1) @ gw + gb)
+        r, u = g[:, :hid], g[:, hid:]
+        c = act(torch.cat([x, r * h], 1) @ cw + cb)
+        return u * h + (1 - u) * c, None
+
+    def lstm_step(x, h, c, w):
+        # Paddle's BasicLSTMUnit uses sigmoid and tanh whatever gate_activation / activation say
+        wt, b = w
+        gates = torch.cat([x, h], 1) @ wt + b
+        i, j, f, o = gates.split(hid, 1)
+        c2 = c * torch.sigmoid(f + forget_bias) + torch.sigmoid(i) * torch.tanh(j)
+        return torch.tanh(c2) * torch.sigmoid(o), c2
+
+    def direction(x, mask, units, h0, c0):
+        hs, cs = list(h0), list(c0) if lstm else None
+        outs = []
+        for t in range(x.shape[0]):
+            step = x[t]
+            m = mask[t].unsqueeze(1) if mask is not None else None
+            for i, w in enumerate(units):
+                if lstm:
+                    nh, nc = lstm_step(step, hs[i], cs[i], w)
+                else:
+                    nh, nc = gru_step(step, hs[i], w)
+                if m is not None:
+                    nh = nh * m + hs[i] * (1 - m)
+                    if lstm:
+                        nc = nc * m + cs[i] * (1 - m)
+                hs[i] = nh
+                if lstm:
+                    cs[i] = nc
+                step = drop(nh)
+            outs.append(step)
+        out = torch.stack(outs) if outs else x.new_zeros((0, x.shape[1], hid))
+        return out, torch.stack(hs), (torch.stack(cs) if lstm else None)
+
+    def k(x, h0, c0, seq_len, ws):
+        if len(ws) != per_unit * layers_n * (2 if bidi else 1):
+            raise ValueError("%s: expected %d weights, got %d" % (op.type, per_unit * layers_n * (1 + bidi), len(ws)))
+        xt = x.transpose(0, 1) if batch_first else x                    # [T, B, D]
+        t_len, b = xt.shape[0], xt.shape[1]
+        dirs = 2 if bidi else 1
+        zeros = xt.new_zeros((layers_n * dirs, b, hid))
+        h0 = (h0 if h0 is not None else zeros).reshape(layers_n, dirs, b, hid)
+        c0 = (c0 if c0 is not None else zeros).reshape(layers_n, dirs, b, hid) if lstm else None
+        mask = None
+        if seq_len is not None:
+            mask = (torch.arange(t_len, device=x.device).unsqueeze(1) < seq_len.reshape(1, -1)).to(x.dtype)
+        units = [ws[i * per_unit:(i + 1) * per_unit] for i in range(layers_n * dirs)]
+        fw = direction(xt, mask, units[:layers_n], h0[:, 0], c0[:, 0] if lstm else None)
+        if not bidi:
+            out, lh, lc = fw
+        else:
+            bw = direction(xt.flip(0), mask.flip(0) if mask is not None else None, units[layers_n:], h0[:, 1],
+                           c0[:, 1] if lstm else None)
+            out = torch.cat([fw[0], bw[0].flip(0)], 2)
+            lh = torch.stack([fw[1], bw[1]], 1).reshape(layers_n * 2, b, hid)
+            lc = torch.stack([fw[2], bw[2]], 1).reshape(layers_n * 2, b, hid) if lstm else None
+        if batch_first:
+            out = out.transpose(0, 1)
+        return (out, lh, lc) if lstm else (out, lh)
+    return k
+
+
+@defop("basic_gru", inputs=("Input", "InitH", "SequenceLength", "Weight*"), outputs=("Out", "LastH"),
+       infer_shape=_rnn_shape(False), no_grad=("SequenceLength",))
+def basic_gru(op, ctx):
+    k = _recurrence(op, False)
+    return lambda x, h0, seq_len, ws: k(x, h0, None, seq_len, ws)
+
+
+@defop("basic_lstm", inputs=("Input", "InitH", "InitC", "SequenceLength", "Weight*"),
+       outputs=("Out", "LastH", "LastC"), infer_shape=_rnn_shape(True), no_grad=("SequenceLength",))
+def basic_lstm(op, ctx):
+    return _recurrence(op, True)
