@@ -324,3 +324,77 @@ def basic_gru(op, ctx):
        outputs=("Out", "LastH", "LastC"), infer_shape=_rnn_shape(True), no_grad=("SequenceLength",))
 def basic_lstm(op, ctx):
     return _recurrence(op, True)
+
+
+# ---- tree_conv (TBCNN) ------------------------------------------------------------------------------------
+
+def _tree_conv_shape(ins, attrs):
+    n, w = first(ins, "NodesVector"), first(ins, "Filter")
+    return {"Out": OutMeta((n.shape[0], n.shape[1], w.shape[2], w.shape[3]), n.dtype)}
+
+
+def _patch_weights(edges, n_nodes, max_depth):
+    """[3, N, N] continuous-binary-tree weights (left, right, top) of every node (row: the patch's root,
+    1-based node r at row r - 1) over the nodes of its patch: the root and its descendants less than
+    max_depth below it. A node at depth d, child i (1-based) of p children: top = (max_depth - d) / max_depth,
+    left = (1 - top) * ((i - 1) / (p - 1), or 1/2 for an only child), right = (1 - top) * (1 - left)."""
+    import numpy as np
+    kids = {}
+    count = 1
+    for u, v in edges:
+        if u == 0 or v == 0:
+            break           # the edge list ends at the first (0, 0)
+        kids.setdefault(int(u), []).append(int(v))
+        count += 1
+    a = np.zeros((3, n_nodes, n_nodes), np.float64)
+    # Rows past the tree's edges + 1 nodes stay 0 (Paddle leaves there whatever the previous sample wrote).
+    for root in range(1, min(count, n_nodes) + 1):
+        todo = [(root, 1, 1, 0)]
+        seen = {root}
+        while todo:
+            node, idx, sibs, depth = todo.pop()
+            top = (max_depth - depth) / float(max_depth)
+            left = (1.0 - top) * (0.5 if sibs == 1 else (idx - 1.0) / (sibs - 1.0))
+            right = (1.0 - top) * (1.0 - left)
+            if node - 1 < n_nodes:
+                a[:, root - 1, node - 1] += (left, right, top)
+            ch = kids.get(node, [])
+            for i, v in enumerate(ch):
+                if v not in seen and depth + 1 < max_depth:
+                    seen.add(v)
+                    todo.append((v, i + 1, len(ch), depth + 1))
+    return a
+
+
+# Out[b, r] = sum over r's patch of (left, right, top) weights x node features, times Filter [F, 3, out, k].
+# The gradient for NodesVector is Paddle 1.8.5's, kept for parity: its backward reads Filter as if its
+# (3, out * k) part were laid out (out * k, 3), which is the true gradient only when out * k == 1.
+@defop("tree_conv", inputs=("NodesVector", "EdgeSet", "Filter"), infer_shape=_tree_conv_shape, no_grad=("EdgeSet",))
+def tree_conv(op, ctx):
+    max_depth = int(attr(op, "max_depth", 2))
+
+    class _TreeConv(torch.autograd.Function):
+        @staticmethod
+        def forward(fctx, nodes, w, a):
+            patch = torch.einsum("bkrn,bnf->brfk", a, nodes)                            # [B, N, F, 3]
+            fctx.save_for_backward(patch, w, a)
+            return torch.einsum("brfk,fkoc->broc", patch, w)
+
+        @staticmethod
+        def backward(fctx, g):
+            patch, w, a = fctx.saved_tensors
+            b, n = g.shape[0], g.shape[1]
+            f = w.shape[0]
+            gw = torch.einsum("brfk,broc->fkoc", patch, g)
+            gf = g.reshape(b, n, -1)
+            col = torch.einsum("bepn,bpi->bnie", a, gf).reshape(b, n, -1)
+            return col @ w.reshape(f, -1).t(), gw, None
+
+    def k(nodes, edges, w):
+        import numpy as np
+        b, n, f = nodes.shape
+        e = edges.detach().cpu().numpy().astype(np.int64)
+        a = np.stack([_patch_weights(e[i], n, max_depth) for i in range(b)])          # [B, 3, N, N]
+        a = torch.from_numpy(a).to(device=nodes.device, dtype=nodes.dtype)
+        return _TreeConv.apply(nodes, w, a)
+    return k

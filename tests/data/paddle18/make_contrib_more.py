@@ -48,6 +48,13 @@ H0 = rand((2, 2, 5), 211)   # [num_layers * directions, batch, hidden]
 C0 = rand((2, 2, 5), 212)
 
 
+TREE_NODES = rand((2, 6, 3), 213)
+# sample 0: 1 -> 2, 3; 2 -> 4, 5, 6 (then padding); sample 1: 1 -> 2, 5; 2 -> 3; 3 -> 4; 5 -> 6. Every
+# sample's tree covers all 6 rows: Paddle leaves rows past a smaller tree with the previous sample's values.
+TREE_EDGES = np.array([[[1, 2], [1, 3], [2, 4], [2, 5], [2, 6], [0, 0]],
+                       [[1, 2], [2, 3], [3, 4], [1, 5], [5, 6], [0, 0]]], "int32")
+
+
 def _gru_unit(f, x, h):
     unit = f.contrib.BasicGRUUnit("gru_unit", 5)
     return unit(x, h)
@@ -97,6 +104,10 @@ CASES = [
                                             ("col", TK_COL, TK_COL_LOD)],
               lambda f, x, r, c: f.contrib.layers.sequence_topk_avg_pooling(x, r, c, [1, 3, 5], 2),
               no_grad=("row", "col"))),
+    Case("tree_conv", [("nodes", TREE_NODES), ("edges", TREE_EDGES)],
+         lambda f, n, e: f.contrib.layers.tree_conv(n, e, 4, num_filters=2, max_depth=2)),
+    Case("tree_conv_deep", [("nodes", TREE_NODES), ("edges", TREE_EDGES)],
+         lambda f, n, e: f.contrib.layers.tree_conv(n, e, 3, max_depth=3, act=None, bias_attr=False)),
     Case("ctr_metric_bundle", [("pred", PRED), ("label", LABEL)], _ctr, grad=False),
     Case("basic_gru_unit", [("x", UNIT_X), ("h", UNIT_H)], _gru_unit),
     Case("basic_lstm_unit", [("x", UNIT_X), ("h", UNIT_H), ("c", UNIT_C)], _lstm_unit, grad_outs=(0, 1)),

@@ -9,7 +9,7 @@ from ...layer_helper import LayerHelper
 from ...layers.helpers import append_defined, check_variable
 
 __all__ = ["fused_embedding_seq_pool", "shuffle_batch", "tdm_child", "match_matrix_tensor",
-           "sequence_topk_avg_pooling"]
+           "sequence_topk_avg_pooling", "tree_conv"]
 
 
 def fused_embedding_seq_pool(input, size, is_sparse=False, padding_idx=None, combiner="sum", param_attr=None,
@@ -88,3 +88,20 @@ def sequence_topk_avg_pooling(input, row, col, topks, channel_num):
                           {"topks": [int(t) for t in topks], "channel_num": int(channel_num)})
     outs["pos"][0].stop_gradient = True
     return outs["Out"][0]
+
+
+def tree_conv(nodes_vector, edge_set, output_size, num_filters=1, max_depth=2, act="tanh", param_attr=None,
+              bias_attr=None, name=None):
+    """Tree-based convolution (TBCNN) over nodes_vector [batch, nodes, feature] and edge_set [batch, edges, 2]
+    of 1-based (parent, child) pairs ended by (0, 0): [batch, nodes, output_size, num_filters]."""
+    check_variable(nodes_vector, "nodes_vector", "tree_conv")
+    check_variable(edge_set, "edge_set", "tree_conv")
+    helper = LayerHelper("tree_conv", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    w = helper.create_parameter(attr=helper.param_attr, shape=[nodes_vector.shape[2], 3, output_size, num_filters],
+                                dtype=nodes_vector.dtype, is_bias=False)
+    outs = append_defined("tree_conv", {"NodesVector": nodes_vector, "EdgeSet": edge_set, "Filter": w},
+                          {"max_depth": max_depth}, helper=helper)
+    out = outs["Out"][0]
+    if helper.bias_attr:
+        out = helper.append_bias_op(out)
+    return helper.append_activation(out)
