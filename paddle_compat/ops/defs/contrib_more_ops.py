@@ -398,3 +398,55 @@ def tree_conv(op, ctx):
         a = torch.from_numpy(a).to(device=nodes.device, dtype=nodes.dtype)
         return _TreeConv.apply(nodes, w, a)
     return k
+
+
+# ---- var_conv_2d ------------------------------------------------------------------------------------------
+
+def _var_conv_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": OutMeta((-1, 1), x.dtype, 1), "Col": OutMeta((-1, 1), x.dtype)}
+
+
+# Sample i of X is an [InputChannel, rows_i, cols_i] map (sizes from ROW's and COLUMN's LoD), convolved with
+# W [OutputChannel, InputChannel * KernelH * KernelW] centred (kernel // 2 zeros around), stride StrideH/W:
+# [OutputChannel, (rows_i - 1) // StrideH + 1, (cols_i - 1) // StrideW + 1], flattened one after another.
+# All samples run as one zero-padded batch. Col (Paddle's im2col buffer) is left empty here.
+@defop("var_conv_2d", inputs=("X", "ROW", "COLUMN", "W"), outputs=("Out", "Col"), lod_in=("X", "ROW", "COLUMN"),
+       lod_out=("Out",), infer_shape=_var_conv_shape, no_grad=("ROW", "COLUMN"))
+def var_conv_2d(op, ctx):
+    cin, cout = int(attr(op, "InputChannel")), int(attr(op, "OutputChannel"))
+    kh, kw = int(attr(op, "KernelH")), int(attr(op, "KernelW"))
+    sh, sw = int(attr(op, "StrideH", 1)), int(attr(op, "StrideW", 1))
+
+    def k(x, row, col, w, xlod, rlod, clod):
+        xo, ro, co = _offsets(op, xlod, "X"), _offsets(op, rlod, "ROW"), _offsets(op, clod, "COLUMN")
+        rows, cols = ro[1:] - ro[:-1], co[1:] - co[:-1]
+        if not torch.equal(xo[1:] - xo[:-1], cin * rows * cols):
+            raise ValueError("var_conv_2d: X=%s's sequences are not InputChannel * rows * cols long"
+                             % op.input("X")[0])
+        b = rows.numel()
+        hmax, wmax = int(rows.max()), int(cols.max())
+        dev = x.device
+        c = torch.arange(cin, device=dev).view(1, -1, 1, 1)
+        r = torch.arange(hmax, device=dev).view(1, 1, -1, 1)
+        q = torch.arange(wmax, device=dev).view(1, 1, 1, -1)
+        rb, cb = rows.view(-1, 1, 1, 1), cols.view(-1, 1, 1, 1)
+        valid = (r < rb) & (q < cb) & (c >= 0)
+        flat = (xo[:-1].view(-1, 1, 1, 1) + (c * rb + r) * cb + q).clamp(max=max(x.numel() - 1, 0))
+        img = x.reshape(-1)[flat] * valid.to(x.dtype)                   # [B, C, Hmax, Wmax]
+        oh, ow = (rows - 1) // sh + 1, (cols - 1) // sw + 1
+        ohm, owm = int(oh.max()), int(ow.max())
+        # output (y, x) reads rows y * sh + ky - kh // 2: pad kh // 2 on top, enough below for ohm rows
+        pad_b = max((ohm - 1) * sh + kh - kh // 2 - hmax, 0)
+        pad_r = max((owm - 1) * sw + kw - kw // 2 - wmax, 0)
+        img = torch.nn.functional.pad(img, (kw // 2, pad_r, kh // 2, pad_b))
+        out = torch.nn.functional.conv2d(img, w.reshape(cout, cin, kh, kw), stride=(sh, sw))[:, :, :ohm, :owm]
+        oc = torch.arange(cout, device=dev).view(1, -1, 1, 1)
+        oy = torch.arange(ohm, device=dev).view(1, 1, -1, 1)
+        ox = torch.arange(owm, device=dev).view(1, 1, 1, -1)
+        keep = (oy < oh.view(-1, 1, 1, 1)) & (ox < ow.view(-1, 1, 1, 1)) & (oc >= 0)
+        res = out[keep].reshape(-1, 1)
+        sizes = cout * oh * ow
+        ooff = torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])
+        return res, x.new_zeros((0, 1)), (ooff,)
+    return k

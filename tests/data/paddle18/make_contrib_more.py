@@ -55,6 +55,15 @@ TREE_EDGES = np.array([[[1, 2], [1, 3], [2, 4], [2, 5], [2, 6], [0, 0]],
                        [[1, 2], [2, 3], [3, 4], [1, 5], [5, 6], [0, 0]]], "int32")
 
 
+# var_conv_2d: 2 input channels; sample 0 is 3 x 4, sample 1 is 5 x 2
+VC_ROW = rand((8, 1), 214)
+VC_ROW_LOD = [[3, 5]]
+VC_COL = rand((6, 1), 215)
+VC_COL_LOD = [[4, 2]]
+VC_X = rand((2 * 3 * 4 + 2 * 5 * 2, 1), 216)
+VC_X_LOD = [[24, 20]]
+
+
 def _gru_unit(f, x, h):
     unit = f.contrib.BasicGRUUnit("gru_unit", 5)
     return unit(x, h)
@@ -108,6 +117,12 @@ CASES = [
          lambda f, n, e: f.contrib.layers.tree_conv(n, e, 4, num_filters=2, max_depth=2)),
     Case("tree_conv_deep", [("nodes", TREE_NODES), ("edges", TREE_EDGES)],
          lambda f, n, e: f.contrib.layers.tree_conv(n, e, 3, max_depth=3, act=None, bias_attr=False)),
+    _lod(Case("var_conv_2d", [("x", VC_X, VC_X_LOD), ("row", VC_ROW, VC_ROW_LOD), ("col", VC_COL, VC_COL_LOD)],
+              lambda f, x, r, c: f.contrib.layers.var_conv_2d(x, r, c, 2, 3, 3), no_grad=("row", "col"))),
+    _lod(Case("var_conv_2d_stride", [("x", VC_X, VC_X_LOD), ("row", VC_ROW, VC_ROW_LOD),
+                                     ("col", VC_COL, VC_COL_LOD)],
+              lambda f, x, r, c: f.contrib.layers.var_conv_2d(x, r, c, 2, 2, [3, 1], stride=[2, 1], act="relu"),
+              no_grad=("row", "col"))),
     Case("ctr_metric_bundle", [("pred", PRED), ("label", LABEL)], _ctr, grad=False),
     Case("basic_gru_unit", [("x", UNIT_X), ("h", UNIT_H)], _gru_unit),
     Case("basic_lstm_unit", [("x", UNIT_X), ("h", UNIT_H), ("c", UNIT_C)], _lstm_unit, grad_outs=(0, 1)),

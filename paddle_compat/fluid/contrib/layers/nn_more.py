@@ -9,7 +9,7 @@ from ...layer_helper import LayerHelper
 from ...layers.helpers import append_defined, check_variable
 
 __all__ = ["fused_embedding_seq_pool", "shuffle_batch", "tdm_child", "match_matrix_tensor",
-           "sequence_topk_avg_pooling", "tree_conv"]
+           "sequence_topk_avg_pooling", "tree_conv", "var_conv_2d"]
 
 
 def fused_embedding_seq_pool(input, size, is_sparse=False, padding_idx=None, combiner="sum", param_attr=None,
@@ -105,3 +105,21 @@ def tree_conv(nodes_vector, edge_set, output_size, num_filters=1, max_depth=2, a
     if helper.bias_attr:
         out = helper.append_bias_op(out)
     return helper.append_activation(out)
+
+
+def var_conv_2d(input, row, col, input_channel, output_channel, filter_size, stride=1, param_attr=None, act=None,
+                dtype="float32", name=None):
+    """Convolution over per-sample [input_channel, rows, cols] maps of varying size (LoD): each sample's
+    output is [output_channel, ceil(rows / stride_h), ceil(cols / stride_w)], flattened (LoD)."""
+    for arg, v in (("input", input), ("row", row), ("col", col)):
+        check_variable(v, arg, "var_conv_2d")
+    fs = [filter_size, filter_size] if isinstance(filter_size, int) else list(filter_size)
+    st = [stride, stride] if isinstance(stride, int) else list(stride)
+    helper = LayerHelper("var_conv_2d", param_attr=param_attr, act=act, name=name)
+    w = helper.create_parameter(attr=helper.param_attr, shape=[output_channel, input_channel * fs[0] * fs[1]],
+                                dtype=dtype)
+    outs = append_defined("var_conv_2d", {"X": input, "ROW": row, "COLUMN": col, "W": w},
+                          {"InputChannel": input_channel, "OutputChannel": output_channel, "StrideH": st[0],
+                           "StrideW": st[1], "KernelH": fs[0], "KernelW": fs[1]}, helper=helper)
+    outs["Col"][0].stop_gradient = True
+    return helper.append_activation(outs["Out"][0])
