@@ -250,23 +250,27 @@ def tensor_array_to_tensor(op, ctx):
     return k
 
 
-# ---- one_hot_v2 (fluid.one_hot) ---------------------------------------------------------------------------
+# ---- one_hot (layers.one_hot) and one_hot_v2 (fluid.one_hot) ----------------------------------------------
 
-def _one_hot_v2_shape(ins, attrs):
-    x = first(ins, "X")
-    depth = -1 if first(ins, "depth_tensor") is not None else int(attrs["depth"])
-    return {"Out": OutMeta(tuple(x.shape) + (depth,), "float32", x.lod_level)}
+def _one_hot_shape(v2):
+    def infer(ins, attrs):
+        x = first(ins, "X")
+        depth = -1 if first(ins, "depth_tensor") is not None else int(attrs["depth"])
+        lead = tuple(x.shape)
+        if not v2 and lead and lead[-1] == 1:
+            lead = lead[:-1]        # layers.one_hot: ids [.., 1] -> [.., depth]
+        return {"Out": OutMeta(lead + (depth,), "float32", x.lod_level)}
+    return infer
 
 
-# fluid.one_hot: ids of any shape -> shape + [depth] (layers.one_hot instead replaces a last dimension of 1).
-# Out-of-range ids give zero rows with allow_out_of_range, an error naming the input otherwise.
-@defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_v2_shape, differentiable=False)
-def one_hot_v2(op, ctx):
+def _one_hot_kernel(op, v2):
     allow = bool(attr(op, "allow_out_of_range", False))
 
     def k(x, depth_t):
         depth = int(depth_t.reshape(-1)[0]) if depth_t is not None else int(attr(op, "depth"))
         idx = x.long()
+        if not v2 and idx.dim() > 1 and idx.shape[-1] == 1:
+            idx = idx.reshape(idx.shape[:-1])
         valid = (idx >= 0) & (idx < depth)
         if not allow and idx.numel() and not bool(valid.all()):
             raise ValueError("one_hot: ids of %s must be in [0, %d), got range [%d, %d] (set "
@@ -275,3 +279,15 @@ def one_hot_v2(op, ctx):
         out = torch.nn.functional.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth)
         return out.to(torch.float32) * valid.unsqueeze(-1)
     return k
+
+
+# layers.one_hot: ids [.., 1] (or [..]) -> [.., depth]; fluid.one_hot (one_hot_v2): any shape -> shape + [depth].
+# Out-of-range ids give zero rows with allow_out_of_range, an error naming the input otherwise.
+@defop("one_hot", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(False), differentiable=False)
+def one_hot(op, ctx):
+    return _one_hot_kernel(op, False)
+
+
+@defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(True), differentiable=False)
+def one_hot_v2(op, ctx):
+    return _one_hot_kernel(op, True)
