@@ -104,33 +104,6 @@ def expand(op, ctx):
     return lambda x: x.repeat(times)
 
 
-@register("top_k", outputs=("Out", "Indices"))
-def top_k(op, ctx):
-    k_ = attr(op, "k", 1)
-
-    def k(x):
-        v, i = torch.topk(x, k_, dim=-1)
-        return v, i
-    return k
-
-
-@register("arg_max")
-def arg_max(op, ctx):
-    axis = attr(op, "axis", 0)
-    return lambda x: torch.argmax(x, axis)
-
-
-@register("arg_min")
-def arg_min(op, ctx):
-    axis = attr(op, "axis", 0)
-    return lambda x: torch.argmin(x, axis)
-
-
-@register("shape", inputs=("Input",))
-def shape(op, ctx):
-    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32)
-
-
 @register("lookup_table", inputs=("Ids", "W"))
 def lookup_table(op, ctx):
     padding_idx = attr(op, "padding_idx", -1)
