@@ -29,12 +29,12 @@ CLAIMED = {
                                     "partial_concat", "fused_elemwise_activation", "fused_embedding_seq_pool", "shuffle_batch", "tdm_child",
                                     "match_matrix_tensor", "sequence_topk_avg_pooling", "ctr_metric_bundle",
                                     "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm", "tree_conv",
-                                    "var_conv_2d"],
+                                    "var_conv_2d", "multiclass_nms2"],
     "paddle_compat.fluid.contrib.mixed_precision": ["decorate", "AutoMixedPrecisionLists"],
     "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation", "fused_embedding_seq_pool", "shuffle_batch", "tdm_child",
                                            "match_matrix_tensor", "sequence_topk_avg_pooling", "ctr_metric_bundle",
                                            "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm", "tree_conv",
-                                    "var_conv_2d"],
+                                    "var_conv_2d", "multiclass_nms2"],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu", "scaled_dot_product_attention"],
@@ -137,7 +137,6 @@ KNOWN_GAPS = {
         "convert_dist_to_sparse_program": "PSLib (Baidu's closed parameter server) only",
         "load_persistables_for_increment": "PSLib (Baidu's closed parameter server) only: loads its sparse tables",
         "load_persistables_for_inference": "PSLib (Baidu's closed parameter server) only",
-        "multiclass_nms2": "a detection op (detection is out of scope)",
         "search_pyramid_hash": "not implemented (text-matching contrib op)",
         "rank_attention": "Paddle 1.8.5 has no CPU kernel for it (GPU only), so no reference numbers here",
         "tdm_sampler": "random negative sampling over a TDM tree: not implemented",
@@ -192,11 +191,11 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 0.89,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.55,
+    "paddle.fluid.contrib": 0.58,
     "paddle.fluid": 0.94,
     "paddle.fluid.nets": 1.0,
     "paddle.fluid.io": 1.0,
-    "overall": 0.8999,
+    "overall": 0.90,
 }
 
 

@@ -450,3 +450,86 @@ def var_conv_2d(op, ctx):
         ooff = torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])
         return res, x.new_zeros((0, 1)), (ooff,)
     return k
+
+
+# ---- multiclass_nms2 --------------------------------------------------------------------------------------
+
+def _nms_shape(ins, attrs):
+    b = first(ins, "BBoxes")
+    return {"Out": OutMeta((-1, 6), b.dtype, 1), "Index": OutMeta((-1, 1), "int32", 1)}
+
+
+def _iou(a, b, normalized):
+    """Pairwise IoU of [.., K, 4] boxes -> [.., K, K]; pixel boxes (normalized=False) count both ends (+1)."""
+    one = 0.0 if normalized else 1.0
+    x1 = torch.maximum(a[..., :, None, 0], b[..., None, :, 0])
+    y1 = torch.maximum(a[..., :, None, 1], b[..., None, :, 1])
+    x2 = torch.minimum(a[..., :, None, 2], b[..., None, :, 2])
+    y2 = torch.minimum(a[..., :, None, 3], b[..., None, :, 3])
+    inter = (x2 - x1 + one).clamp(min=0) * (y2 - y1 + one).clamp(min=0)
+    inter = torch.where((x2 < x1) | (y2 < y1), torch.zeros_like(inter), inter)
+
+    def area(t):
+        ar = (t[..., 2] - t[..., 0] + one) * (t[..., 3] - t[..., 1] + one)
+        return torch.where((t[..., 2] < t[..., 0]) | (t[..., 3] < t[..., 1]), torch.zeros_like(ar), ar)
+    union = area(a)[..., :, None] + area(b)[..., None, :] - inter
+    return torch.where(union > 0, inter / union.clamp(min=1e-20), torch.zeros_like(inter))
+
+
+# Per image and class (not background_label): boxes scoring above score_threshold, best first (at most
+# nms_top_k), greedily kept unless their IoU with a kept box exceeds the threshold (which shrinks by nms_eta
+# after each kept box while above 0.5); then the keep_top_k best of the image. Rows: (label, score, box),
+# by label, then score; Index: image * num_boxes + box. All images and classes run together, one step per
+# candidate rank.
+@defop("multiclass_nms2", inputs=("BBoxes", "Scores"), outputs=("Out", "Index"), lod_out=("Out", "Index"),
+       infer_shape=_nms_shape,
+       differentiable=False)
+def multiclass_nms2(op, ctx):
+    bg = int(attr(op, "background_label", 0))
+    thr_score = float(attr(op, "score_threshold"))
+    top_k = int(attr(op, "nms_top_k", -1))
+    keep_k = int(attr(op, "keep_top_k", -1))
+    thr_nms = float(attr(op, "nms_threshold", 0.3))
+    eta = float(attr(op, "nms_eta", 1.0))
+    normalized = bool(attr(op, "normalized", True))
+
+    def k(boxes, scores):
+        if boxes.dim() != 3 or scores.dim() != 3:
+            raise NotImplementedError("multiclass_nms2: only BBoxes [N, M, 4] with Scores [N, C, M] are supported "
+                                      "(got %s and %s)" % (list(boxes.shape), list(scores.shape)))
+        n, c, m = scores.shape
+        dev = scores.device
+        cand = scores > thr_score
+        if 0 <= bg < c:
+            cand[:, bg] = False
+        masked = scores.masked_fill(~cand, float("-inf"))
+        order = torch.sort(masked, dim=2, descending=True, stable=True).indices
+        kk = m if top_k < 0 else min(top_k, m)
+        order = order[..., :kk]                                             # [N, C, K]
+        valid = torch.gather(cand, 2, order)
+        sc = torch.gather(scores, 2, order)
+        bx = torch.gather(boxes.unsqueeze(1).expand(n, c, m, 4), 2, order.unsqueeze(-1).expand(n, c, kk, 4))
+        iou = _iou(bx, bx, normalized)                                      # [N, C, K, K]
+        kept = torch.zeros_like(valid)
+        thr = torch.full((n, c), thr_nms, dtype=scores.dtype, device=dev)
+        for i in range(kk):
+            sup = (kept[..., :i] & (iou[..., i, :i] > thr.unsqueeze(-1))).any(-1)
+            ki = valid[..., i] & ~sup
+            kept[..., i] = ki
+            if eta < 1.0:
+                thr = torch.where(ki & (thr > 0.5), thr * eta, thr)
+        # keep_top_k best of each image (ties: lower class, then better rank)
+        flat_sc = sc.masked_fill(~kept, float("-inf")).reshape(n, c * kk)
+        if keep_k > -1 and keep_k < c * kk:
+            best = torch.sort(flat_sc, dim=1, descending=True, stable=True).indices[:, :keep_k]
+            sel = torch.zeros_like(kept.reshape(n, -1)).scatter_(1, best, True).reshape(n, c, kk) & kept
+        else:
+            sel = kept
+        label = torch.arange(c, device=dev).view(1, c, 1).expand(n, c, kk)
+        img = torch.arange(n, device=dev).view(n, 1, 1).expand(n, c, kk)
+        rows = torch.cat([label.unsqueeze(-1).to(scores.dtype), sc.unsqueeze(-1), bx], -1)[sel]   # image, label, rank
+        index = (img * m + order)[sel].reshape(-1, 1).to(torch.int32)
+        counts = sel.reshape(n, -1).sum(1)
+        off = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+        return rows, index, (off,), (off,)
+    return k

@@ -64,6 +64,22 @@ VC_X = rand((2 * 3 * 4 + 2 * 5 * 2, 1), 216)
 VC_X_LOD = [[24, 20]]
 
 
+# multiclass_nms2: 2 images, 6 boxes, 3 classes (0 background); boxes overlap in pairs
+_rs = np.random.RandomState(217)
+_base = np.array([[0.1, 0.1, 0.4, 0.4], [0.12, 0.11, 0.42, 0.38], [0.5, 0.5, 0.9, 0.8], [0.52, 0.48, 0.88, 0.83],
+                  [0.05, 0.6, 0.3, 0.95], [0.6, 0.05, 0.95, 0.3]], "float32")
+NMS_BOXES = np.stack([_base, _base[::-1] + 0.01]).astype("float32")
+NMS_SCORES = _rs.uniform(0, 1, (2, 3, 6)).astype("float32")
+NMS_PIX = (NMS_BOXES * 20).astype("float32")
+
+
+def _nms(**kw):
+    def fn(f, b, s):
+        out, idx = f.contrib.layers.multiclass_nms2(b, s, return_index=True, **kw)
+        return [out, idx]
+    return fn
+
+
 def _gru_unit(f, x, h):
     unit = f.contrib.BasicGRUUnit("gru_unit", 5)
     return unit(x, h)
@@ -123,6 +139,11 @@ CASES = [
                                      ("col", VC_COL, VC_COL_LOD)],
               lambda f, x, r, c: f.contrib.layers.var_conv_2d(x, r, c, 2, 2, [3, 1], stride=[2, 1], act="relu"),
               no_grad=("row", "col"))),
+    _lod(Case("multiclass_nms2", [("b", NMS_BOXES), ("s", NMS_SCORES)],
+              _nms(score_threshold=0.2, nms_top_k=5, keep_top_k=6, nms_threshold=0.3), grad=False)),
+    _lod(Case("multiclass_nms2_eta_pixels", [("b", NMS_PIX), ("s", NMS_SCORES)],
+              _nms(score_threshold=0.1, nms_top_k=-1, keep_top_k=-1, nms_threshold=0.6, nms_eta=0.7,
+                   normalized=False, background_label=-1), grad=False)),
     Case("ctr_metric_bundle", [("pred", PRED), ("label", LABEL)], _ctr, grad=False),
     Case("basic_gru_unit", [("x", UNIT_X), ("h", UNIT_H)], _gru_unit),
     Case("basic_lstm_unit", [("x", UNIT_X), ("h", UNIT_H), ("c", UNIT_C)], _lstm_unit, grad_outs=(0, 1)),

@@ -9,7 +9,7 @@ from ...layer_helper import LayerHelper
 from ...layers.helpers import append_defined, check_variable
 
 __all__ = ["fused_embedding_seq_pool", "shuffle_batch", "tdm_child", "match_matrix_tensor",
-           "sequence_topk_avg_pooling", "tree_conv", "var_conv_2d"]
+           "sequence_topk_avg_pooling", "tree_conv", "var_conv_2d", "multiclass_nms2"]
 
 
 def fused_embedding_seq_pool(input, size, is_sparse=False, padding_idx=None, combiner="sum", param_attr=None,
@@ -123,3 +123,18 @@ def var_conv_2d(input, row, col, input_channel, output_channel, filter_size, str
                            "StrideW": st[1], "KernelH": fs[0], "KernelW": fs[1]}, helper=helper)
     outs["Col"][0].stop_gradient = True
     return helper.append_activation(outs["Out"][0])
+
+
+def multiclass_nms2(bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_threshold=0.3, normalized=True,
+                    nms_eta=1., background_label=0, return_index=False, name=None):
+    """Per-class non-maximum suppression of bboxes [N, M, 4] scored by scores [N, C, M]: rows (label, score,
+    x1, y1, x2, y2) per image (LoD), and with return_index the boxes' indices (image * M + box)."""
+    check_variable(bboxes, "bboxes", "multiclass_nms2")
+    check_variable(scores, "scores", "multiclass_nms2")
+    outs = append_defined("multiclass_nms2", {"BBoxes": bboxes, "Scores": scores},
+                          {"background_label": background_label, "score_threshold": float(score_threshold),
+                           "nms_top_k": nms_top_k, "nms_threshold": float(nms_threshold), "nms_eta": float(nms_eta),
+                           "keep_top_k": keep_top_k, "normalized": bool(normalized)}, name=name, stop_gradient=True)
+    if return_index:
+        return outs["Out"][0], outs["Index"][0]
+    return outs["Out"][0]
