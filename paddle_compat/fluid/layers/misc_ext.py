@@ -4,7 +4,6 @@ defined in paddle_compat/ops/defs/misc_ext_ops.py. Paddle 1.8's signatures and d
 import random
 
 from ..framework import Variable
-from ..layer_helper import LayerHelper
 from ..dtypes import VarType, convert_dtype
 from .helpers import append_defined, check_variable
 
