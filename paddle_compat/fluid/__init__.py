@@ -23,6 +23,11 @@ from .framework_misc import cuda_pinned_places, device_guard, get_flags, require
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
 from .io_state import load, save  # noqa: E402
+from .input import one_hot  # noqa: E402
+from .fluid_misc import (ComplexVariable, VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402
+                         enable_imperative, load_op_library)
+from .core import LoDTensorArray  # noqa: E402
+from .data_feed_desc import DataFeedDesc  # noqa: E402
 
 
 Tensor = LoDTensor
@@ -64,4 +69,6 @@ __all__ = [
     "framework", "executor", "core", "compiler", "transpiler", "param_attr", "metrics", "nets", "profiler",
     "DataFeeder", "reader", "contrib", "install_check", "cuda_pinned_places", "device_guard", "get_flags",
     "require_version", "set_flags", "learning_rate_decay", "HashName", "RoundRobin", "save", "load",
+    "one_hot", "LoDTensorArray", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative",
+    "VarBase", "ComplexVariable", "load_op_library", "DataFeedDesc",
 ]

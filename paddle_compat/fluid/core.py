@@ -303,6 +303,20 @@ class LoDTensor:
         return "LoDTensor(shape=%s, lod=%s)" % (self.shape(), self.lod())
 
 
+class LoDTensorArray(list):
+    """Paddle's core.LoDTensorArray: a list of LoDTensors (append takes a LoDTensor or an array)."""
+
+    def append(self, tensor):
+        if not isinstance(tensor, LoDTensor):
+            t = LoDTensor()
+            t.set(tensor, CPUPlace())
+            tensor = t
+        super().append(tensor)
+
+    def _move_to_list(self):
+        return list(self)
+
+
 class SelectedRows:
     """Row-sparse tensor (Paddle's SelectedRows): `rows()` index into a [height, ...] dense tensor and
     `get_tensor()` holds those rows, one per entry of rows(); a row may repeat (values add up).

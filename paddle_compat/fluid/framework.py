@@ -120,3 +120,4 @@ def cpu_places(device_count=None):
 from .core import is_compiled_with_cuda  # noqa: E402,F401  (Paddle offers it here too)
 from .framework_misc import (cuda_pinned_places, device_guard, get_flags, require_version,  # noqa: E402,F401
                              set_flags)
+from .fluid_misc import ComplexVariable, load_op_library  # noqa: E402,F401  (Paddle has them here)

@@ -2,7 +2,7 @@
 
 from . import layers
 
-__all__ = ["simple_img_conv_pool", "img_conv_group", "glu", "sequence_conv_pool"]
+__all__ = ["simple_img_conv_pool", "img_conv_group", "glu", "sequence_conv_pool", "scaled_dot_product_attention"]
 
 
 def simple_img_conv_pool(input, num_filters, filter_size, pool_size, pool_stride, pool_padding=0,
@@ -50,3 +50,45 @@ def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="si
     conv_out = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size,
                                     param_attr=param_attr, bias_attr=bias_attr, act=act)
     return layers.sequence_pool(input=conv_out, pool_type=pool_type)
+
+
+def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rate=0.):
+    """softmax(Q K^T / sqrt(d_head)) V over [batch, length, hidden] inputs. With num_heads > 1, Q, K and V
+    first go through their own fc (hidden -> hidden, a weight and bias each) and are split into heads, whose
+    results are joined again. dropout_rate > 0 drops attention weights (training mode)."""
+    for arg, v in (("queries", queries), ("keys", keys), ("values", values)):
+        layers.helpers.check_variable(v, arg, "scaled_dot_product_attention")
+        if len(v.shape) != 3:
+            raise ValueError("scaled_dot_product_attention: %s must be 3-D [batch, length, hidden], got shape %s"
+                             % (arg, list(v.shape)))
+    if not queries.dtype == keys.dtype == values.dtype:
+        raise TypeError("scaled_dot_product_attention: queries, keys and values must share one dtype")
+    if queries.shape[-1] != keys.shape[-1]:
+        raise ValueError("scaled_dot_product_attention: queries' hidden size %d differs from keys' %d"
+                         % (queries.shape[-1], keys.shape[-1]))
+    if keys.shape[-2] != values.shape[-2]:
+        raise ValueError("scaled_dot_product_attention: keys have length %d but values %d"
+                         % (keys.shape[-2], values.shape[-2]))
+    for arg, v in (("keys", keys), ("values", values)):
+        if v.shape[-1] % num_heads:
+            raise ValueError("scaled_dot_product_attention: the hidden size of %s (%d) is not divisible by "
+                             "num_heads=%d" % (arg, v.shape[-1], num_heads))
+    q, k, v = queries, keys, values
+    if num_heads > 1:
+        q, k, v = [layers.fc(input=t, size=t.shape[-1], num_flatten_dims=2) for t in (q, k, v)]
+
+        def heads(t):
+            h = t.shape[-1]
+            return layers.transpose(layers.reshape(t, list(t.shape[:-1]) + [num_heads, h // num_heads]),
+                                    perm=[0, 2, 1, 3])
+        q, k, v = heads(q), heads(k), heads(v)
+    scaled = layers.scale(q, scale=(keys.shape[-1] // num_heads) ** -0.5)
+    weights = layers.softmax(layers.matmul(scaled, k, transpose_y=True))
+    if dropout_rate:
+        weights = layers.dropout(weights, dropout_prob=dropout_rate, is_test=False)
+    out = layers.matmul(weights, v)
+    if num_heads > 1:
+        t = layers.transpose(out, perm=[0, 2, 1, 3])
+        out = layers.reshape(t, [t.shape[0], t.shape[1], t.shape[2] * t.shape[3]])
+    return out
+

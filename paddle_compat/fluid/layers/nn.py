@@ -5,10 +5,11 @@ import operator
 
 from .. import unique_name
 from ..dtypes import VarType
+from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
-from .helpers import as_list, check_variable, out_var
+from .helpers import append_defined, as_list, check_variable, out_var
 
 __all__ = ["fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "softmax", "mul", "matmul",
            "reshape", "transpose", "split", "topk", "one_hot", "autoincreased_step_counter", "flatten",
@@ -304,12 +305,15 @@ def topk(input, k, name=None):
 
 
 def one_hot(input, depth, allow_out_of_range=False):
-    helper = LayerHelper("one_hot")
-    shape = list(input.shape[:-1]) + [depth] if input.shape and input.shape[-1] == 1 else list(input.shape) + [depth]
-    out = out_var(helper, "float32", shape, input.lod_level, stop_gradient=True)
-    helper.append_op(type="one_hot", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"depth": int(depth), "allow_out_of_range": allow_out_of_range})
-    return out
+    """ids [.., 1] -> [.., depth] float32 one-hot rows, depth an int or a Variable (op defined in
+    ops/defs/misc_ext_ops.py)."""
+    ins, attrs = {"X": input}, {"allow_out_of_range": bool(allow_out_of_range)}
+    if isinstance(depth, Variable):
+        depth.stop_gradient = True
+        ins["depth_tensor"] = depth
+    else:
+        attrs["depth"] = int(depth)
+    return append_defined("one_hot", ins, attrs, stop_gradient=True)["Out"][0]
 
 
 def flatten(x, axis=1, name=None):

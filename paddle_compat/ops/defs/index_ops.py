@@ -177,3 +177,47 @@ def _meshgrid_shape(ins, attrs):
 @defop("meshgrid", inputs=("X*",), outputs=("Out*",), infer_shape=_meshgrid_shape)
 def meshgrid(op, ctx):
     return lambda xs: list(torch.meshgrid(*xs, indexing="ij"))
+
+
+# ---- top_k, arg_max, arg_min (moved here from backends/lowering/kernels/tensor_ops.py) ---------------------
+
+def _top_k_shape(ins, attrs):
+    x = first(ins, "X")
+    shape = tuple(x.shape[:-1]) + (int(attrs.get("k", 1)),)
+    return {"Out": OutMeta(shape, x.dtype, x.lod_level), "Indices": OutMeta(shape, "int64", x.lod_level)}
+
+
+# The k largest of the last dimension, largest first, and their positions.
+@defop("top_k", outputs=("Out", "Indices"), infer_shape=_top_k_shape)
+def top_k(op, ctx):
+    k_ = int(attr(op, "k", 1))
+    return lambda x: torch.topk(x, k_, dim=-1)
+
+
+def _arg_shape(ins, attrs):
+    x = first(ins, "X")
+    nd = len(x.shape)
+    axis = int(attrs.get("axis", 0))
+    ax = axis + nd if axis < 0 else axis
+    keep = bool(attrs.get("keepdims", False))
+    shape = [1 if i == ax else d for i, d in enumerate(x.shape) if keep or i != ax] or [1]
+    return {"Out": OutMeta(shape, "int32" if attrs.get("dtype") == 2 else "int64")}
+
+
+def _arg(op, fn):
+    axis = int(attr(op, "axis", 0))
+    keep = bool(attr(op, "keepdims", False))
+    dt = torch.int32 if attr(op, "dtype", -1) == 2 else torch.int64
+    return lambda x: fn(x, axis, keepdim=keep).to(dt)
+
+
+# Index of the largest / smallest along axis (int64, or int32 with dtype 2), the axis kept with keepdims.
+@defop("arg_max", infer_shape=_arg_shape, differentiable=False)
+def arg_max(op, ctx):
+    return _arg(op, torch.argmax)
+
+
+@defop("arg_min", infer_shape=_arg_shape, differentiable=False)
+def arg_min(op, ctx):
+    return _arg(op, torch.argmin)
+

@@ -271,3 +271,12 @@ def maxout(op, ctx):
         shape[ax:ax + 1] = [shape[ax] // g, g]
         return x.reshape(shape).max(ax + 1).values
     return k
+
+
+# shape: the input's dimensions as int32 [rank] (moved here from backends/lowering/kernels/tensor_ops.py).
+@defop("shape", inputs=("Input",), infer_shape=lambda ins, a: {"Out": OutMeta((len(first(ins, "Input").shape),),
+                                                                             "int32")},
+       differentiable=False)
+def shape(op, ctx):
+    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32)
+

@@ -33,8 +33,10 @@ def run(fluid, case, param_values=None):
     main.random_seed = startup.random_seed = 1
     with fluid.program_guard(main, startup):
         vs = []
-        for name, arr in case.inputs:
-            v = fluid.layers.data(name, shape=list(arr.shape), dtype=str(arr.dtype), append_batch_size=False)
+        for inp in case.inputs:
+            name, arr = inp[0], inp[1]
+            v = fluid.layers.data(name, shape=list(arr.shape), dtype=str(arr.dtype), append_batch_size=False,
+                                  lod_level=1 if len(inp) > 2 else 0)
             v.stop_gradient = not (arr.dtype.kind == "f" and case.grad and name not in case.no_grad)
             vs.append(v)
         outs = case.fn(fluid, *vs)
@@ -42,7 +44,8 @@ def run(fluid, case, param_values=None):
         params = list(main.global_block().all_parameters())
         names, targets = [], []
         if case.grad:
-            for (name, _), v in zip(case.inputs, vs):
+            for inp, v in zip(case.inputs, vs):
+                name = inp[0]
                 if not v.stop_gradient:
                     names.append("grad/" + name)
                     targets.append(v)
@@ -74,8 +77,11 @@ def run(fluid, case, param_values=None):
                 val = _param_value(case, i, cur.shape)
             t.set(np.asarray(val, dtype=cur.dtype), fluid.CPUPlace())
             res["param/%d" % i] = val
-        feed = {name: arr for name, arr in case.inputs}
-        fetched = exe.run(main, feed=feed, fetch_list=outs + [g for _, g in pairs])
+        feed = {inp[0]: (fluid.create_lod_tensor(inp[1], inp[2], fluid.CPUPlace()) if len(inp) > 2 else inp[1])
+                for inp in case.inputs}
+        raw = getattr(case, "lod_outs", False)     # outputs carrying LoD: Paddle will not return them as arrays
+        fetched = exe.run(main, feed=feed, fetch_list=outs + [g for _, g in pairs], return_numpy=not raw)
+        fetched = [np.array(t) for t in fetched]
     for i, o in enumerate(fetched[:len(outs)]):
         if i not in case.skip_outs:
             res["out/%d" % i] = np.asarray(o)

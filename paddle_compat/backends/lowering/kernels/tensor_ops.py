@@ -104,52 +104,6 @@ def expand(op, ctx):
     return lambda x: x.repeat(times)
 
 
-@register("top_k", outputs=("Out", "Indices"))
-def top_k(op, ctx):
-    k_ = attr(op, "k", 1)
-
-    def k(x):
-        v, i = torch.topk(x, k_, dim=-1)
-        return v, i
-    return k
-
-
-@register("arg_max")
-def arg_max(op, ctx):
-    axis = attr(op, "axis", 0)
-    return lambda x: torch.argmax(x, axis)
-
-
-@register("arg_min")
-def arg_min(op, ctx):
-    axis = attr(op, "axis", 0)
-    return lambda x: torch.argmin(x, axis)
-
-
-@register("one_hot")
-def one_hot(op, ctx):
-    depth = attr(op, "depth")
-    allow = attr(op, "allow_out_of_range", False)
-
-    def k(x):
-        idx = x.reshape(x.shape[:-1]) if x.dim() > 1 and x.shape[-1] == 1 else x
-        idx = idx.long()
-        if allow:
-            valid = (idx >= 0) & (idx < depth)
-            out = F.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth).float()
-            return out * valid.unsqueeze(-1)
-        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= depth):
-            raise ValueError("one_hot: ids must be in [0, %d), got range [%d, %d]"
-                             % (depth, int(idx.min()), int(idx.max())))
-        return F.one_hot(idx, depth).float()
-    return k
-
-
-@register("shape", inputs=("Input",))
-def shape(op, ctx):
-    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32)
-
-
 @register("lookup_table", inputs=("Ids", "W"))
 def lookup_table(op, ctx):
     padding_idx = attr(op, "padding_idx", -1)
