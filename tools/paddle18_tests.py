@@ -117,9 +117,10 @@ def __getattr__(name):
 '''
 
 
-# With --small-datasets: the dataset cache is a generated directory, and Paddle's download() (which re-fetches
-# any cached file whose md5 is not the real dataset's) takes the cached file as it is.  Set from a
-# sitecustomize on PYTHONPATH because Paddle's dist tests start trainers with PYTHONPATH but not HOME.
+# With --small-datasets: the dataset cache is a generated directory (also the dist model tests' data files:
+# CTR, simnet, text classification), and Paddle's download() (which re-fetches any cached file whose md5 is not
+# the real dataset's) takes the cached file as it is.  Set from a sitecustomize on PYTHONPATH because Paddle's
+# dist tests start trainers with PYTHONPATH but not HOME.
 SITECUSTOMIZE = r'''
 import importlib.abc, importlib.machinery, os, sys
 
@@ -152,8 +153,13 @@ def _small_datasets(scratch, env):
     """A dataset cache holding small files in the real formats (tests/data/paddle18/dataset_files.py)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "paddle18"))
     import dataset_files
-    data_home = os.path.join(scratch, "dataset")
+    # HOME is a scratch directory whose ~/.cache/paddle/dataset holds them, for every process that keeps HOME;
+    # the sitecustomize below reaches the processes a test starts with PYTHONPATH but without HOME (Paddle's
+    # test_dist_base passes only PATH, PYTHONPATH and LD_LIBRARY_PATH to its pservers and trainers)
+    home = os.path.join(scratch, "home")
+    data_home = os.path.join(home, ".cache", "paddle", "dataset")
     dataset_files.write_all(data_home)
+    env["HOME"] = home
     site = os.path.join(scratch, "site")
     os.makedirs(site, exist_ok=True)
     with open(os.path.join(site, "sitecustomize.py"), "w") as f:
