@@ -197,6 +197,9 @@ SCHEDULES = {
                          lambda s: (0.1 - 0.01) * (1 - s / (2 * max(1, np.ceil(s / 2)))) + 0.01),
     "piecewise": (lambda: L.piecewise_decay([2, 4], [0.1, 0.05, 0.01]),
                   lambda s: 0.1 if s < 2 else 0.05 if s < 4 else 0.01),
+    # Paddle 1.8's third argument scales the schedule
+    "noam": (lambda: L.noam_decay(64, 3, learning_rate=2.0),
+             lambda s: 2.0 * 64 ** -0.5 * min((s + 1) ** -0.5, 3 ** -1.5 * (s + 1))),
 }
 
 
