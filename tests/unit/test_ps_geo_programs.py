@@ -117,3 +117,20 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
     # pserver: 1 + 1 + 0.25 = 2.25 and 1 + 0 + 0.25 = 1.25; old after the push: 2, 1
     assert client.server["w"].tolist() == [2.25, 1.25]
     assert x.tolist() == [3.25, 1.25] and old.tolist() == [2.25, 1.25]
+
+
+def test_geo_sgd_transpiler_module_is_the_geo_mode():
+    """Paddle 1.8's paddle.fluid.transpiler.geo_sgd_transpiler.GeoSgdTranspiler gives the same programs as
+    DistributeTranspiler with config.geo_sgd_mode, and leaves the caller's config unchanged."""
+    from paddle_compat.fluid.transpiler.geo_sgd_transpiler import GeoSgdTranspiler
+    _, mlp_init = R.make_init()
+    R.build_mlp(fluid, mlp_init, "adam")
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.geo_sgd_need_push_nums = 3
+    t = GeoSgdTranspiler(cfg)
+    t.transpile(1, pservers=EPS, trainers=2)
+    assert cfg.geo_sgd_mode is False
+    main = fluid.default_main_program()
+    assert _types(main)[-1] == "geo_sgd" and main.global_block().ops[-1].attr("push_nums") == 3
+    prog, _ = t.get_pserver_programs("127.0.0.1:6001")
+    assert prog.global_block().ops[0].attr("distributed_mode") == 3
