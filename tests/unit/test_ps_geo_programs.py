@@ -134,3 +134,32 @@ def test_geo_sgd_transpiler_module_is_the_geo_mode():
     assert _types(main)[-1] == "geo_sgd" and main.global_block().ops[-1].attr("push_nums") == 3
     prog, _ = t.get_pserver_programs("127.0.0.1:6001")
     assert prog.global_block().ops[0].attr("distributed_mode") == 3
+
+
+def _clipped_net():
+    x = fluid.layers.data(name="x", shape=[4])
+    h = fluid.layers.fc(x, 300)     # 4 x 300 = 1200 rows of weights: cut into two blocks
+    loss = fluid.layers.mean(fluid.layers.fc(h, 1))
+    fluid.clip.set_gradient_clip(fluid.clip.GradientClipByGlobalNorm(2.0))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+
+
+def test_geo_keeps_a_global_norm_clip_on_the_trainer():
+    """Geo-SGD trainers run their own optimizer, so GradientClipByGlobalNorm (a norm over all parameters)
+    needs no pserver: the trainer keeps the clip ops, the pservers still only add deltas. Sync/async pserver
+    mode, which moves each parameter's update to its pserver, still refuses it."""
+    _clipped_net()
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.geo_sgd_mode = True
+    t = fluid.DistributeTranspiler(cfg)
+    t.transpile(0, pservers=EPS, trainers=2)
+    types = _types(fluid.default_main_program())
+    assert types[-1] == "geo_sgd" and "sqrt" in types and types.count("sgd") == 4
+    prog, _ = t.get_pserver_programs("127.0.0.1:6001")
+    for b in prog.global_block().ops[0].attr("optimize_blocks"):
+        assert [op.type for op in b.ops] == ["sum"]
+    fluid.framework.switch_main_program(fluid.Program())
+    fluid.framework.switch_startup_program(fluid.Program())
+    _clipped_net()
+    with pytest.raises(NotImplementedError, match="GradientClipByGlobalNorm"):
+        fluid.DistributeTranspiler().transpile(0, pservers=EPS, trainers=2)

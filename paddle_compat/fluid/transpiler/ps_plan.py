@@ -98,6 +98,7 @@ class PsPlan:
         self.dc_asgd = bool(cfg.enable_dc_asgd)
         self.runtime_split = bool(cfg.runtime_split_send_recv)
         self.half_async = bool(getattr(cfg, "half_async", False))
+        self.geo = bool(getattr(cfg, "geo_sgd_mode", False))
         self.chains = collections.OrderedDict()   # param name -> ParamChain, sorted by name
         self.tables = collections.OrderedDict()   # table name -> TableInfo (distributed lookup tables)
         self.lr_ops = []            # op indices of LR-schedule ops
@@ -217,6 +218,10 @@ def _classify_vars(plan, block):
                     continue
                 v = _var(block, n)
                 if n in lr_produced or n in lr_inputs or len(users[n]) > 1:
+                    if plan.geo and not v.persistable and n not in lr_produced:
+                        # Geo-SGD trainers keep their whole optimizer (the pservers only add deltas), so a
+                        # value computed across parameters (GradientClipByGlobalNorm's norm) stays there
+                        continue
                     if not v.persistable and n not in lr_produced:
                         raise NotImplementedError(
                             "transpile: op '%s' optimizing '%s' reads '%s', which is computed for other "
@@ -296,6 +301,8 @@ def _find_tables(plan, block):
 
 
 def _check_rowwise(plan, block):
+    if plan.geo:    # the Geo-SGD trainer runs the optimize ops on whole parameters; pservers only add deltas
+        return
     for chain in plan.chains.values():
         if len(chain.blocks) < 2:
             continue
