@@ -88,7 +88,6 @@ WHY = {
     "test_fleet_pyramid_hash.py": "left: contrib.layers.search_pyramid_hash (pyramid_hash op)",
     "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our parameter server waits "
                                        "for every trainer to join, Paddle's half-async does not",
-    "test_dist_mnist_batch_merge.py": "left: BuildStrategy passes (multi_batch_merge_pass)",
     "test_dist_train.py": "left: hand-built RPC programs (layers.io ListenAndServ / Send / Recv)",
     "../book/test_word2vec.py": "left: inference predictor API (core.PaddleTensor, NativeConfig)",
     "../book/test_machine_translation.py": "left: DynamicRNN, lod_reset, beam_search",
