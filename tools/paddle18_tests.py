@@ -56,6 +56,43 @@ CATEGORIES = {
              "../book/test_machine_translation.py", "../book/test_rnn_encoder_decoder.py"],
 }
 
+# Why a file that passes on Paddle 1.8.5 still fails here: "design: ..." (not supported on purpose) or
+# "left: ..." (work not done yet).  Shown in the report's last column.
+WHY = {
+    "test_program.py": "left: append_backward of a loss recorded in a sub-block (the test leaves block 1 "
+                       "current); py_reader(use_double_buffer) records no create_double_buffer_reader op",
+    "test_program_prune_backward.py": "left: seresnext clone keeps 8 more ops; transformer feeds [16, 1] into a "
+                                      "layers.data declared [102, 1] (our feed shape check; Paddle checks only "
+                                      "fluid.data); a loss in a sub-block (as test_program)",
+    "test_variable.py": "design: dygraph",
+    "test_optimizer.py": "left: startup initializers are appended, Paddle prepends them (init_ops[0] is the last "
+                         "created); RecomputeOptimizer recomputes nothing (fewer ops); dropout_with_seed "
+                         "fetches a var of a sub-program",
+    "test_optimizer_grad.py": "left: Adam float32 result 3 ulp from the test's numpy reference (rtol 1e-7)",
+    "test_gradient_clip.py": "design: dygraph (the static-graph cases pass)",
+    "test_learning_rate_scheduler.py": "design: dygraph cases; the static ones compare a NumPy float32 scalar "
+                                       "with places=7, which NumPy 2's promotion (NEP 50) rounds one ulp "
+                                       "differently (the same values as Paddle's)",
+    "test_dist_transpiler_async_decay.py": "left: transpiled program structure (trainer startup ops)",
+    "test_dist_transpiler_config.py": "left: transpiled program structure (pserver blocks)",
+    "test_transpiler_ops.py": "left: trainer startup's fake_init ops for distributed tables",
+    "test_fleet.py": "design: pslib (Baidu's closed parameter server)",
+    "test_fleet_1.py": "design: pslib",
+    "test_fleet_2.py": "design: pslib",
+    "test_fleet_nocvm_1.py": "design: pslib",
+    "test_fleet_unitaccessor.py": "design: pslib",
+    "test_fleet_rolemaker.py": "design: pslib (MPISymetricRoleMaker / pslib cases)",
+    "test_fleet_rolemaker_2.py": "design: pslib",
+    "test_fleet_api_input.py": "design: minimize on an already transpiled program raises (Paddle transpiles the "
+                               "transpiled program again)",
+    "test_fleet_pyramid_hash.py": "left: contrib.layers.search_pyramid_hash (pyramid_hash op)",
+    "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our parameter server waits "
+                                       "for every trainer to join, Paddle's half-async does not",
+    "test_dist_train.py": "left: hand-built RPC programs (layers.io ListenAndServ / Send / Recv)",
+    "../book/test_word2vec.py": "left: inference predictor API (core.PaddleTensor, NativeConfig)",
+    "../book/test_machine_translation.py": "left: DynamicRNN, lod_reset, beam_search",
+}
+
 # Runs inside the interpreter under test: load one test module, run it, print counts as one JSON line.
 DRIVER = r'''
 import json, re, sys, traceback, unittest
@@ -117,9 +154,10 @@ def __getattr__(name):
 '''
 
 
-# With --small-datasets: the dataset cache is a generated directory, and Paddle's download() (which re-fetches
-# any cached file whose md5 is not the real dataset's) takes the cached file as it is.  Set from a
-# sitecustomize on PYTHONPATH because Paddle's dist tests start trainers with PYTHONPATH but not HOME.
+# With --small-datasets: the dataset cache is a generated directory (also the dist model tests' data files:
+# CTR, simnet, text classification), and Paddle's download() (which re-fetches any cached file whose md5 is not
+# the real dataset's) takes the cached file as it is.  Set from a sitecustomize on PYTHONPATH because Paddle's
+# dist tests start trainers with PYTHONPATH but not HOME.
 SITECUSTOMIZE = r'''
 import importlib.abc, importlib.machinery, os, sys
 
@@ -152,8 +190,13 @@ def _small_datasets(scratch, env):
     """A dataset cache holding small files in the real formats (tests/data/paddle18/dataset_files.py)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "paddle18"))
     import dataset_files
-    data_home = os.path.join(scratch, "dataset")
+    # HOME is a scratch directory whose ~/.cache/paddle/dataset holds them, for every process that keeps HOME;
+    # the sitecustomize below reaches the processes a test starts with PYTHONPATH but without HOME (Paddle's
+    # test_dist_base passes only PATH, PYTHONPATH and LD_LIBRARY_PATH to its pservers and trainers)
+    home = os.path.join(scratch, "home")
+    data_home = os.path.join(home, ".cache", "paddle", "dataset")
     dataset_files.write_all(data_home)
+    env["HOME"] = home
     site = os.path.join(scratch, "site")
     os.makedirs(site, exist_ok=True)
     with open(os.path.join(site, "sitecustomize.py"), "w") as f:
@@ -287,7 +330,7 @@ def _first_error(rec):
     return ""
 
 
-def report(ref_path, here_path, md_path, json_path):
+def report(ref_path, here_path, md_path, json_path, note=""):
     ref, here = json.load(open(ref_path)), json.load(open(here_path))
     rows = []
     for rel, r in ref["files"].items():
@@ -298,7 +341,8 @@ def report(ref_path, here_path, md_path, json_path):
                      "here": {"run": h.get("run", 0), "passed": h.get("passed", 0), "ok": h.get("ok", False),
                               "errors": h.get("errors", 0) + h.get("failures", 0)},
                      "paddle18_first_error": _first_error(r) if not r.get("ok") else "",
-                     "first_error_here": _first_error(h) if not h.get("ok") else ""})
+                     "first_error_here": _first_error(h) if not h.get("ok") else "",
+                     "why": WHY.get(rel, "") if r.get("ok") and not h.get("ok") else ""})
     table = {"paddle18": {k: ref[k] for k in ("date", "paddle")}, "here": {k: here[k] for k in ("date", "paddle")},
              "rows": rows}
     if json_path:
@@ -315,17 +359,25 @@ def report(ref_path, here_path, md_path, json_path):
                  sum(1 for r in both if r["here"]["ok"])),
              "Test cases: %d/%d pass on Paddle 1.8.5, %d/%d here." % (
                  sum_("paddle18", "passed"), sum_("paddle18", "run"), sum_("here", "passed"), sum_("here", "run")),
-             "", "| category | file | Paddle 1.8.5 pass/run | here pass/run | first error here |",
-             "|---|---|---|---|---|"]
+             "Of Paddle's passing files that fail here: %d not supported by design (pslib, dygraph, ...), %d left "
+             "to do (last column)." % (sum(1 for r in rows if r["why"].startswith("design")),
+                                       sum(1 for r in rows if r["why"] and not r["why"].startswith("design")))]
+    if note:
+        lines += ["", note]
+    lines += ["", "| category | file | Paddle 1.8.5 pass/run | here pass/run | first error here "
+              "| why (Paddle passes, we fail) |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        if row["paddle18"]["ok"] and not row["here"]["ok"] and not row["why"]:
+            print("note: no WHY entry for %s, which passes on Paddle and fails here" % row["file"])
     def mark(side):
         if side["ok"]:
             return ""
         return " (no test cases)" if side["run"] == 0 and not side.get("errors") else " (fails)"
     for row in rows:
         err = row["first_error_here"].replace("|", "\\|")[:160]
-        lines.append("| %s | %s | %d/%d%s | %d/%d%s | %s |" % (
+        lines.append("| %s | %s | %d/%d%s | %d/%d%s | %s | %s |" % (
             row["category"], row["file"], row["paddle18"]["passed"], row["paddle18"]["run"], mark(row["paddle18"]),
-            row["here"]["passed"], row["here"]["run"], mark(row["here"]), err))
+            row["here"]["passed"], row["here"]["run"], mark(row["here"]), err, row["why"].replace("|", "\\|")))
     with open(md_path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[:6]))
@@ -347,9 +399,10 @@ def main(argv=None):
     ap.add_argument("--report", nargs=2, metavar=("PADDLE18_JSON", "HERE_JSON"))
     ap.add_argument("--md", default="paddle18_tests_summary.md")
     ap.add_argument("--table", help="combined table JSON for --report")
+    ap.add_argument("--note", default="", help="a paragraph for the report (where the tests came from)")
     args = ap.parse_args(argv)
     if args.report:
-        report(args.report[0], args.report[1], args.md, args.table)
+        report(args.report[0], args.report[1], args.md, args.table, args.note)
         return
     if not args.tests:
         ap.error("--tests is required to run")

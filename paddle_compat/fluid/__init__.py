@@ -54,7 +54,10 @@ def data(name, shape, dtype="float32", lod_level=0):
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
               dtype="float32"):
-    return layers.embedding(input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+    """fluid.embedding (1.6+): a `lookup_table_v2` op; the output is the ids' shape + [emb_dim] (the ids
+    need no trailing dim of 1, unlike fluid.layers.embedding)."""
+    from .layers.nn import _embedding
+    return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
 __all__ = [

@@ -5,11 +5,21 @@ ops send through one per-process PS client, so the Communicator's job is that cl
 start() joins the pservers named by the transpiled trainer program, stop() tells them this trainer is done.
 """
 
+from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
+
 __all__ = ["Communicator"]
+
+_ACCEPTED = ("mode", "kwargs", "envs", "vars_info", "trainers", "geo_sgd_need_push_nums")
 
 
 class Communicator:
-    def __init__(self, program, vars_info=None, trainers=None, geo_sgd_need_push_nums=None, envs=None):
+    def __init__(self, program, *args, **kwargs):
+        """Paddle 1.8's Communicator(program, mode, kwargs=None, envs={}) and 1.7's (program, vars_info,
+        trainers, geo_sgd_need_push_nums, envs) both work: the mode and send settings are the transpiled
+        program's own, so the arguments after `program` are accepted and not needed."""
+        unknown = sorted(set(kwargs) - set(_ACCEPTED))
+        if unknown or len(args) > 4:
+            raise TypeError("Communicator() got unexpected arguments %s" % (unknown or list(args[4:])))
         info = getattr(program, "_dist_info", None)
         if not info or not info.get("pserver_endpoints"):
             raise ValueError("Communicator needs a trainer program from DistributeTranspiler.get_trainer_program"

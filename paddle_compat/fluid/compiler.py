@@ -49,6 +49,57 @@ class BuildStrategy:
         self.nccl_comm_num = 1
         self.async_mode = False
         self.is_distribution = False
+        self._pass_builder = None
+
+    def _finalize_strategy_and_create_passes(self):
+        """The strategy's PassBuilder (created once), for insert_pass("multi_batch_merge_pass")."""
+        if self._pass_builder is None:
+            self._pass_builder = PassBuilder()
+        return self._pass_builder
+
+    def _merge_repeats(self):
+        """num_repeats of a multi_batch_merge_pass in the pass list, else 1."""
+        for p in (self._pass_builder.all_passes() if self._pass_builder else []):
+            if p.name == "multi_batch_merge_pass":
+                return p.attrs.get("num_repeats", 1)
+        return 1
+
+
+class _Pass:
+    """One entry of a PassBuilder: a name and its attributes (Pass.set)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.attrs = {}
+
+    def set(self, key, value):
+        self.attrs[key] = value
+
+    def type(self):
+        return self.name
+
+
+class PassBuilder:
+    """BuildStrategy's pass list (Paddle 1.8's core.PassBuilder).  Paddle's graph passes (fusions, inplace,
+    memory reuse) change speed, not results, and have nothing to do here; `multi_batch_merge_pass`
+    (num_repeats) changes the training step and is applied (fluid/batch_merge.py)."""
+
+    def __init__(self):
+        self._passes = []
+
+    def append_pass(self, name):
+        self._passes.append(_Pass(name))
+        return self._passes[-1]
+
+    def insert_pass(self, index, name):
+        self._passes.insert(index, _Pass(name))
+        return self._passes[index]
+
+    def remove_pass(self, index):
+        del self._passes[index]
+
+    def all_passes(self):
+        return list(self._passes)
 
 
 class ExecutionStrategy:
@@ -86,6 +137,10 @@ class CompiledProgram:
         if build_strategy is not None:
             self._build_strategy = build_strategy
         self._build_strategy = self._build_strategy or BuildStrategy()
+        repeats = self._build_strategy._merge_repeats()
+        if repeats != 1:
+            from .batch_merge import merge_batches
+            self._program = merge_batches(self._program, repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from

@@ -74,6 +74,14 @@ def get_cuda_device_count():
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def _set_eager_deletion_mode(threshold, fraction, fast):
+    """Paddle's garbage-collection tuning (FLAGS_eager_delete_tensor_gb and friends): a no-op here, where
+    torch frees a tensor as soon as the generated code drops its last reference."""
+    for name, v in (("threshold", threshold), ("fraction", fraction)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise TypeError("_set_eager_deletion_mode: %s must be a number, got %r" % (name, v))
+
+
 def torch_device(place):
     if place is None:
         return "cpu"

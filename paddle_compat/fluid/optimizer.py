@@ -111,6 +111,11 @@ class Optimizer:
         return append_backward(loss, parameter_list, no_grad_set, callbacks)
 
     def apply_gradients(self, params_grads):
+        """Appends clip, regularization and the optimize ops; returns the ops, as Paddle 1.8 does."""
+        return self._apply_gradients(params_grads)[0]
+
+    def _apply_gradients(self, params_grads):
+        """apply_gradients that also returns the (param, grad) pairs after clipping and regularization."""
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
         if self._grad_clip is not None:
             params_grads = self._grad_clip(params_grads)
@@ -122,8 +127,7 @@ class Optimizer:
     def apply_optimize(self, loss, startup_program, params_grads):
         program = loss.block.program
         with program_guard(program, startup_program or framework.default_startup_program()):
-            ops, _ = self.apply_gradients(params_grads)
-        return ops
+            return self.apply_gradients(params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, grad_clip=None):
         if not isinstance(loss, Variable):
@@ -133,7 +137,7 @@ class Optimizer:
         program = loss.block.program
         with program_guard(program, startup_program or framework.default_startup_program()):
             params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
-            optimize_ops, params_grads = self.apply_gradients(params_grads)
+            optimize_ops, params_grads = self._apply_gradients(params_grads)
         notify_changed(program, "minimize")
         return optimize_ops, params_grads
 
@@ -149,6 +153,8 @@ class SGDOptimizer(Optimizer):
 
 class MomentumOptimizer(Optimizer):
     type = "momentum"
+    # accumulator names (Paddle's attribute names; subclasses and tests read them)
+    _velocity_acc_str = "velocity"
 
     def __init__(self, learning_rate, momentum, use_nesterov=False, regularization=None, name=None,
                  grad_clip=None):
@@ -171,6 +177,10 @@ class MomentumOptimizer(Optimizer):
 
 class AdamOptimizer(Optimizer):
     type = "adam"
+    _moment1_acc_str = "moment1"
+    _moment2_acc_str = "moment2"
+    _beta1_pow_acc_str = "beta1_pow_acc"
+    _beta2_pow_acc_str = "beta2_pow_acc"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, regularization=None,
                  name=None, lazy_mode=False, grad_clip=None):
@@ -201,6 +211,7 @@ class AdamOptimizer(Optimizer):
 
 class AdagradOptimizer(Optimizer):
     type = "adagrad"
+    _moment_acc_str = "moment"
 
     def __init__(self, learning_rate, epsilon=1.0e-6, regularization=None, name=None,
                  initial_accumulator_value=0.0, grad_clip=None):
@@ -222,6 +233,9 @@ class AdagradOptimizer(Optimizer):
 
 class RMSPropOptimizer(Optimizer):
     type = "rmsprop"
+    _momentum_acc_str = "momentum"
+    _mean_square_acc_str = "mean_square"
+    _mean_grad_acc_str = "mean_grad"
 
     def __init__(self, learning_rate, rho=0.95, epsilon=1.0e-6, momentum=0.0, centered=False,
                  regularization=None, name=None, grad_clip=None):
@@ -249,6 +263,9 @@ class RMSPropOptimizer(Optimizer):
 
 class AdamaxOptimizer(Optimizer):
     type = "adamax"
+    _moment_acc_str = "moment"
+    _inf_norm_acc_str = "inf_norm"
+    _beta1_pow_acc_str = "beta1_pow_acc"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, regularization=None,
                  name=None, grad_clip=None):

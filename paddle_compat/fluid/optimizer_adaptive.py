@@ -18,6 +18,8 @@ def _check(name, value):
 
 class FtrlOptimizer(Optimizer):
     type = "ftrl"
+    _squared_acc_str = "squared"
+    _linear_acc_str = "linear"
 
     def __init__(self, learning_rate, l1=0.0, l2=0.0, lr_power=-0.5, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -43,6 +45,7 @@ class FtrlOptimizer(Optimizer):
 
 class DecayedAdagradOptimizer(Optimizer):
     type = "decayed_adagrad"
+    _moment_acc_str = "moment"
 
     def __init__(self, learning_rate, decay=0.95, epsilon=1.0e-6, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -65,6 +68,8 @@ class DecayedAdagradOptimizer(Optimizer):
 class AdadeltaOptimizer(Optimizer):
     """Paddle's adadelta op takes no learning rate (the learning_rate argument only names a global var)."""
     type = "adadelta"
+    _avg_squared_grad_acc_str = "_avg_squared_grad"
+    _avg_squared_update_acc_str = "_avg_squared_update"
 
     def __init__(self, learning_rate, epsilon=1.0e-6, rho=0.95, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -112,6 +117,7 @@ class LambOptimizer(AdamOptimizer):
 
 class LarsMomentumOptimizer(Optimizer):
     type = "lars_momentum"
+    _velocity_acc_str = "velocity"
 
     def __init__(self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):

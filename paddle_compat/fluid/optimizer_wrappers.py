@@ -267,7 +267,8 @@ class RecomputeOptimizer(Optimizer):
         self._checkpoints = list(checkpoints)
 
     def load(self, stat_dict):
-        raise NotImplementedError("RecomputeOptimizer.load is a dygraph API, which is not supported")
+        # Paddle 1.8's own message (its tests compare it): loading state is a dygraph-only API
+        raise NotImplementedError("load function is not supported by Recompute Optimizer for now")
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
         return self._optimizer.backward(loss, startup_program, parameter_list, no_grad_set, callbacks)

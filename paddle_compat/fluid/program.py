@@ -368,11 +368,15 @@ class Program:
 
 
 def _drop_grad_vars(program):
+    """Paddle's prune_backward keeps only the variables the remaining ops use: gradients, the learning rate
+    and optimizer state go with the backward and optimize ops.  A variable any kept op of any block uses
+    stays (sub-block ops read their parents' variables)."""
+    used = set()
     for b in program.blocks:
-        used = set()
         for op in b.ops:
             used.update(op.input_arg_names)
             used.update(op.output_arg_names)
+    for b in program.blocks:
         for name in list(b.vars):
-            if "@GRAD" in name and name not in used:
+            if name not in used:
                 del b.vars[name]

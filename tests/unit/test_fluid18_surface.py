@@ -165,3 +165,15 @@ def test_wrapped_decorator():
 
     with ctx() as v:
         assert v == 5
+
+
+def test_communicator_takes_paddle18_arguments():
+    """Paddle 1.8: Communicator(program, mode, kwargs, envs), DistributedMode importable from the module."""
+    from paddle.fluid.communicator import Communicator, DistributedMode
+    main, start = _tiny_program()
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=start, pservers="127.0.0.1:6170", trainers=1)
+    comm = Communicator(t.get_trainer_program(), DistributedMode.HALF_ASYNC, None, {})
+    assert comm.is_running() is False
+    with pytest.raises(TypeError, match="unexpected"):
+        Communicator(t.get_trainer_program(), mode=DistributedMode.ASYNC, bogus=1)

@@ -1,5 +1,6 @@
 """fluid.require_version, set_flags/get_flags, device_guard, cuda_pinned_places, install_check."""
 
+import numpy as np
 import pytest
 
 import paddle_compat as fluid
@@ -45,3 +46,27 @@ def test_device_guard_and_pinned_places(monkeypatch):
 def test_install_check_runs(capsys):
     fluid.install_check.run_check()
     assert "installed successfully" in capsys.readouterr().out
+
+
+def test_clone_for_test_keeps_only_the_variables_its_ops_use():
+    """Paddle's prune_backward: a test clone taken after minimize has the same variables as one taken
+    before (no gradients, learning rate or optimizer state), and it still runs."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[3])
+        loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+        before = main.clone(for_test=True)
+        fluid.optimizer.Adam(0.1).minimize(loss)
+        after = main.clone(for_test=True)
+    assert sorted(before.global_block().vars) == sorted(after.global_block().vars)
+    assert [op.type for op in before.global_block().ops] == [op.type for op in after.global_block().ops]
+    exe = fluid.Executor()
+    exe.run(startup)
+    out, = exe.run(after, feed={"x": np.ones((2, 3), np.float32)}, fetch_list=[loss.name])
+    assert np.isfinite(out).all()
+
+
+def test_set_eager_deletion_mode_is_accepted():
+    fluid.core._set_eager_deletion_mode(-1, -1, False)    # Paddle's tests call it at import
+    with pytest.raises(TypeError, match="threshold"):
+        fluid.core._set_eager_deletion_mode("0", 1.0, True)

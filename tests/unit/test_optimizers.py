@@ -197,6 +197,9 @@ SCHEDULES = {
                          lambda s: (0.1 - 0.01) * (1 - s / (2 * max(1, np.ceil(s / 2)))) + 0.01),
     "piecewise": (lambda: L.piecewise_decay([2, 4], [0.1, 0.05, 0.01]),
                   lambda s: 0.1 if s < 2 else 0.05 if s < 4 else 0.01),
+    # Paddle 1.8's third argument scales the schedule
+    "noam": (lambda: L.noam_decay(64, 3, learning_rate=2.0),
+             lambda s: 2.0 * 64 ** -0.5 * min((s + 1) ** -0.5, 3 ** -1.5 * (s + 1))),
 }
 
 
@@ -215,3 +218,40 @@ def test_lr_schedules(name):
     np.testing.assert_allclose(got, [want(s) for s in range(6)], rtol=1e-5)
     if name == "piecewise":   # exact values, as Paddle's Switch gave
         assert got == [np.float32(v) for v in (0.1, 0.1, 0.05, 0.05, 0.01, 0.01)]
+
+
+def test_apply_gradients_returns_the_optimize_ops():
+    """Paddle 1.8: backward() + apply_gradients() returns the list of appended ops (minimize returns a pair);
+    a parameter learning rate != 1 adds its `scale` op first, Adamax its beta1_pow `scale` last."""
+    loss = _linear_loss()
+    opt = fluid.optimizer.SGD(0.1)
+    ops = opt.apply_gradients(opt.backward(loss))
+    assert [op.type for op in ops] == ["sgd"]
+    fluid.framework.switch_main_program(fluid.Program())
+    x = L.data(name="x", shape=[3])
+    loss = L.mean(L.fc(x, 2, bias_attr=False, param_attr=fluid.ParamAttr(name="w2", learning_rate=1.1)))
+    adamax = fluid.optimizer.Adamax(0.1)
+    ops = adamax.apply_optimize(loss, fluid.default_startup_program(), adamax.backward(loss))
+    assert [op.type for op in ops] == ["scale", "adamax", "scale"]
+
+
+@pytest.mark.parametrize("cls,names", [
+    (fluid.optimizer.Momentum, ("_velocity_acc_str",)),
+    (fluid.optimizer.Adam, ("_moment1_acc_str", "_moment2_acc_str", "_beta1_pow_acc_str", "_beta2_pow_acc_str")),
+    (fluid.optimizer.Adagrad, ("_moment_acc_str",)),
+    (fluid.optimizer.Adamax, ("_moment_acc_str", "_inf_norm_acc_str", "_beta1_pow_acc_str")),
+    (fluid.optimizer.Ftrl, ("_squared_acc_str", "_linear_acc_str")),
+    (fluid.optimizer.RMSProp, ("_momentum_acc_str", "_mean_square_acc_str", "_mean_grad_acc_str")),
+])
+def test_accumulator_name_attributes_key_the_accumulators(cls, names):
+    """Subclasses (and Paddle's tests) read an optimizer's state through its `_<x>_acc_str` class attributes."""
+    opt = cls(0.1, momentum=0.9) if cls is fluid.optimizer.Momentum else cls(0.1)
+    opt.minimize(_linear_loss())
+    for n in names:
+        assert "w" in opt._accumulators[getattr(cls, n)]
+
+
+def test_recompute_load_message_is_paddles():
+    opt = fluid.optimizer.RecomputeOptimizer(fluid.optimizer.SGD(0.1))
+    with pytest.raises(NotImplementedError, match="load function is not supported by Recompute Optimizer"):
+        opt.load({})

@@ -117,3 +117,49 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
     # pserver: 1 + 1 + 0.25 = 2.25 and 1 + 0 + 0.25 = 1.25; old after the push: 2, 1
     assert client.server["w"].tolist() == [2.25, 1.25]
     assert x.tolist() == [3.25, 1.25] and old.tolist() == [2.25, 1.25]
+
+
+def test_geo_sgd_transpiler_module_is_the_geo_mode():
+    """Paddle 1.8's paddle.fluid.transpiler.geo_sgd_transpiler.GeoSgdTranspiler gives the same programs as
+    DistributeTranspiler with config.geo_sgd_mode, and leaves the caller's config unchanged."""
+    from paddle_compat.fluid.transpiler.geo_sgd_transpiler import GeoSgdTranspiler
+    _, mlp_init = R.make_init()
+    R.build_mlp(fluid, mlp_init, "adam")
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.geo_sgd_need_push_nums = 3
+    t = GeoSgdTranspiler(cfg)
+    t.transpile(1, pservers=EPS, trainers=2)
+    assert cfg.geo_sgd_mode is False
+    main = fluid.default_main_program()
+    assert _types(main)[-1] == "geo_sgd" and main.global_block().ops[-1].attr("push_nums") == 3
+    prog, _ = t.get_pserver_programs("127.0.0.1:6001")
+    assert prog.global_block().ops[0].attr("distributed_mode") == 3
+
+
+def _clipped_net():
+    x = fluid.layers.data(name="x", shape=[4])
+    h = fluid.layers.fc(x, 300)     # 4 x 300 = 1200 rows of weights: cut into two blocks
+    loss = fluid.layers.mean(fluid.layers.fc(h, 1))
+    fluid.clip.set_gradient_clip(fluid.clip.GradientClipByGlobalNorm(2.0))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+
+
+def test_geo_keeps_a_global_norm_clip_on_the_trainer():
+    """Geo-SGD trainers run their own optimizer, so GradientClipByGlobalNorm (a norm over all parameters)
+    needs no pserver: the trainer keeps the clip ops, the pservers still only add deltas. Sync/async pserver
+    mode, which moves each parameter's update to its pserver, still refuses it."""
+    _clipped_net()
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.geo_sgd_mode = True
+    t = fluid.DistributeTranspiler(cfg)
+    t.transpile(0, pservers=EPS, trainers=2)
+    types = _types(fluid.default_main_program())
+    assert types[-1] == "geo_sgd" and "sqrt" in types and types.count("sgd") == 4
+    prog, _ = t.get_pserver_programs("127.0.0.1:6001")
+    for b in prog.global_block().ops[0].attr("optimize_blocks"):
+        assert [op.type for op in b.ops] == ["sum"]
+    fluid.framework.switch_main_program(fluid.Program())
+    fluid.framework.switch_startup_program(fluid.Program())
+    _clipped_net()
+    with pytest.raises(NotImplementedError, match="GradientClipByGlobalNorm"):
+        fluid.DistributeTranspiler().transpile(0, pservers=EPS, trainers=2)

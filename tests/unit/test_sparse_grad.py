@@ -207,3 +207,25 @@ def test_selected_rows_helpers():
     assert torch.equal(sr.scale_rows(t, 2.0).to_dense(), t.to_dense() * 2)
     with pytest.raises(ValueError, match="add up"):
         sr.split_rows(t, [4, 4])
+
+
+def test_second_append_backward_in_one_program():
+    """Paddle lets a program hold two backward passes (append_backward, then minimize): the second reuses
+    the @RENAME@ part names of a shared parameter and goes back through the same forward."""
+    w0 = np.arange(12, dtype=np.float32).reshape(6, 2) / 10.0
+    ids_a = fluid.layers.data(name="a", shape=[1], dtype="int64")
+    ids_b = fluid.layers.data(name="b", shape=[1], dtype="int64")
+    attr = fluid.ParamAttr(name="shared", initializer=fluid.initializer.NumpyArrayInitializer(w0))
+    ea = fluid.embedding(ids_a, size=[6, 2], param_attr=attr)
+    eb = fluid.embedding(ids_b, size=[6, 2], param_attr=attr)
+    loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(ea, eb))
+    fluid.backward.append_backward(loss)
+    fluid.optimizer.SGD(1.0).minimize(loss)
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    exe.run(feed={"a": np.array([[1]], np.int64), "b": np.array([[2]], np.int64)})
+    w = np.array(fluid.global_scope().find_var("shared").get_tensor())
+    want = w0.copy()
+    want[1] -= w0[2]    # d(sum(w1 * w2))/dw1 = w2, one SGD step of lr 1
+    want[2] -= w0[1]
+    np.testing.assert_allclose(w, want, rtol=1e-6)

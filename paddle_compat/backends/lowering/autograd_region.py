@@ -46,7 +46,14 @@ def find_regions(block, fetch_names=()):
     if not regions:
         return []
     fetch = set(fetch_names)
-    for r in regions:
+    region_of, produced_by = {}, []
+    for k, r in enumerate(regions):
+        names = set()
+        for i in r.op_idx:
+            region_of[i] = k
+            names.update(ops[i].output_arg_names)
+        produced_by.append(names)
+    for k, r in enumerate(regions):
         produced, read = [], set()
         for i in r.op_idx:
             read.update(ops[i].input_arg_names)
@@ -66,20 +73,30 @@ def find_regions(block, fetch_names=()):
             v = block._find_var_recursive(n)
             if n in outside_reads or (v is not None and v.persistable):
                 r.wanted.append(n)
-        for n in produced_set:
-            if "@RENAME@" in n and n in outside_reads:
+        for n in sorted(produced_set):
+            if "@RENAME@" not in n:
+                continue
+            for j, op in enumerate(ops):
+                if j in in_region or n not in op.input_arg_names:
+                    continue
+                # a second append_backward reuses the part names: its own region writes them before reading
+                if j in region_of and n in produced_by[region_of[j]]:
+                    continue
+                raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
+            if n in fetch:
                 raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
     return regions
 
 
-def autograd(targets, inputs, seeds):
-    """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target."""
+def autograd(targets, inputs, seeds, retain_graph=False):
+    """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target.
+    retain_graph: a later backward region (a second append_backward) goes through the same forward."""
     import torch
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]
     gos = [s for t, s in zip(targets, seeds) if t.requires_grad]
-    grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True)
+    grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True, retain_graph=retain_graph)
     if any(g is None for g in grads):
         grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
     return grads

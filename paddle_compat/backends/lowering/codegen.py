@@ -129,7 +129,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     last_region = max((r.start for r in regions), default=-1)
     no_grad_vars = getattr(program, "_autograd_no_grad", set())
     names = _Names()
-    g = {"__ag": autograd}
+    g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True)}
     body = []          # (text, (op, names) or None)
     defined = set()
     has_lod = set()
@@ -182,7 +182,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             sd = ", ".join(need(s, op) for s in r.seeds)
             xs = ", ".join(need(x, op) for x in r.wanted_forward())
             outs = ", ".join(local(w) for w in r.wanted)
-            ag = "__ag"
+            ag = "__ag" if i == last_region else "__ag_keep"
             if autograd_for is not None and r.wanted:
                 ag = "__ag%d" % i
                 g[ag] = autograd_for(block, r)

@@ -87,12 +87,13 @@ def piecewise_decay(boundaries, values):
         return tensor.sums(terms)
 
 
-def noam_decay(d_model, warmup_steps):
+def noam_decay(d_model, warmup_steps, learning_rate=1.0):
+    """learning_rate * d_model^-0.5 * min(step^-0.5, warmup_steps^-1.5 * step) (learning_rate: Paddle 1.8)"""
     with _guard():
         step = _decay_step_counter(begin=1)
         a = step ** -0.5
         b = (warmup_steps ** -1.5) * step
-        return (d_model ** -0.5) * ops.elementwise_min(a, b)
+        return learning_rate * (d_model ** -0.5) * ops.elementwise_min(a, b)
 
 
 def cosine_decay(learning_rate, step_each_epoch, epochs):

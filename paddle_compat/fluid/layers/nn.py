@@ -53,6 +53,12 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
               dtype="float32"):
+    """fluid.layers.embedding: a `lookup_table` op, whose ids end in a dim of 1 ([N, 1] -> [N, D])."""
+    return _embedding("lookup_table", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+
+
+def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype):
+    """lookup_table drops the ids' trailing 1; lookup_table_v2 (fluid.embedding) keeps the ids' shape."""
     check_variable(input, "input", "embedding")
     if len(size) != 2:
         raise ValueError("embedding: size must be [vocab_size, emb_dim], got %s" % (size,))
@@ -62,10 +68,11 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     if is_distributed:
         w.is_distributed = True
     shape = list(input.shape)
-    out_shape = (shape[:-1] if shape and shape[-1] == 1 else shape) + [size[1]]
-    tmp = out_var(helper, dtype, out_shape, input.lod_level)
+    if op_type == "lookup_table" and shape and shape[-1] == 1:
+        shape = shape[:-1]
+    tmp = out_var(helper, dtype, shape + [size[1]], input.lod_level)
     padding_idx = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else size[0] + padding_idx
-    helper.append_op(type="lookup_table", inputs={"Ids": [input], "W": [w]}, outputs={"Out": [tmp]},
+    helper.append_op(type=op_type, inputs={"Ids": [input], "W": [w]}, outputs={"Out": [tmp]},
                      attrs={"is_sparse": bool(is_sparse), "is_distributed": bool(is_distributed),
                             "remote_prefetch": remote_prefetch, "padding_idx": int(padding_idx)})
     return tmp

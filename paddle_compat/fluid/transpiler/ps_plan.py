@@ -63,6 +63,9 @@ class ParamChain:
         self.table = None           # TableInfo when the parameter is a distributed lookup table
 
 
+LOOKUPS = ("lookup_table", "lookup_table_v2")
+
+
 class TableInfo:
     """A distributed lookup table: the lookups that read it and the grad ops that compute its gradient
     (op indices in the user's block 0), which the trainer pass replaces by the prefetch chain."""
@@ -72,6 +75,7 @@ class TableInfo:
         self.lookups = []           # forward lookup_table ops, in program order
         self.grad_ops = []          # autograd ops writing <table>@GRAD (or its @RENAME@ parts)
         self.ids, self.outs = [], []
+        self.keep_ids_shape = []    # per lookup: lookup_table_v2 (fluid.embedding) keeps the ids' trailing 1
 
     def ids_block(self, b):
         """Trainer var of the unique ids shard `b` serves this step (split_ids output, prefetch input)."""
@@ -94,6 +98,7 @@ class PsPlan:
         self.dc_asgd = bool(cfg.enable_dc_asgd)
         self.runtime_split = bool(cfg.runtime_split_send_recv)
         self.half_async = bool(getattr(cfg, "half_async", False))
+        self.geo = bool(getattr(cfg, "geo_sgd_mode", False))
         self.chains = collections.OrderedDict()   # param name -> ParamChain, sorted by name
         self.tables = collections.OrderedDict()   # table name -> TableInfo (distributed lookup tables)
         self.lr_ops = []            # op indices of LR-schedule ops
@@ -213,6 +218,10 @@ def _classify_vars(plan, block):
                     continue
                 v = _var(block, n)
                 if n in lr_produced or n in lr_inputs or len(users[n]) > 1:
+                    if plan.geo and not v.persistable and n not in lr_produced:
+                        # Geo-SGD trainers keep their whole optimizer (the pservers only add deltas), so a
+                        # value computed across parameters (GradientClipByGlobalNorm's norm) stays there
+                        continue
                     if not v.persistable and n not in lr_produced:
                         raise NotImplementedError(
                             "transpile: op '%s' optimizing '%s' reads '%s', which is computed for other "
@@ -251,7 +260,7 @@ def _find_tables(plan, block):
     """Distributed lookup tables: parameters read by lookup_table ops with is_distributed=True."""
     names = []
     for op in block.ops:
-        if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
+        if op.type in LOOKUPS and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
             names.append(op.input("W")[0])
     for name in names:
         chain = plan.chains.get(name)
@@ -273,7 +282,7 @@ def _find_tables(plan, block):
                 continue
             if name not in op.input_arg_names and name not in op.output_arg_names:
                 continue
-            if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
+            if op.type not in LOOKUPS or not op.attrs.get("is_distributed"):
                 raise NotImplementedError(
                     "transpile: '%s' is a distributed lookup table (embedding is_distributed=True), but op '%s' "
                     "also uses it; a table that lives only on the pservers can only be looked up (mark every "
@@ -282,6 +291,7 @@ def _find_tables(plan, block):
             t.lookups.append(i)
             t.ids.append(op.input("Ids")[0])
             t.outs.append(op.output("Out")[0])
+            t.keep_ids_shape.append(op.type == "lookup_table_v2")
         if len(pads) > 1:
             raise NotImplementedError("transpile: the lookups of distributed table '%s' use different "
                                       "padding_idx values %s; use one" % (name, sorted(pads)))
@@ -291,6 +301,8 @@ def _find_tables(plan, block):
 
 
 def _check_rowwise(plan, block):
+    if plan.geo:    # the Geo-SGD trainer runs the optimize ops on whole parameters; pservers only add deltas
+        return
     for chain in plan.chains.values():
         if len(chain.blocks) < 2:
             continue

@@ -56,7 +56,8 @@ def _forward_ops(plan, block, tables, callsite):
             OP_ROLE_KEY: int(OpRole.Forward), "table": t.name, "height": t.height,
             "height_sections": [b.rows for b in blocks]}, callsite))
         merges.append(_op(block, "merge_ids", {"Ids": list(t.ids), "Rows": ins, "X": rows}, {"Out": list(t.outs)}, {
-            OP_ROLE_KEY: int(OpRole.Forward), "table": t.name, "padding_idx": t.padding_idx}, callsite))
+            OP_ROLE_KEY: int(OpRole.Forward), "table": t.name, "padding_idx": t.padding_idx,
+            "keep_ids_shape": [int(k) for k in t.keep_ids_shape]}, callsite))
         xs += ins
         outs += rows
         eps += [b.endpoint for b in blocks]

@@ -167,7 +167,42 @@ def wmt16(root, rng):
             _add(tf, "wmt16/" + split, ("\n".join(lines) + "\n").encode())
 
 
-ALL = [uci_housing, mnist, cifar, imdb, imikolov, movielens, conll05, wmt14, wmt16]
+def avazu_ctr(root, rng):
+    """The CTR data Paddle's dist_ctr_reader.py reads: dnn ids<TAB>lr id:value pairs<TAB>click, plus a meta."""
+    dnn_dim, lr_dim = 1000, 1000
+    with tarfile.open(os.path.join(_dir(root, "avazu_ctr_data"), "avazu_ctr_data.tgz"), "w:gz") as tf:
+        for split, n in (("train", 100), ("test", 40), ("infer", 20)):
+            lines = []
+            for _ in range(n):
+                dnn = " ".join(str(i) for i in rng.randint(0, dnn_dim, rng.randint(3, 9)))
+                lr = " ".join("%d:1" % i for i in rng.randint(0, lr_dim, rng.randint(3, 9)))
+                lines.append("%s\t%s\t%d" % (dnn, lr, rng.randint(0, 2)))
+            _add(tf, "avazu_ctr_data/%s.txt" % split, ("\n".join(lines) + "\n").encode())
+        _add(tf, "avazu_ctr_data/data.meta.txt", ("dnn_input_dim: %d\nlr_input_dim: %d\n" % (dnn_dim, lr_dim)).encode())
+
+
+def simnet(root, rng):
+    """dist_simnet_bow.py's `train`: fields split by ';' -- id, [n_pos n_neg], query, n_pos pos titles, negs."""
+    ids = lambda: " ".join(str(i) for i in rng.randint(1, 1500, rng.randint(2, 8)))   # noqa: E731
+    with open(os.path.join(_dir(root, "simnet"), "train"), "w") as f:
+        for k in range(100):
+            f.write("%d;1 1;%s;%s;%s;\n" % (k, ids(), ids(), ids()))
+
+
+def text_classification(root, rng):
+    """dist_text_classification.py's imdb.vocab and text_classification.tar.gz ({train,test}/{pos,neg}/*.txt)."""
+    d = _dir(root, "text_classification")
+    with open(os.path.join(d, "imdb.vocab"), "w") as f:
+        f.write("\n".join(WORDS[:-1]) + "\n")
+    with tarfile.open(os.path.join(d, "text_classification.tar.gz"), "w:gz") as tf:
+        for split, n in (("train", 30), ("test", 10)):
+            for label in ("pos", "neg"):
+                for k in range(n):
+                    _add(tf, "%s/%s/%d_1.txt" % (split, label, k), _sentence(rng, rng.randint(4, 12)).encode())
+
+
+ALL = [uci_housing, mnist, cifar, imdb, imikolov, movielens, conll05, wmt14, wmt16,
+       avazu_ctr, simnet, text_classification]   # the last three: data files of Paddle's dist model tests
 
 
 def write_all(root, seed=0):

@@ -77,6 +77,8 @@ def split_ids(op, ctx):
 def merge_ids(op, ctx):
     padding_idx = int(attr(op, "padding_idx", -1))
     key = (attr(op, "table", None), tuple(op.input("Ids")))
+    # per lookup: 1 for lookup_table_v2, whose output keeps the ids' trailing dim of 1
+    keep_shape = [bool(k) for k in (attr(op, "keep_ids_shape", None) or [0] * len(op.input("Ids")))]
     state = _step_ids(ctx)
 
     def k(ids_list, rows_list, xs, lods):
@@ -93,8 +95,8 @@ def merge_ids(op, ctx):
             out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
         parts = torch.split(out, [f.numel() for f in flats]) if len(flats) > 1 else (out,)
         outs = []
-        for ids, part in zip(ids_list, parts):
-            lead = tuple(ids.shape[:-1]) if ids.dim() > 1 and ids.shape[-1] == 1 else tuple(ids.shape)
+        for ids, part, keep in zip(ids_list, parts, keep_shape):
+            lead = tuple(ids.shape[:-1]) if not keep and ids.dim() > 1 and ids.shape[-1] == 1 else tuple(ids.shape)
             outs.append(part if part.shape[:-1] == lead else part.reshape(lead + (part.shape[-1],)))
         return outs, list(lods)
     return k

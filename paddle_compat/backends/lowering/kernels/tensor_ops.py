@@ -104,15 +104,14 @@ def expand(op, ctx):
     return lambda x: x.repeat(times)
 
 
-@register("lookup_table", inputs=("Ids", "W"))
-def lookup_table(op, ctx):
+def _lookup(op, squeeze_last):
     padding_idx = attr(op, "padding_idx", -1)
     sparse = bool(attr(op, "is_sparse", False))
 
     def k(ids, w):
-        # Paddle's ids end in a dim of 1 ([N, 1] -> [N, D]); squeezing the int ids (not the float output)
-        # keeps a view op out of the autograd graph
-        flat = ids.view(ids.shape[:-1]) if ids.dim() > 1 and ids.shape[-1] == 1 else ids
+        # lookup_table's ids end in a dim of 1 ([N, 1] -> [N, D]); squeezing the int ids (not the float
+        # output) keeps a view op out of the autograd graph.  lookup_table_v2 keeps the ids' shape.
+        flat = ids.view(ids.shape[:-1]) if squeeze_last and ids.dim() > 1 and ids.shape[-1] == 1 else ids
         if flat.dtype != torch.int64:
             flat = flat.long()
         out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
@@ -120,6 +119,16 @@ def lookup_table(op, ctx):
             out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
         return out
     return k
+
+
+@register("lookup_table", inputs=("Ids", "W"))
+def lookup_table(op, ctx):
+    return _lookup(op, squeeze_last=True)
+
+
+@register("lookup_table_v2", inputs=("Ids", "W"))
+def lookup_table_v2(op, ctx):
+    return _lookup(op, squeeze_last=False)
 
 
 @register("accuracy", inputs=("Out", "Indices", "Label"), outputs=("Accuracy", "Correct", "Total"))

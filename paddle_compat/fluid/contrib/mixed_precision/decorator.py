@@ -100,13 +100,12 @@ class OptimizerWithMixedPrecision:
 
     def apply_optimize(self, loss, startup_program, params_grads):
         with program_guard(loss.block.program, startup_program or self._startup_prog):
-            ops, _ = self.apply_gradients(params_grads)
-        return ops
+            return self.apply_gradients(params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
         with program_guard(loss.block.program, startup_program or self._startup_prog):
-            optimize_ops, _ = self.apply_gradients(params_grads)
+            optimize_ops = self.apply_gradients(params_grads)
         return optimize_ops, params_grads
 
 
