@@ -87,17 +87,19 @@ def _env(extra=None):
     return env
 
 
-def run_local(python, data_dir, train_args=(), timeout=600, cwd=None):
-    cmd = [python, os.path.join(HERE, "train.py"), "--data_dir", data_dir] + list(train_args)
+def run_local(python, data_dir, train_args=(), timeout=600, cwd=None, script=None):
+    """script: a train.py printing RESULT lines (default: this example's)."""
+    cmd = [python, script or os.path.join(HERE, "train.py"), "--data_dir", data_dir] + list(train_args)
     t0 = time.time()
     out = _run(cmd, _env(), timeout, cwd or data_dir)
     return {"command": cmd, "wall_s": round(time.time() - t0, 2), "results": _results(out)}
 
 
-def run_job(python, launcher, data_dir, log_dir, train_args=(), servers=2, workers=2, timeout=600, cwd=None):
+def run_job(python, launcher, data_dir, log_dir, train_args=(), servers=2, workers=2, timeout=600, cwd=None,
+            script=None):
     cmd = [python, "-m", launcher, "--server_num", str(servers), "--worker_num", str(workers),
            "--start_port", str(free_ports(servers)), "--log_dir", log_dir,
-           os.path.join(HERE, "train.py"), "--data_dir", data_dir] + list(train_args)
+           script or os.path.join(HERE, "train.py"), "--data_dir", data_dir] + list(train_args)
     t0 = time.time()
     _run(cmd, _env(), timeout, cwd or data_dir)
     wall = time.time() - t0

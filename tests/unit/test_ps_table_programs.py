@@ -296,3 +296,36 @@ def test_pserver_step_sums_the_trainers_table_rows_and_a_finished_trainer_adds_n
     want[3] -= 0.05 * g0[0]
     want[7] -= 0.05 * g0[1]
     torch.testing.assert_close(table, want, rtol=0, atol=1e-6)
+
+
+def _transpile_sparse(sync, neg_ids_between=False):
+    """An is_sparse (not is_distributed) table; with neg_ids_between, a second lookup's ids are computed
+    after the first lookup (word2vec's reshaped negatives)."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        a = fluid.layers.data(name="a", shape=[1], dtype="int64")
+        b = fluid.layers.data(name="b", shape=[2], dtype="int64")
+        attr = fluid.ParamAttr(name="tbl")
+        ea = fluid.layers.embedding(a, size=[50, 4], is_sparse=True, param_attr=attr)
+        out = fluid.layers.reduce_sum(ea)
+        if neg_ids_between:
+            eb = fluid.layers.embedding(fluid.layers.reshape(b, [-1, 1]), size=[50, 4], is_sparse=True,
+                                        param_attr=attr)
+            out = out + fluid.layers.reduce_sum(eb)
+        fluid.optimizer.SGD(0.1).minimize(out)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=2, sync_mode=sync)
+    return t.get_trainer_program(), start
+
+
+def test_async_is_sparse_table_is_prefetched_like_paddle18_remote_prefetch():
+    main, start = _transpile_sparse(sync=False)
+    types = _types(main.global_block())
+    assert "prefetch" in types and "lookup_table" not in types
+    assert "tbl" not in [n for op in start.global_block().ops for n in op.output_arg_names]
+    # sync mode keeps the table on the trainer (pulled after each step), as Paddle 1.8 did
+    main, _ = _transpile_sparse(sync=True)
+    assert "lookup_table" in _types(main.global_block()) and "prefetch" not in _types(main.global_block())
+    # ids computed between two lookups of the table: it stays a plain parameter
+    main, _ = _transpile_sparse(sync=False, neg_ids_between=True)
+    assert "prefetch" not in _types(main.global_block())
