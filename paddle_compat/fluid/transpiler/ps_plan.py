@@ -88,6 +88,7 @@ class PsPlan:
         self.endpoints = list(endpoints)
         self.trainers = trainers
         self.sync_mode = sync_mode
+        self.geo = bool(getattr(cfg, "geo_sgd_mode", False))
         self.slice_var_up = bool(cfg.slice_var_up)
         self.min_block_size = cfg.min_block_size
         self.split_method = cfg.split_method
@@ -250,8 +251,9 @@ def _classify_vars(plan, block):
 def _remote_prefetch_tables(plan, block):
     """Async mode: tables whose every use is an is_sparse lookup_table. Paddle 1.8 gives these lookups
     remote_prefetch (the trainer fetches the step's rows from the pservers and never holds the table);
-    treating them as distributed tables does the same, instead of pulling the whole table every step."""
-    if plan.sync_mode:
+    treating them as distributed tables does the same, instead of pulling the whole table every step.
+    Not in Geo-SGD, where each trainer trains its own copy of every parameter."""
+    if plan.sync_mode or plan.geo:
         return []
     uses = {}
     for op in block.ops:
