@@ -100,6 +100,10 @@ def run_job(python, launcher, data_dir, log_dir, train_args=(), servers=2, worke
     cmd = [python, "-m", launcher, "--server_num", str(servers), "--worker_num", str(workers),
            "--start_port", str(free_ports(servers)), "--log_dir", log_dir,
            script or os.path.join(HERE, "train.py"), "--data_dir", data_dir] + list(train_args)
+    for i in range(workers):     # a launcher may append to the logs of an earlier run
+        old = os.path.join(log_dir, "workerlog.%d" % i)
+        if os.path.exists(old):
+            os.remove(old)
     t0 = time.time()
     _run(cmd, _env(), timeout, cwd or data_dir)
     wall = time.time() - t0

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -108,12 +109,14 @@ def main():
     ap.add_argument("--layer_sizes", default="400,400,400")
     ap.add_argument("--mode", default="async", choices=["async", "sync", "half_async", "geo"])
     ap.add_argument("--local", action="store_true", help="train locally even if TRAINING_ROLE is set")
-    ap.add_argument("--model_dir", default=None, help="where trainer 0 saves the model to evaluate it "
-                    "(default: data_dir/model)")
+    ap.add_argument("--model_dir", default=None, help="trainer 0 saves the model to evaluate into a fresh "
+                    "directory under this one (default: data_dir/model)")
     ap.add_argument("--result_file", default=None, help="also write the RESULT json here (trainer id appended)")
     args = ap.parse_args()
 
     args.model_dir = args.model_dir or os.path.join(args.data_dir, "model")
+    if not os.path.isdir(args.model_dir):
+        os.makedirs(args.model_dir)
     distributed = "TRAINING_ROLE" in os.environ and not args.local
     fluid.default_startup_program().random_seed = 1
     fluid.default_main_program().random_seed = 1
@@ -176,9 +179,12 @@ def main():
         elif fleet.is_first_worker():
             # In Paddle 1.8's async mode the trainer holds no copy of the sparse table (its lookups are
             # prefetched from the pservers), so the parameters are saved and evaluated in a fresh scope.
-            fleet.save_persistables(exe, args.model_dir)
+            # a fresh directory per save: files of an earlier run or of a run with another layout (whole
+            # table vs per-pserver shards) must not be picked up
+            save_dir = tempfile.mkdtemp(prefix="epoch%d_" % epoch, dir=args.model_dir)
+            fleet.save_persistables(exe, save_dir)
             with fluid.scope_guard(fluid.Scope()):
-                fluid.io.load_persistables(exe, args.model_dir, test_program)
+                fluid.io.load_persistables(exe, save_dir, test_program)
                 test_loss, test_auc = evaluate(exe, test_program, feed_vars, loss, auc_var, auc_states,
                                                test_files, place)
         else:

@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -92,9 +93,12 @@ def main():
     ap.add_argument("--window", type=int, default=3)
     ap.add_argument("--neg_num", type=int, default=5)
     ap.add_argument("--local", action="store_true")
-    ap.add_argument("--model_dir", default=None, help="where trainer 0 saves the model (default data_dir/model)")
+    ap.add_argument("--model_dir", default=None, help="trainer 0 saves the model into a fresh directory "
+                    "under this one (default data_dir/model)")
     args = ap.parse_args()
     args.model_dir = args.model_dir or os.path.join(args.data_dir, "model")
+    if not os.path.isdir(args.model_dir):
+        os.makedirs(args.model_dir)
     info = json.load(open(os.path.join(args.data_dir, "data_info.json")))
     dict_path = os.path.join(args.data_dir, "dict.txt")
     counts = np.array([float(l.split()[2]) for l in open(dict_path)])
@@ -143,9 +147,10 @@ def main():
                              np.array(info["topic"]), counts)
     elif fleet.is_first_worker():
         # the sparse tables live on the pservers in Paddle 1.8's async mode: score the saved model
-        fleet.save_persistables(exe, args.model_dir)
+        save_dir = tempfile.mkdtemp(prefix="model_", dir=args.model_dir)   # fresh: no stale files
+        fleet.save_persistables(exe, save_dir)
         with fluid.scope_guard(fluid.Scope()):
-            fluid.io.load_persistables(exe, args.model_dir, test_program)
+            fluid.io.load_persistables(exe, save_dir, test_program)
             acc = topic_accuracy(np.array(fluid.global_scope().find_var("emb").get_tensor()),
                                  np.array(info["topic"]), counts)
     result = {"trainer_id": trainer_id, "mode": "async" if distributed else "local", "thread": args.thread,
