@@ -323,7 +323,7 @@ def test_async_is_sparse_table_is_prefetched_like_paddle18_remote_prefetch():
     types = _types(main.global_block())
     assert "prefetch" in types and "lookup_table" not in types
     assert "tbl" not in [n for op in start.global_block().ops for n in op.output_arg_names]
-    # sync mode keeps the table on the trainer (pulled after each step), as Paddle 1.8 did
+    # sync mode keeps the table on the trainer (pulled after each step)
     main, _ = _transpile_sparse(sync=True)
     assert "lookup_table" in _types(main.global_block()) and "prefetch" not in _types(main.global_block())
     # ids computed between two lookups of the table: it stays a plain parameter
