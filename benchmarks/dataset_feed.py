@@ -1,14 +1,16 @@
 """fluid.dataset feeding cost: MultiSlot parse and batch rates, and train_from_dataset vs exe.run on prebuilt
 feeds, for a CTR model with 26 id slots (1-3 ids each), 13 dense values and a label.
 
-    python benchmarks/dataset_feed.py [--lines 20000] [--batch 256]
+    python benchmarks/dataset_feed.py [--lines 20000] [--batch 256] [--rounds 5]
 
 Prints samples/s for: parsing alone (read_file with "cat"), parsing + batching into feeds, training with
-exe.run on feeds built beforehand, and train_from_dataset (thread 1 and 2) including the reading.
+exe.run on feeds built beforehand, and train_from_dataset (thread 1 and 2) including the reading; the
+three training variants alternate for --rounds rounds and medians are printed (OMP_NUM_THREADS=1).
 """
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -65,6 +67,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=20000)
     ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
     paths = write_files(os.path.join(tmp, "part"), args.lines, 2)
@@ -84,22 +87,29 @@ def main():
 
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
+    rates = {"exe.run, feed dicts built beforehand": [], "train_from_dataset thread=1": [],
+             "train_from_dataset thread=2": []}
     with fluid.scope_guard(scope):
         exe.run(startup)
         exe.run(prog, feed=feeds[0], fetch_list=[loss])   # warm-up (lowering)
-        t0 = time.perf_counter()
-        for f in feeds:
-            exe.run(prog, feed=f, fetch_list=[loss])
-        print("exe.run (prebuilt feeds): %9.0f samples/s" % (n / (time.perf_counter() - t0)))
         ds = fluid.DatasetFactory().create_dataset("QueueDataset")
         ds.set_use_var(use_vars)
         ds.set_batch_size(args.batch)
         ds.set_filelist(paths)
-        for thread in (1, 2):
+        for _ in range(args.rounds):     # alternating, so load on a shared machine hits every variant alike
             t0 = time.perf_counter()
-            exe.train_from_dataset(prog, ds, thread=thread)
-            print("train_from_dataset thread=%d: %9.0f samples/s" % (thread, n / (time.perf_counter() - t0)))
-
+            for f in feeds:
+                exe.run(prog, feed=f, fetch_list=[loss])
+            rates["exe.run, feed dicts built beforehand"].append(n / (time.perf_counter() - t0))
+            for thread in (1, 2):
+                t0 = time.perf_counter()
+                exe.train_from_dataset(prog, ds, thread=thread)
+                rates["train_from_dataset thread=%d" % thread].append(n / (time.perf_counter() - t0))
+    base = rates["exe.run, feed dicts built beforehand"]
+    for k, v in rates.items():
+        ratio = statistics.median([a / b for a, b in zip(v, base)])
+        print("%-40s median %8.0f samples/s  (x%.2f of exe.run; rounds: %s)"
+              % (k, statistics.median(v), ratio, ", ".join("%.0f" % x for x in v)))
 
 if __name__ == "__main__":
     main()

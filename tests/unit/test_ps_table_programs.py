@@ -337,3 +337,36 @@ def test_test_program_cloned_before_transpile_prefetches_on_a_trainer():
     scope = fluid.Scope()
     scope.var("emb_table").get_tensor().set(np.zeros((1001, 4), "float32"), fluid.CPUPlace())
     assert remote_lookups(test, scope) is test
+
+
+def _transpile_sparse(sync, neg_ids_between=False):
+    """An is_sparse (not is_distributed) table; with neg_ids_between, a second lookup's ids are computed
+    after the first lookup (word2vec's reshaped negatives)."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        a = fluid.layers.data(name="a", shape=[1], dtype="int64")
+        b = fluid.layers.data(name="b", shape=[2], dtype="int64")
+        attr = fluid.ParamAttr(name="tbl")
+        ea = fluid.layers.embedding(a, size=[50, 4], is_sparse=True, param_attr=attr)
+        out = fluid.layers.reduce_sum(ea)
+        if neg_ids_between:
+            eb = fluid.layers.embedding(fluid.layers.reshape(b, [-1, 1]), size=[50, 4], is_sparse=True,
+                                        param_attr=attr)
+            out = out + fluid.layers.reduce_sum(eb)
+        fluid.optimizer.SGD(0.1).minimize(out)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=2, sync_mode=sync)
+    return t.get_trainer_program(), start
+
+
+def test_async_is_sparse_table_is_prefetched_like_paddle18_remote_prefetch():
+    main, start = _transpile_sparse(sync=False)
+    types = _types(main.global_block())
+    assert "prefetch" in types and "lookup_table" not in types
+    assert "tbl" not in [n for op in start.global_block().ops for n in op.output_arg_names]
+    # sync mode keeps the table on the trainer (pulled after each step)
+    main, _ = _transpile_sparse(sync=True)
+    assert "lookup_table" in _types(main.global_block()) and "prefetch" not in _types(main.global_block())
+    # ids computed between two lookups of the table: it stays a plain parameter
+    main, _ = _transpile_sparse(sync=False, neg_ids_between=True)
+    assert "prefetch" not in _types(main.global_block())

@@ -92,6 +92,7 @@ class PsPlan:
         self.endpoints = list(endpoints)
         self.trainers = trainers
         self.sync_mode = sync_mode
+        self.geo = bool(getattr(cfg, "geo_sgd_mode", False))
         self.slice_var_up = bool(cfg.slice_var_up)
         self.min_block_size = cfg.min_block_size
         self.split_method = cfg.split_method
@@ -256,12 +257,46 @@ def _classify_vars(plan, block):
     plan.global_vars = global_vars
 
 
+def _remote_prefetch_tables(plan, block):
+    """Async mode: tables whose every use is an is_sparse lookup_table. Paddle 1.8 gives these lookups
+    remote_prefetch (the trainer fetches the step's rows from the pservers and never holds the table);
+    treating them as distributed tables does the same, instead of pulling the whole table every step.
+    Not in Geo-SGD, where each trainer trains its own copy of every parameter."""
+    if plan.sync_mode or plan.geo:
+        return []
+    uses = {}
+    for op in block.ops:
+        if op.type in LOOKUPS and op.attrs.get("is_sparse") and not op.attrs.get("is_distributed"):
+            uses.setdefault(op.input("W")[0], True)
+    for op in block.ops:
+        if is_autograd_op(op) or is_optimizer_op(op):
+            continue
+        for n in op.input_arg_names + op.output_arg_names:
+            if n in uses and not (op.type in LOOKUPS and op.attrs.get("is_sparse")):
+                uses[n] = False
+    # the prefetch runs before the table's first lookup: every id input must exist by then (else the
+    # table stays a plain parameter, as in sync mode)
+    first, produced = {}, {}
+    for i, op in enumerate(block.ops):
+        if op.type in LOOKUPS and uses.get(op.input("W")[0]):
+            name = op.input("W")[0]
+            first.setdefault(name, i)
+            if produced.get(op.input("Ids")[0], -1) > first[name]:
+                uses[name] = False
+        for n in op.output_arg_names:
+            produced[n] = i
+    return [n for n, only in uses.items() if only and n in plan.chains and len(_var(block, n).shape) == 2]
+
+
 def _find_tables(plan, block):
-    """Distributed lookup tables: parameters read by lookup_table ops with is_distributed=True."""
+    """Distributed lookup tables: parameters read by lookup_table ops with is_distributed=True (and, in
+    async mode, those only read by is_sparse lookups: _remote_prefetch_tables)."""
     names = []
     for op in block.ops:
         if op.type in LOOKUPS and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
             names.append(op.input("W")[0])
+    remote = set(_remote_prefetch_tables(plan, block))
+    names += [n for n in sorted(remote) if n not in names]
     for name in names:
         chain = plan.chains.get(name)
         if chain is None:
@@ -282,7 +317,7 @@ def _find_tables(plan, block):
                 continue
             if name not in op.input_arg_names and name not in op.output_arg_names:
                 continue
-            if op.type not in LOOKUPS or not op.attrs.get("is_distributed"):
+            if op.type not in LOOKUPS or not (op.attrs.get("is_distributed") or name in remote):
                 raise NotImplementedError(
                     "transpile: '%s' is a distributed lookup table (embedding is_distributed=True), but op '%s' "
                     "also uses it; a table that lives only on the pservers can only be looked up (mark every "
