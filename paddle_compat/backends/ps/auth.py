@@ -98,7 +98,7 @@ def job_key():
 
 def namespace():
     """A public name for the job's token (rendezvous keys live under it); reveals nothing of the token."""
-    return hashlib.sha256(b"namespace\0" + job_key()).hexdigest()[:16]
+    return hashlib.sha256(b"namespace\0" + job_key()).hexdigest()[:32]
 
 
 def _mac(key, data):
