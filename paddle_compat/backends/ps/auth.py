@@ -134,7 +134,9 @@ def install(sender_name):
             except RefusedMessage as e:
                 claimed = getattr(e, "sender", None) or "an unknown peer"
                 _refusals.append((claimed, str(e)))
-                _LOG.warning("refused an RPC message from %s: %s", claimed, e)
+                # the sender it claims: torch hands the decoder bytes only, never the connection's address
+                _LOG.warning("refused an RPC message from %s (as it claims; TensorPipe does not give the "
+                             "message's socket address to the decoder): %s", claimed, e)
                 return e
 
         pickler.serialize = serialize
