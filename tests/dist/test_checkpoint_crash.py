@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dist_utils import Cluster
-from ps_cluster import run_ok, start, wait_for
+from ps_cluster import run_ok, start
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]
 

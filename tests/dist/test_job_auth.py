@@ -48,9 +48,9 @@ def _job(tmp, stranger=False, marker=None):
             end = time.monotonic() + 60
             while "loss" not in tr.output and time.monotonic() < end and tr.popen.poll() is None:
                 time.sleep(0.1)
-            # a crafted pickle thrown at the rendezvous listener (pserver 0's endpoint) runs nothing and the
-            # store carries on. (TensorPipe's own RPC listeners are left out: bytes that are not TensorPipe's
-            # protocol stall that process's RPC, a denial of service the README names.)
+            # a crafted pickle thrown at the rendezvous gate (pserver 0's endpoint) is refused and runs nothing;
+            # the store carries on. (TensorPipe's own RPC listeners are left out: what garbage does there is
+            # test_tensorpipe_garbage.py's subject.)
             host, port = eps[0].rsplit(":", 1)
             assert (host, int(port)) in listening(ps.popen.pid)
             for _ in range(3):
