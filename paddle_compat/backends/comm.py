@@ -1,7 +1,9 @@
 """Process groups over Paddle's trainer endpoints (NCCL on GPU, gloo on CPU), and the rings of collective ops.
 
-Rendezvous happens at trainer 0's endpoint: trainer 0 hosts a TCPStore there, every trainer registers its own
-endpoint under its rank, and the group is built once all have registered. The whole wait is bounded by
+Rendezvous happens at trainer 0's endpoint: trainer 0 hosts a TCPStore there behind the job-token gate
+(store_gate.py: a process without PADDLE_COMPAT_JOB_TOKEN is refused and logged with its socket address), every
+trainer registers its own endpoint under its rank in the job's namespace (derived from the token), and the
+group is built once all have registered. The whole wait is bounded by
 FLAGS_rpc_deadline (ms); on timeout the error lists the endpoints that never registered, instead of Paddle's
 silent hang in gen_nccl_id.
 
@@ -164,22 +166,28 @@ def _store(endpoints, rank, t_end):
         return store
     host, port = _split(endpoints[0])
     timeout = datetime.timedelta(seconds=max(t_end - time.monotonic(), 1.0))
+    from . import store_gate
     if rank == 0:
-        # Listen on trainer 0's own address only (TCPStore alone would bind every interface).
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Trainer 0's own address only (TCPStore alone would bind every interface), held by the token gate;
+        # the store listens on a private loopback port behind it.
         try:
-            sock.bind((host, port))
-            sock.listen(128)
+            back = store_gate.serve(host, port, "trainer 0's rendezvous (%s)" % endpoints[0])
         except OSError as e:
-            sock.close()
             raise RendezvousError("trainer 0 cannot listen on its endpoint %s (%s): another process uses the "
                                   "port, or the address is not this machine's" % (endpoints[0], e)) from e
-        store = dist.TCPStore(host, port, len(endpoints), True, timeout, wait_for_workers=False,
-                              master_listen_fd=sock.detach())
+        store = dist.TCPStore("127.0.0.1", back.getsockname()[1], len(endpoints), True, timeout,
+                              wait_for_workers=False, master_listen_fd=back.detach())
     else:
         _wait_listening(host, port, t_end, endpoints, rank)
-        store = dist.TCPStore(host, port, len(endpoints), False, timeout)
+        try:
+            local = store_gate.connect(host, port, max(t_end - time.monotonic(), 1.0),
+                                       "trainer 0's rendezvous")
+        except store_gate.GateRefused as e:
+            raise RendezvousError("trainer %d (%s): %s" % (rank, endpoints[rank], e)) from None
+        except OSError as e:
+            raise RendezvousError("trainer %d (%s) could not pass trainer 0's rendezvous gate at %s: %s"
+                                  % (rank, endpoints[rank], endpoints[0], e)) from None
+        store = dist.TCPStore("127.0.0.1", local, len(endpoints), False, timeout)
     _stores[key] = store
     return store
 
@@ -196,7 +204,8 @@ def connect(endpoints, rank, device="cpu", tag="nccl2"):
     gen_key = (tuple(endpoints), tag)
     gen = _generation[gen_key]
     _generation[gen_key] += 1
-    st = dist.PrefixStore("paddle_compat/%s/%d" % (tag, gen), store)
+    from .ps.auth import namespace
+    st = dist.PrefixStore("paddle_compat/%s/%s/%d" % (namespace(), tag, gen), store)
     keys = ["endpoint/%d" % r for r in range(n)]
     st.set(keys[rank], endpoints[rank])
     try:

@@ -13,6 +13,7 @@ import os
 import sys
 
 from . import procs
+from .launch_ps import with_job_token
 
 
 def _parse(argv):
@@ -54,6 +55,7 @@ def plan(args, env=None):
     if args.started_port + n - 1 > 65535:
         raise ValueError("--started_port %d + %d processes runs past port 65535" % (args.started_port, n))
     all_eps = ["%s:%d" % (ip, args.started_port + i) for ip in ips for i in range(n)]
+    env = with_job_token(args, env)      # the rendezvous gate's secret (backends/store_gate.py)
     node = ips.index(args.node_ip)
     out = []
     for local in range(n):

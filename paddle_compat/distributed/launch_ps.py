@@ -88,7 +88,7 @@ def with_job_token(args, env):
         if len([ip for ip in args.cluster_node_ips.split(",") if ip.strip()]) == 1:
             env[TOKEN_ENV] = secrets.token_hex(32)
         else:
-            sys.stderr.write("launch_ps: %s is not set: this multi-node job's RPC will not be authenticated "
+            sys.stderr.write("launch: %s is not set: this multi-node job's rendezvous and RPC will not be authenticated "
                              "(set it to the same secret on every node)\n" % TOKEN_ENV)
     return env
 

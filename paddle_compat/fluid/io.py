@@ -15,6 +15,7 @@ from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fl
 from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
                                shuffle)
 from .serialization import program_from_dict, prune_for_inference
+from ..backends.checkpoint_dir import MANIFEST, check_sha256, verify
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -96,6 +97,10 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
         return distributed_save(executor, dirname, main_program, vs, filename)
     dirname = os.path.normpath(dirname)
     os.makedirs(dirname, exist_ok=True)
+    # a local save over a pserver job's checkpoint: its manifest no longer describes the files
+    stale = os.path.join(dirname, MANIFEST)
+    if os.path.exists(stale):
+        os.unlink(stale)
 
     def build(block):
         cloned = [_clone_var(block, v) for v in vs]
@@ -127,6 +132,7 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     if _is_pserver_program(main_program) and vars is None:
         from .io_dist import pserver_load
         return pserver_load(executor, dirname, main_program, vs)
+    manifest = verify(dirname)       # a pserver job's checkpoint: refuse an interrupted save, naming its parts
     if not os.path.isdir(dirname):
         raise ValueError("load_vars: there is no directory %s" % dirname)
     missing = [v for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
@@ -151,6 +157,9 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
     # load into a scratch scope and move the values over only when every file read cleanly, so a bad
     # file leaves the scope as it was (nothing half-loaded)
+    if manifest is not None and filename is None:
+        for v in vs:
+            check_sha256(manifest, dirname, v.name)
     from .core import Scope, global_scope
     staging = Scope()
     executor.run(_io_program(build), scope=staging)

@@ -35,6 +35,9 @@ import warnings
 
 import numpy as np
 
+from ..backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
+from ..backends.tensor_format import atomic_write, write_lod_tensor
+
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
 
@@ -47,24 +50,46 @@ def _check_filename(filename, what):
 def distributed_save(executor, dirname, main_program, vars, filename=None):
     from .io import save_vars
     _check_filename(filename, "save_persistables")
-    os.makedirs(dirname, exist_ok=True)
     if not any(op.type == "send" for op in main_program.global_block().ops):
         # an inference program pruned from the trainer program (save_inference_model): the trainer's own
         # copies of the parameters (those of its last step), on any trainer, without the pservers
+        os.makedirs(dirname, exist_ok=True)
         save_vars(executor, dirname, main_program, vars=list(vars))
+        return
+    if not main_program._is_chief:
+        # The chief's checkpoint is the job's. Paddle had every trainer also write its local persistables
+        # into dirname; on a shared file system they would land in the directory the chief is switching.
         return
     info = main_program._dist_info
     remote = info.get("remote_vars", {})
     local = [v for v in vars if v.name not in remote]
     requested = set(v.name for v in vars)
-    if not requested >= set(v.name for v in main_program.list_vars() if v.persistable):
+    with_state = requested >= set(v.name for v in main_program.list_vars() if v.persistable)
+    if not with_state:
         remote = {n: m for n, m in remote.items() if n in requested}   # save_params: no optimizer state
+    tables = info.get("tables") or {}
+    describe = _pserver_names(info)
+    parts = {v.name: "trainer 0" for v in local}
+    for name, meta in remote.items():
+        eps = sorted(set(p[0] for p in (meta["pieces"] if meta["kind"] == "rows" else meta["pieces"][:1])))
+        parts[name] = "trainer 0, pulled from %s" % ", ".join(describe(ep) for ep in eps)
+    for t in tables.values():
+        for ep, shard, _, _ in t["shards"]:
+            parts[shard] = describe(ep)
+    staging = Staging(dirname, parts)
+    records = {}
     if local:
-        save_vars(executor, dirname, main_program, vars=local)
-    if not main_program._is_chief:
-        return
-    from ..backends.ps.dist_io import pull_vars
-    from ..backends.tensor_format import atomic_write, write_lod_tensor
+        save_vars(executor, staging.path, main_program, vars=local)
+        for v in local:
+            path = os.path.join(staging.path, v.name)
+            _fsync(path)
+            records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
+    if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
+        from ..backends.ps.dist_io import save_tables
+        eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
+        for ep, recs in save_tables(info, staging.path, eps, with_state).items():
+            for name, rec in recs.items():
+                records[name] = dict(rec, **{"from": describe(ep)})
     wanted = {}
     for name, meta in remote.items():
         pieces = meta["pieces"] if meta["kind"] == "rows" else meta["pieces"][:1]
@@ -72,27 +97,49 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    tables = info.get("tables") or {}
-    if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
-        from ..backends.ps.dist_io import save_tables
-        eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
-        save_tables(info, os.path.abspath(dirname), eps,
-                    requested >= set(v.name for v in main_program.list_vars() if v.persistable))
+    from ..backends.ps.dist_io import pull_vars
     got = pull_vars(info, wanted)
-    for name, meta in remote.items():
+    for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":
-            parts = sorted(meta["pieces"], key=lambda p: p[2])
-            arr = np.concatenate([got[(ep, block)] for ep, block, _, _ in parts], axis=0)
+            parts_ = sorted(meta["pieces"], key=lambda p: p[2])
+            arr = np.concatenate([got[(ep, block)] for ep, block, _, _ in parts_], axis=0)
         else:
             ep, block = meta["pieces"][0][:2]
             arr = got[(ep, block)]
         arr = np.ascontiguousarray(arr.reshape(meta["shape"]) if meta["shape"] else arr)
-        atomic_write(os.path.join(dirname, name), lambda f, a=arr: write_lod_tensor(f, a, None))
+        path = os.path.join(staging.path, name)
+        atomic_write(path, lambda f, a=arr: write_lod_tensor(f, a, None))
+        records[name] = file_record(path, arr.shape, arr.dtype, parts[name])
+        if i == 0:
+            test_pause("trainer-save-part")
+    staging.commit(records)
+
+
+def _pserver_names(info):
+    eps = list(info.get("pserver_endpoints") or [])
+
+    def describe(ep):
+        return "pserver %d (%s)" % (eps.index(ep), ep) if ep in eps else "pserver %s" % ep
+    return describe
+
+
+def _fsync(path):
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _header_shape(path):
+    from ..backends.tensor_format import read_lod_header
+    try:
+        return read_lod_header(path) or []
+    except Exception:   # not a plain LoDTensor file (e.g. SelectedRows): recorded without a shape
+        return []
 
 
 def pserver_load(executor, dirname, main_program, vars):
     from . import core
     from ..backends.tensor_format import read_lod_tensor
+    manifest = verify(dirname)     # refuses an interrupted save, naming its missing parts
     if not os.path.isdir(dirname):
         raise ValueError("load_persistables: there is no directory %s" % dirname)
     info = main_program._dist_info
@@ -102,7 +149,7 @@ def pserver_load(executor, dirname, main_program, vars):
     for name, (orig, off, rows, kind, what) in info["local_vars"].items():
         want = [int(d) for d in gb.var(name).shape]
         if what in ("table", "table_state"):
-            arr = _table_rows(dirname, name, orig, off, rows, kind, want)
+            arr = _table_rows(dirname, name, orig, off, rows, kind, want, manifest)
             if arr is None:
                 (missing_params if what == "table" else missing_state).append(orig)
             else:
@@ -112,6 +159,7 @@ def pserver_load(executor, dirname, main_program, vars):
         if not os.path.exists(path):
             (missing_params if what == "param" else missing_state).append(orig)
             continue
+        check_sha256(manifest, dirname, orig)
         with open(path, "rb") as f:
             arr, _ = read_lod_tensor(f, path)
         if kind == "rows":
@@ -133,8 +181,10 @@ def pserver_load(executor, dirname, main_program, vars):
                       % (dirname, ", ".join(sorted(set(missing_state))[:8]), info["endpoint"]))
 
 
-def _read(path):
+def _read(path, manifest=None):
     from ..backends.tensor_format import read_lod_tensor
+    if manifest is not None:
+        check_sha256(manifest, os.path.dirname(path), os.path.basename(path))
     with open(path, "rb") as f:
         return read_lod_tensor(f, path)[0]
 
@@ -153,25 +203,25 @@ def _shard_files(dirname, orig):
         i += 1
 
 
-def _table_rows(dirname, name, orig, off, rows, kind, want):
+def _table_rows(dirname, name, orig, off, rows, kind, want, manifest=None):
     """Rows [off, off + rows) of a table (or of its row-shaped state) for the pserver var `name`, or None."""
     own = os.path.join(dirname, name)
     if kind != "rows":   # replica state (e.g. a beta pow): this shard's copy, else shard 0's, else whole
         for path in (own, os.path.join(dirname, orig + ".block0"), os.path.join(dirname, orig)):
             if os.path.exists(path):
-                return _check(_read(path), want, path, name)
+                return _check(_read(path, manifest), want, path, name)
         return None
     shards = _shard_files(dirname, orig)
     # the checkpoint of as many pservers (the usual resume): this shard's own file, as is
     mine = [s for s in shards if s[0] == own and s[1] == off and s[2] == rows]
     if mine:
-        return _check(_read(own), want, own, name)
+        return _check(_read(own, manifest), want, own, name)
     if shards:
         parts = []
         for path, a, n in shards:
             lo, hi = max(off, a), min(off + rows, a + n)
             if lo < hi:
-                parts.append(_read(path)[lo - a:hi - a])
+                parts.append(_read(path, manifest)[lo - a:hi - a])
         arr = np.concatenate(parts, axis=0) if parts else None
         if arr is None or arr.shape[0] != rows:
             raise ValueError("load_persistables: the shards %s.block* in %s cover %d rows; %s needs rows [%d, %d)"
@@ -179,7 +229,7 @@ def _table_rows(dirname, name, orig, off, rows, kind, want):
         return _check(arr, want, dirname, name)
     whole = os.path.join(dirname, orig)
     if os.path.exists(whole):
-        arr = _read(whole)
+        arr = _read(whole, manifest)
         if arr.shape[0] < off + rows:
             raise ValueError("load_persistables: %s holds %d rows of %s; %s needs rows [%d, %d)"
                              % (whole, arr.shape[0], orig, name, off, off + rows))
@@ -198,12 +248,13 @@ def load_table_shards(executor, dirname, vars):
     """A local program loading a checkpoint whose tables were saved by pservers: each var with no file of
     its own but shards `<var>.block<i>` gets their concatenation. Returns the vars loaded."""
     from . import core
+    manifest = verify(dirname)
     done = []
     for v in vars:
         shards = _shard_files(dirname, v.name)
         if not shards:
             continue
-        arr = np.concatenate([_read(p) for p, _, _ in shards], axis=0)
+        arr = np.concatenate([_read(p, manifest) for p, _, _ in shards], axis=0)
         want = [int(d) for d in v.shape]
         if want and list(arr.shape) != want:
             raise ValueError("load_vars: the shards %s.block0..%d in %s make a table of shape %s; the program's %s "

@@ -15,8 +15,10 @@ SCRIPT = os.path.join("tests", "dist", "scripts", "ps_node.py")
 
 
 def start(cluster, specs, pservers=2, trainers=2, deadline_ms=20000, eps=None, extra_env=None, only=None,
-          script=SCRIPT):
-    """Start the job's processes (names ps0.., tr0..) running `script`; `only` limits which ones start."""
+          script=SCRIPT, env_for=None):
+    """Start the job's processes (names ps0.., tr0..) running `script`; `only` limits which ones start;
+    env_for {name: {var: value}} adds environment to one process."""
+    env_for = env_for or {}
     eps = eps or endpoints(pservers)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=trainers,
                   FLAGS_rpc_deadline=deadline_ms, TORCH_CPP_LOG_LEVEL="ERROR", **(extra_env or {}))
@@ -25,11 +27,13 @@ def start(cluster, specs, pservers=2, trainers=2, deadline_ms=20000, eps=None, e
     for i, ep in enumerate(eps):
         if only is None or "ps%d" % i in only:
             procs["ps%d" % i] = cluster.start("ps%d" % i, [script, arg],
-                                              base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep, **common))
+                                              base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep,
+                                                       **dict(common, **env_for.get("ps%d" % i, {}))))
     for t in range(trainers):
         if only is None or "tr%d" % t in only:
             procs["tr%d" % t] = cluster.start("tr%d" % t, [script, arg],
-                                              base_env(PADDLE_TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common))
+                                              base_env(PADDLE_TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t,
+                                                       **dict(common, **env_for.get("tr%d" % t, {}))))
     return eps, procs
 
 

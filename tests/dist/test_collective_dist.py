@@ -116,3 +116,21 @@ def test_trainer_dying_mid_training_fails_its_peer_with_a_named_error(tmp_path, 
         out0 = c.procs[0].output
     assert rcs == {"trainer0": rcs["trainer0"], "trainer1": 3} and rcs["trainer0"] != 0, out0[-2000:]
     assert "CommError" in out0 and ",".join(eps) in out0, out0[-3000:]
+
+
+def test_trainer_without_the_job_token_is_refused_at_the_rendezvous(tmp_path):
+    """Collective mode's rendezvous (trainer 0's endpoint) sits behind the job-token gate: a trainer holding
+    another PADDLE_COMPAT_JOB_TOKEN is refused (its error names the token), trainer 0 logs the refusal with the
+    stranger's socket address, and then fails naming the trainer that never joined."""
+    eps = endpoints(2)
+    with Cluster(tmp_path) as c:
+        for t, token in ((0, "good"), (1, "wrong")):
+            c.start("trainer%d" % t, [SCRIPT, "--trainer_id", str(t), "--endpoints", ",".join(eps), "--configs",
+                                      "pe", "--out", str(tmp_path)],
+                    base_env(FLAGS_rpc_deadline=6000, PADDLE_COMPAT_JOB_TOKEN=token))
+        rcs = c.wait(60)
+        out0, out1 = c.procs[0].output, c.procs[1].output
+    assert rcs["trainer0"] != 0 and rcs["trainer1"] != 0
+    assert "refused this process: it does not hold the job's token" in out1, out1[-2000:]
+    assert "trainer 0's rendezvous (%s) refused a connection from 127.0.0.1:" % eps[0] in out0, out0[-2000:]
+    assert "never joined" in out0 and eps[1] in out0, out0[-2000:]

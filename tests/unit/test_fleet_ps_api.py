@@ -119,6 +119,11 @@ def test_init_server_checks_model_dir(tmp_path):
     fleet.distributed_optimizer(fluid.optimizer.SGD(0.1)).minimize(_loss())
     with pytest.raises(ValueError, match="no directory named"):
         fleet.init_server(str(tmp_path / "missing"))
+    # the staging directory of an interrupted distributed save: refused, naming the unconfirmed parts
+    from paddle_compat.backends.checkpoint_dir import IncompleteCheckpoint, Staging
+    st = Staging(str(tmp_path / "ck"), {"fc_0.w_0": "trainer 0, pulled from pserver 1 (127.0.0.1:6175)"})
+    with pytest.raises(IncompleteCheckpoint, match=r"parts not confirmed: fc_0.w_0 \(trainer 0, pulled from pserver 1"):
+        fleet.init_server(st.path)
 
 
 def test_distributed_transpiler_spelling_is_the_same_fleet():

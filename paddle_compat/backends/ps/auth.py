@@ -98,7 +98,7 @@ def job_key():
 
 def namespace():
     """A public name for the job's token (rendezvous keys live under it); reveals nothing of the token."""
-    return hashlib.sha256(b"namespace\0" + job_key()).hexdigest()[:16]
+    return hashlib.sha256(b"namespace\0" + job_key()).hexdigest()[:32]
 
 
 def _mac(key, data):
@@ -134,7 +134,9 @@ def install(sender_name):
             except RefusedMessage as e:
                 claimed = getattr(e, "sender", None) or "an unknown peer"
                 _refusals.append((claimed, str(e)))
-                _LOG.warning("refused an RPC message from %s: %s", claimed, e)
+                # the sender it claims: torch hands the decoder bytes only, never the connection's address
+                _LOG.warning("refused an RPC message from %s (as it claims; TensorPipe does not give the "
+                             "message's socket address to the decoder): %s", claimed, e)
                 return e
 
         pickler.serialize = serialize

@@ -21,7 +21,7 @@ def pull_vars(info, names_by_endpoint):
 
 def save_tables(info, dirname, endpoints, with_state=True):
     """Ask each pserver holding a distributed table shard to write its shards (and, with_state, their
-    optimizer state) into `dirname` (one RPC per pserver, all at once); returns {endpoint: [files]}."""
+    optimizer state) into `dirname` (one RPC per pserver, all at once); returns {endpoint: {file: record}}."""
     client = get_client(info)
     client.ensure_joined()
     futs = {ep: client.call_async(ep, "save_tables", dirname, with_state) for ep in endpoints}

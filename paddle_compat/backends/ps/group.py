@@ -23,7 +23,7 @@ from datetime import timedelta
 import torch.distributed as dist
 import torch.distributed.rpc as rpc
 
-from .. import netif
+from .. import netif, store_gate
 from . import auth, rpc_entry
 from .errors import PsError, deadline_s, remote_message
 
@@ -123,10 +123,14 @@ class Group:
         store.set(prefix + "member/%d" % self.rank, "%s|%s" % (self.name, self.digest))
         self._await_members(store, prefix, deadline, limit)
         host0, port0 = _split(self.endpoints[0])
+        # init_rpc's own rendezvous (worker names, TensorPipe addresses, its gloo group) goes through this
+        # store, under the job's namespace: it never opens an unauthenticated connection of its own
+        url = "%s://%s/%d" % (_RPC_SCHEME, auth.namespace(), self.session)
+        _RPC_STORES[url] = dist.PrefixStore(prefix + "rpc/", store)
         # TensorPipe's uv (TCP) transport: its default on one machine, shm, busy-polls a core per process
         # (a 2-pserver + 2-trainer job on a small machine then spends most of its CPU spinning), and a
         # real cluster talks TCP anyway.
-        opts = rpc.TensorPipeRpcBackendOptions(init_method="tcp://%s:%d" % (host0, port0),
+        opts = rpc.TensorPipeRpcBackendOptions(init_method=url,
                                                rpc_timeout=limit, num_worker_threads=8, _transports=["uv"])
         # a pserver listens on its endpoint's interface; a trainer on the one that reaches pserver 0
         _pin_rpc_interface(_split(self.endpoints[self.index])[0] if self.role == "pserver"
@@ -148,18 +152,16 @@ class Group:
         host, port = _split(self.endpoints[self.index])
         if self.index == 0:
             if self._store is None:
-                # Bind pserver 0's own address only: TCPStore alone would listen on every interface.
-                sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                # pserver 0's own address only (TCPStore alone would listen on every interface), and there
+                # the token gate: the store itself listens on a private loopback port behind it
                 try:
-                    sock.bind((host, port))
-                    sock.listen(128)
-                    self._store = dist.TCPStore(host, port, None, True, timedelta(seconds=limit),
-                                                multi_tenant=True, master_listen_fd=sock.detach())
-                except Exception as e:
-                    sock.close()
+                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0])
+                except OSError as e:
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None
+                self._store = dist.TCPStore("127.0.0.1", back.getsockname()[1], None, True,
+                                            timedelta(seconds=limit), multi_tenant=True,
+                                            master_listen_fd=back.detach())
             return
         if self._beacon is None:
             s = socket.socket()
@@ -197,7 +199,10 @@ class Group:
         host0, port0 = _split(self.endpoints[0])
         left = max(1.0, deadline - time.monotonic())
         try:
-            self._store = dist.TCPStore(host0, port0, None, False, timedelta(seconds=left))
+            local_port = store_gate.connect(host0, port0, left, "pserver 0's rendezvous")
+            self._store = dist.TCPStore("127.0.0.1", local_port, None, False, timedelta(seconds=left))
+        except store_gate.GateRefused as e:
+            raise PsError("%s: %s" % (self.describe(self.name), e)) from None
         except Exception as e:
             raise PsError("%s cannot reach pserver 0 at %s (it hosts the rendezvous) within %.0fs "
                           "(FLAGS_rpc_deadline): %s" % (self.describe(self.name), self.endpoints[0], limit,
@@ -276,6 +281,20 @@ class Group:
             with self._cond:
                 self.active = False
             rpc_entry.clear_handlers()
+
+
+_RPC_SCHEME = "paddle-compat-job"
+_RPC_STORES = {}
+
+
+def _rpc_rendezvous(url, rank=-1, world_size=-1, **kwargs):
+    store = _RPC_STORES.get(url.split("?", 1)[0])     # torch appends ?rank=..&world_size=..
+    if store is None:
+        raise ValueError("no rendezvous store registered for %s" % url)
+    yield store, rank, world_size
+
+
+dist.register_rendezvous_handler(_RPC_SCHEME, _rpc_rendezvous)
 
 
 def _pin_rpc_interface(address):

@@ -213,6 +213,8 @@ class PServerService:
         return True
 
     def _pull_state(self, names):
+        from ..checkpoint_dir import test_pause
+        test_pause("pserver-pull-state")
         with self.lock:
             names = list(self.local_vars) if names is None else list(names)
             return names, self._read(-1, names, clone=True)

@@ -13,6 +13,7 @@ state (in sync mode, the state after the last completed step).
 import os
 
 from ..lowering.codegen import lower_block
+from ..checkpoint_dir import file_record
 from ..tensor_format import atomic_write, write_lod_tensor
 from .errors import PsError
 from .service import add_service_extension
@@ -55,12 +56,17 @@ class TableService:
         return out
 
     def save(self, dirname, with_state=True):
-        """Write this pserver's shards (with_state: and their optimizer state); returns the files written."""
+        """Write this pserver's shards (with_state: and their optimizer state), each fsynced; returns
+        {file: manifest record} for the files written."""
         svc = self.service
         if not os.path.isabs(dirname):
             raise PsError("pserver %s: save_tables needs an absolute directory, got %r" % (svc.endpoint, dirname))
-        os.makedirs(dirname, exist_ok=True)
-        written = []
+        if not os.path.isdir(dirname):
+            # a distributed save creates the directory first: a missing one is not the pservers' file system
+            raise PsError("pserver %s: cannot write table shards into %s: no such directory here (the "
+                          "checkpoint directory must be on a file system the pservers share with trainer 0)"
+                          % (svc.endpoint, dirname))
+        written = {}
         with svc.lock:
             for op in svc.program.block(self.checkpoint_block).ops:
                 var = op.input("X")[0]
@@ -73,7 +79,7 @@ class TableService:
                 arr = h.value.detach().cpu().numpy()
                 path = os.path.join(dirname, op.attrs["file_path"])
                 atomic_write(path, lambda f, a=arr: write_lod_tensor(f, a, None))
-                written.append(os.path.basename(path))
+                written[os.path.basename(path)] = file_record(path, arr.shape, arr.dtype, svc.endpoint)
         return written
 
 

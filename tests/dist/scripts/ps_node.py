@@ -7,7 +7,7 @@
 Each spec is one training job run in turn by every process of the cluster (process start-up is the slow
 part of a dist test, so one launch runs several configurations). Spec keys: model (mlp|fit_a_line|emb: an is_sparse embedding),
 opt (sgd|adam|ftrl), slice (bool), split (rr|hash), sync (bool), lr_decay (bool), steps, start (first step),
-save_dir + save_at (trainer 0 saves after that many steps), load_dir (pservers load before serving),
+save_dir + save_at (trainer 0 saves after that many steps; a list: after each), load_dir (pservers load before serving),
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
 runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing every N steps), raise_at (trainer 1 raises at that step),
@@ -144,7 +144,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
             out = exe.run(prog, feed=feed(spec, tid, s, trainers), fetch_list=[loss])
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
             print("step %d loss %.6f" % (s, losses[-1]), flush=True)
-            if spec.get("save_at") == s + 1 and tid == 0:
+            save_at = spec.get("save_at")
+            if tid == 0 and (s + 1 in save_at if isinstance(save_at, list) else save_at == s + 1):
                 fluid.io.save_persistables(exe, spec["save_dir"], prog)
             if spec.get("sleep"):
                 time.sleep(spec["sleep"])

@@ -69,8 +69,11 @@ class DistributedTranspiler(Fleet):
         self._need_minimized("init_server")
         if not self.is_server():
             raise RuntimeError("fleet.init_server: this process is a worker (fleet.is_server() is False)")
-        if model_dir is not None and not os.path.isdir(model_dir):
-            raise ValueError("fleet.init_server: there is no directory named '%s'" % model_dir)
+        if model_dir is not None:
+            from ......backends.checkpoint_dir import verify
+            verify(model_dir)    # an interrupted save, or one caught between its two renames: named here
+            if not os.path.isdir(model_dir):
+                raise ValueError("fleet.init_server: there is no directory named '%s'" % model_dir)
         self._executor.run(self.startup_program)
         if model_dir is not None:
             io.load_persistables(self._executor, model_dir, self.main_program)
