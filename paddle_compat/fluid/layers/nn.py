@@ -157,14 +157,11 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
         raise ValueError("dropout: dropout_prob must be in [0, 1], got %s" % dropout_prob)
     if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
         raise ValueError("dropout: dropout_implementation must be 'downgrade_in_infer' or 'upscale_in_train'")
-    helper = LayerHelper("dropout", name=name)
-    out = out_var(helper, x.dtype, x.shape, x.lod_level)
-    mask = out_var(helper, VarType.UINT8, x.shape, stop_gradient=True)
-    helper.append_op(type="dropout", inputs={"X": [x]}, outputs={"Out": [out], "Mask": [mask]},
-                     attrs={"dropout_prob": float(dropout_prob), "is_test": is_test,
-                            "fix_seed": seed is not None, "seed": seed if seed is not None else 0,
-                            "dropout_implementation": dropout_implementation})
-    return out
+    return single(append_defined("dropout", {"X": x},
+                                 {"dropout_prob": float(dropout_prob), "is_test": is_test,
+                                  "fix_seed": seed is not None, "seed": seed if seed is not None else 0,
+                                  "dropout_implementation": dropout_implementation},
+                                 name=name, stop_gradient={"Mask"}))
 
 
 def softmax(input, use_cudnn=False, name=None, axis=-1):
@@ -328,12 +325,8 @@ def expand(x, expand_times, name=None):
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):
-    helper = LayerHelper("l2_normalize", name=name)
-    out = out_var(helper, x.dtype, x.shape)
-    norm = out_var(helper, x.dtype, x.shape, stop_gradient=True)
-    helper.append_op(type="norm", inputs={"X": [x]}, outputs={"Out": [out], "Norm": [norm]},
-                     attrs={"axis": 1 if axis is None else axis, "epsilon": epsilon})
-    return out
+    return single(append_defined("norm", {"X": x}, {"axis": 1 if axis is None else axis, "epsilon": epsilon},
+                                 helper=LayerHelper("l2_normalize", name=name), stop_gradient={"Norm"}))
 
 
 def autoincreased_step_counter(counter_name=None, begin=1, step=1):

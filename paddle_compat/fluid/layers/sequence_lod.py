@@ -5,8 +5,7 @@ A variable carries a LoD at run time only when it is declared with lod_level > 0
 ops compute from them), so these builders check that statically and say how to fix it.
 """
 
-from ..layer_helper import LayerHelper
-from .helpers import append_defined, check_variable, out_var, single
+from .helpers import append_defined, check_variable, single
 
 __all__ = ["sequence_pool", "sequence_first_step", "sequence_last_step", "sequence_softmax", "sequence_concat",
            "sequence_expand"]
@@ -28,13 +27,9 @@ def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
     _need_lod(input, "input", "sequence_pool")
     if not isinstance(pool_type, str) or pool_type.lower() not in _POOL_TYPES:
         raise ValueError("sequence_pool: pool_type must be one of %s, got %r" % (", ".join(_POOL_TYPES), pool_type))
-    helper = LayerHelper("sequence_pool")
-    shape = [-1] + list(input.shape[1:])
-    pool_out = out_var(helper, input.dtype, shape, input.lod_level - 1)
-    max_index = out_var(helper, "int32", shape, stop_gradient=True)
-    helper.append_op(type="sequence_pool", inputs={"X": [input]}, outputs={"Out": [pool_out], "MaxIndex": [max_index]},
-                     attrs={"pooltype": pool_type.upper(), "is_test": bool(is_test), "pad_value": float(pad_value)})
-    return pool_out
+    return single(append_defined("sequence_pool", {"X": input},
+                                 {"pooltype": pool_type.upper(), "is_test": bool(is_test), "pad_value": float(pad_value)},
+                                 stop_gradient={"MaxIndex"}))
 
 
 def sequence_first_step(input):
