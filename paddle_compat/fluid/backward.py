@@ -11,13 +11,16 @@ from .dtypes import VarType
 from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
-from ..ops import aliased_outputs, facts as _facts, is_differentiable, no_grad_slots
+from ..ops import aliased_outputs, facts as _facts, find as _find, is_differentiable, no_grad_slots
+from ..ops import known_op_types as _known_op_types
 from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 
-# Kept for scripts and tests that imported it from here; the facts live in paddle_compat/ops.
-NON_DIFFERENTIABLE_OPS = _facts.NON_DIFFERENTIABLE
+# Kept for scripts and tests that imported it from here; the facts live in paddle_compat/ops (each op's
+# definition, and ops/facts.py for the kernel-only families).
+NON_DIFFERENTIABLE_OPS = _facts.NON_DIFFERENTIABLE | frozenset(
+    t for t in _known_op_types() if _find(t).differentiable is False)
 
 
 def _names(xs):

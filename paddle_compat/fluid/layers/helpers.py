@@ -45,7 +45,8 @@ def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gra
 
     inputs: {slot: Variable or [Variable]} (None values left out). Returns the outputs as
     {slot: [Variable]}; `single(...)` below unwraps the common one-output case. No shape code is
-    needed in the layer builder: the op's `infer_shape` is the one place that knows.
+    needed in the layer builder: the op's `infer_shape` is the one place that knows. stop_gradient:
+    True for every output, or the output slots that carry no gradient (a dropout mask, pooling indices).
     """
     from ...ops import get as get_def
     d = get_def(op_type)
@@ -62,8 +63,8 @@ def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gra
     outs = {}
     for slot, m in metas.items():
         ms = m if isinstance(m, (list, tuple)) else [m]
-        outs[slot] = [out_var(helper, mm.dtype, mm.shape, mm.lod_level, stop_gradient=stop_gradient)
-                      for mm in ms]
+        stop = stop_gradient if isinstance(stop_gradient, bool) else slot in stop_gradient
+        outs[slot] = [out_var(helper, mm.dtype, mm.shape, mm.lod_level, stop_gradient=stop) for mm in ms]
     helper.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs)
     return outs
 

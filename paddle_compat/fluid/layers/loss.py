@@ -1,7 +1,7 @@
 """Loss layers (Paddle's op types and output shapes)."""
 
 from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var
+from .helpers import append_defined, check_variable, out_var, single
 
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "square_error_cost",
            "sigmoid_cross_entropy_with_logits", "log_loss", "huber_loss"]
@@ -9,31 +9,21 @@ __all__ = ["cross_entropy", "softmax_with_cross_entropy", "square_error_cost",
 kIgnoreIndex = -100
 
 
-def _loss_shape(x):
-    return list(x.shape[:-1]) + [1]
-
-
 def cross_entropy(input, label, soft_label=False, ignore_index=kIgnoreIndex):
     """-log(input[label]) per row (input holds probabilities); soft_label: -sum(label * log(input))."""
     check_variable(input, "input", "cross_entropy")
     check_variable(label, "label", "cross_entropy")
-    helper = LayerHelper("cross_entropy")
-    out = out_var(helper, input.dtype, _loss_shape(input), input.lod_level)
-    helper.append_op(type="cross_entropy", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]},
-                     attrs={"soft_label": soft_label, "ignore_index": ignore_index})
-    return out
+    return single(append_defined("cross_entropy", {"X": input, "Label": label},
+                                 {"soft_label": soft_label, "ignore_index": ignore_index}), "Y")
 
 
 def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=kIgnoreIndex,
                                numeric_stable_mode=True, return_softmax=False, axis=-1):
     check_variable(logits, "logits", "softmax_with_cross_entropy")
-    helper = LayerHelper("softmax_with_cross_entropy")
-    softmax = out_var(helper, logits.dtype, logits.shape)
-    loss = out_var(helper, logits.dtype, _loss_shape(logits))
-    helper.append_op(type="softmax_with_cross_entropy", inputs={"Logits": [logits], "Label": [label]},
-                     outputs={"Softmax": [softmax], "Loss": [loss]},
-                     attrs={"soft_label": soft_label, "ignore_index": ignore_index,
-                            "numeric_stable_mode": numeric_stable_mode, "axis": axis})
+    outs = append_defined("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
+                          {"soft_label": soft_label, "ignore_index": ignore_index,
+                           "numeric_stable_mode": numeric_stable_mode, "axis": axis})
+    loss, softmax = single(outs, "Loss"), single(outs, "Softmax")
     return (loss, softmax) if return_softmax else loss
 
 
@@ -52,19 +42,13 @@ def square_error_cost(input, label):
 
 def sigmoid_cross_entropy_with_logits(x, label, ignore_index=kIgnoreIndex, name=None, normalize=False):
     check_variable(x, "x", "sigmoid_cross_entropy_with_logits")
-    helper = LayerHelper("sigmoid_cross_entropy_with_logits", name=name)
-    out = out_var(helper, x.dtype, x.shape, x.lod_level)
-    helper.append_op(type="sigmoid_cross_entropy_with_logits", inputs={"X": [x], "Label": [label]},
-                     outputs={"Out": [out]}, attrs={"ignore_index": ignore_index, "normalize": normalize})
-    return out
+    return single(append_defined("sigmoid_cross_entropy_with_logits", {"X": x, "Label": label},
+                                 {"ignore_index": ignore_index, "normalize": normalize}, name=name))
 
 
 def log_loss(input, label, epsilon=1e-4, name=None):
-    helper = LayerHelper("log_loss", name=name)
-    out = out_var(helper, input.dtype, input.shape)
-    helper.append_op(type="log_loss", inputs={"Predicted": [input], "Labels": [label]},
-                     outputs={"Loss": [out]}, attrs={"epsilon": epsilon})
-    return out
+    return single(append_defined("log_loss", {"Predicted": input, "Labels": label}, {"epsilon": epsilon},
+                                 name=name), "Loss")
 
 
 def huber_loss(input, label, delta):

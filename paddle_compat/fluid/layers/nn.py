@@ -9,7 +9,7 @@ from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
-from .helpers import append_defined, as_list, check_variable, out_var
+from .helpers import append_defined, as_list, check_variable, out_var, single
 
 __all__ = ["fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "softmax", "mul", "matmul",
            "reshape", "transpose", "split", "topk", "one_hot", "autoincreased_step_counter", "flatten",
@@ -78,12 +78,6 @@ def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, par
     return tmp
 
 
-def _conv_out(size, k, s, p, d):
-    if size < 0:
-        return -1
-    return (size + 2 * p - (d * (k - 1) + 1)) // s + 1
-
-
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
            bias_attr=None, use_cudnn=True, act=None, name=None, data_format="NCHW"):
     check_variable(input, "input", "conv2d")
@@ -108,13 +102,10 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     std = (2.0 / (fs[0] * fs[1] * num_channels)) ** 0.5
     w = helper.create_parameter(attr=helper.param_attr, shape=filter_shape, dtype=input.dtype,
                                 default_initializer=Normal(0.0, std, 0))
-    hw = input.shape[1:3] if channel_last else input.shape[2:4]
-    oh, ow = (_conv_out(hw[i], fs[i], st[i], pd[i], dl[i]) for i in range(2))
-    out_shape = [input.shape[0], oh, ow, num_filters] if channel_last else [input.shape[0], num_filters, oh, ow]
-    pre_bias = out_var(helper, input.dtype, out_shape)
-    helper.append_op(type=op_type, inputs={"Input": [input], "Filter": [w]}, outputs={"Output": [pre_bias]},
-                     attrs={"strides": st, "paddings": pd, "dilations": dl, "groups": groups,
-                            "use_cudnn": use_cudnn, "use_mkldnn": False, "data_format": data_format})
+    pre_bias = single(append_defined(op_type, {"Input": input, "Filter": w},
+                                     {"strides": st, "paddings": pd, "dilations": dl, "groups": groups,
+                                      "use_cudnn": use_cudnn, "use_mkldnn": False, "data_format": data_format},
+                                     helper=helper), "Output")
     pre_act = helper.append_bias_op(pre_bias, dim_start=3 if channel_last else 1, dim_end=None if channel_last else 2)
     return helper.append_activation(pre_act)
 
@@ -130,23 +121,11 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
     ks = as_list(pool_size if pool_size != -1 else 1, 2, "pool2d pool_size")
     st = as_list(pool_stride, 2, "pool2d pool_stride")
     pd = as_list(pool_padding, 2, "pool2d pool_padding")
-    channel_last = data_format == "NHWC"
-    hw = input.shape[1:3] if channel_last else input.shape[2:4]
-    if global_pooling:
-        oh = ow = 1
-    else:
-        def o(size, k, s, p):
-            if size < 0:
-                return -1
-            return (size - k + 2 * p + (s - 1 if ceil_mode else 0)) // s + 1
-        oh, ow = o(hw[0], ks[0], st[0], pd[0]), o(hw[1], ks[1], st[1], pd[1])
-    n, c = input.shape[0], (input.shape[3] if channel_last else input.shape[1])
-    out = out_var(helper, input.dtype, [n, oh, ow, c] if channel_last else [n, c, oh, ow])
-    helper.append_op(type="pool2d", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"pooling_type": pool_type, "ksize": ks, "global_pooling": global_pooling,
-                            "strides": st, "paddings": pd, "use_cudnn": use_cudnn, "ceil_mode": ceil_mode,
-                            "use_mkldnn": False, "exclusive": exclusive, "data_format": data_format})
-    return out
+    return single(append_defined("pool2d", {"X": input},
+                                 {"pooling_type": pool_type, "ksize": ks, "global_pooling": global_pooling,
+                                  "strides": st, "paddings": pd, "use_cudnn": use_cudnn, "ceil_mode": ceil_mode,
+                                  "use_mkldnn": False, "exclusive": exclusive, "data_format": data_format},
+                                 helper=helper))
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
@@ -165,6 +144,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
     variance = helper.create_parameter(attr=ParamAttr(name=moving_variance_name, initializer=Constant(1.0),
                                                       trainable=False), shape=[c], dtype=dtype)
     variance.stop_gradient = True
+    # the moving stats are their own outputs and the saved stats stop gradient: the variables are made here
     saved_mean = out_var(helper, dtype, [c], stop_gradient=True)
     saved_var = out_var(helper, dtype, [c], stop_gradient=True)
     y = input if in_place else out_var(helper, dtype, input.shape, input.lod_level)
@@ -184,59 +164,28 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
         raise ValueError("dropout: dropout_prob must be in [0, 1], got %s" % dropout_prob)
     if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
         raise ValueError("dropout: dropout_implementation must be 'downgrade_in_infer' or 'upscale_in_train'")
-    helper = LayerHelper("dropout", name=name)
-    out = out_var(helper, x.dtype, x.shape, x.lod_level)
-    mask = out_var(helper, VarType.UINT8, x.shape, stop_gradient=True)
-    helper.append_op(type="dropout", inputs={"X": [x]}, outputs={"Out": [out], "Mask": [mask]},
-                     attrs={"dropout_prob": float(dropout_prob), "is_test": is_test,
-                            "fix_seed": seed is not None, "seed": seed if seed is not None else 0,
-                            "dropout_implementation": dropout_implementation})
-    return out
+    return single(append_defined("dropout", {"X": x},
+                                 {"dropout_prob": float(dropout_prob), "is_test": is_test,
+                                  "fix_seed": seed is not None, "seed": seed if seed is not None else 0,
+                                  "dropout_implementation": dropout_implementation},
+                                 name=name, stop_gradient={"Mask"}))
 
 
 def softmax(input, use_cudnn=False, name=None, axis=-1):
     check_variable(input, "input", "softmax")
-    helper = LayerHelper("softmax", name=name)
-    out = out_var(helper, input.dtype, input.shape, input.lod_level)
-    helper.append_op(type="softmax", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"axis": axis, "use_cudnn": use_cudnn})
-    return out
+    return single(append_defined("softmax", {"X": input}, {"axis": axis, "use_cudnn": use_cudnn}, name=name))
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
-    helper = LayerHelper("mul", name=name)
-    shape = list(x.shape[:x_num_col_dims]) + list(y.shape[y_num_col_dims:])
-    out = out_var(helper, x.dtype, shape, x.lod_level)
-    helper.append_op(type="mul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                     attrs={"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
-    return out
+    return single(append_defined("mul", {"X": x, "Y": y},
+                                 {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims}, name=name))
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
     check_variable(x, "x", "matmul")
     check_variable(y, "y", "matmul")
-    xs, ys = list(x.shape), list(y.shape)
-    if len(xs) == 1:
-        xs = [1] + xs
-    if len(ys) == 1:
-        ys = ys + [1]
-    if transpose_x:
-        xs[-2], xs[-1] = xs[-1], xs[-2]
-    if transpose_y:
-        ys[-2], ys[-1] = ys[-1], ys[-2]
-    if xs[-1] >= 0 and ys[-2] >= 0 and xs[-1] != ys[-2]:
-        raise ValueError("matmul: inner dims differ: %s (x=%s) vs %s (y=%s)" % (xs[-1], x.name, ys[-2], y.name))
-    batch = xs[:-2] if len(xs) >= len(ys) else ys[:-2]
-    shape = batch + [xs[-2], ys[-1]]
-    if len(x.shape) == 1:
-        shape.pop(-2)
-    if len(y.shape) == 1:
-        shape.pop(-1)
-    helper = LayerHelper("matmul", name=name)
-    out = out_var(helper, x.dtype, shape or [1], x.lod_level)
-    helper.append_op(type="matmul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                     attrs={"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
-    return out
+    return single(append_defined("matmul", {"X": x, "Y": y}, {"transpose_X": transpose_x, "transpose_Y": transpose_y,
+                                                              "alpha": float(alpha)}, name=name))
 
 
 def _xshape(helper, x):
@@ -383,12 +332,8 @@ def expand(x, expand_times, name=None):
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):
-    helper = LayerHelper("l2_normalize", name=name)
-    out = out_var(helper, x.dtype, x.shape)
-    norm = out_var(helper, x.dtype, x.shape, stop_gradient=True)
-    helper.append_op(type="norm", inputs={"X": [x]}, outputs={"Out": [out], "Norm": [norm]},
-                     attrs={"axis": 1 if axis is None else axis, "epsilon": epsilon})
-    return out
+    return single(append_defined("norm", {"X": x}, {"axis": 1 if axis is None else axis, "epsilon": epsilon},
+                                 helper=LayerHelper("l2_normalize", name=name), stop_gradient={"Norm"}))
 
 
 def autoincreased_step_counter(counter_name=None, begin=1, step=1):

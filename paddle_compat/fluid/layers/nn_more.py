@@ -131,10 +131,7 @@ def _adaptive_pool(n, input, pool_size, pool_type, require_index, name):
         return (outs["Out"][0], outs["Mask"][0]) if require_index else outs["Out"][0]
     if n == 3:
         return single(append_defined("pool3d", {"X": input}, attrs, name=name))
-    helper = LayerHelper("pool2d", name=name)
-    out = out_var(helper, input.dtype, list(input.shape[:2]) + ks)
-    helper.append_op(type="pool2d", inputs={"X": [input]}, outputs={"Out": [out]}, attrs=attrs)
-    return out
+    return single(append_defined("pool2d", {"X": input}, attrs, name=name))
 
 
 def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name=None):

@@ -1,7 +1,7 @@
 """Activations, elementwise ops with Paddle's `axis` broadcasting, reductions, and small math layers."""
 
 from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var, unary
+from .helpers import append_defined, check_variable, out_var, single
 
 __all__ = [
     "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "square", "softsign", "softplus",
@@ -27,7 +27,7 @@ def _act(op_type, attr_names=()):
             attrs.setdefault(k, default)
         if kwargs:
             raise TypeError("%s() got unexpected arguments %s" % (op_type, sorted(kwargs)))
-        return unary(op_type, x, attrs, name=name)
+        return single(append_defined(op_type, {"X": x}, attrs, name=name))
 
     layer.__name__ = op_type
     layer.__doc__ = "Paddle's %s activation: Out = %s(X), same shape and LoD as X." % (op_type, op_type)
@@ -65,18 +65,17 @@ pow = _act("pow", [("factor", 1.0)])
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     check_variable(x, "x", "scale")
     helper = LayerHelper("scale", name=name, act=act)
-    out = out_var(helper, x.dtype, x.shape, x.lod_level)
-    helper.append_op(type="scale", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale})
+    out = single(append_defined("scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
+                                                    "bias_after_scale": bias_after_scale}, helper=helper))
     return helper.append_activation(out)
 
 
 def clip(x, min, max, name=None):
-    return unary("clip", x, {"min": float(min), "max": float(max)}, name=name)
+    return single(append_defined("clip", {"X": x}, {"min": float(min), "max": float(max)}, name=name))
 
 
 def clip_by_norm(x, max_norm, name=None):
-    return unary("clip_by_norm", x, {"max_norm": float(max_norm)}, name=name)
+    return single(append_defined("clip_by_norm", {"X": x}, {"max_norm": float(max_norm)}, name=name))
 
 
 # elementwise --------------------------------------------------------------------------------------------
@@ -89,9 +88,7 @@ def _elementwise(op_type):
         check_variable(x, "x", op_type)
         check_variable(y, "y", op_type)
         helper = LayerHelper(op_type, name=name, act=act)
-        out = out_var(helper, x.dtype, _broadcast_out_shape(x, y), x.lod_level)
-        helper.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                         attrs={"axis": int(axis)})
+        out = single(append_defined(op_type, {"X": x, "Y": y}, {"axis": int(axis)}, helper=helper))
         return helper.append_activation(out)
 
     layer.__name__ = op_type
@@ -156,7 +153,6 @@ logical_not = _logical("logical_not", binary=False)
 def _reduce(op_type):
     def layer(input, dim=None, keep_dim=False, name=None):
         check_variable(input, "input", op_type)
-        helper = LayerHelper(op_type, name=name)
         nd = len(input.shape)
         if dim is not None and not isinstance(dim, (list, tuple)):
             dim = [dim]
@@ -165,15 +161,9 @@ def _reduce(op_type):
         for d in dims:
             if not 0 <= d < max(nd, 1):
                 raise ValueError("%s: dim %s is out of range for input of rank %d" % (op_type, dim, nd))
-        if keep_dim:
-            shape = [1 if i in dims else s for i, s in enumerate(input.shape)]
-        else:
-            shape = [s for i, s in enumerate(input.shape) if i not in dims] or [1]
-        out = out_var(helper, input.dtype, shape)
-        helper.append_op(type=op_type, inputs={"X": [input]}, outputs={"Out": [out]},
-                         attrs={"dim": dims if not reduce_all else [0], "keep_dim": bool(keep_dim),
-                                "reduce_all": bool(reduce_all)})
-        return out
+        return single(append_defined(op_type, {"X": input}, {"dim": dims if not reduce_all else [0],
+                                                             "keep_dim": bool(keep_dim),
+                                                             "reduce_all": bool(reduce_all)}, name=name))
 
     layer.__name__ = op_type
     return layer
@@ -189,7 +179,7 @@ reduce_prod = _reduce("reduce_prod")
 def mean(x, name=None):
     """Mean of all elements; a [1] tensor (Fluid 1.x's `mean` op)."""
     check_variable(x, "x", "mean")
-    return unary("mean", x, {}, name=name, shape=(1,))
+    return single(append_defined("mean", {"X": x}, {}, name=name))
 
 
 def prelu(x, mode, param_attr=None, name=None):
@@ -201,9 +191,7 @@ def prelu(x, mode, param_attr=None, name=None):
     shape = [1] if mode == "all" else [1, x.shape[1], 1, 1] if mode == "channel" else [1] + list(x.shape[1:])
     alpha = helper.create_parameter(attr=helper.param_attr, shape=shape, dtype=x.dtype,
                                     default_initializer=Constant(0.25))
-    out = out_var(helper, x.dtype, x.shape, x.lod_level)
-    helper.append_op(type="prelu", inputs={"X": [x], "Alpha": [alpha]}, outputs={"Out": [out]}, attrs={"mode": mode})
-    return out
+    return single(append_defined("prelu", {"X": x, "Alpha": alpha}, {"mode": mode}, helper=helper))
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):

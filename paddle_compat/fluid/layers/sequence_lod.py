@@ -5,8 +5,7 @@ A variable carries a LoD at run time only when it is declared with lod_level > 0
 ops compute from them), so these builders check that statically and say how to fix it.
 """
 
-from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var
+from .helpers import append_defined, check_variable, single
 
 __all__ = ["sequence_pool", "sequence_first_step", "sequence_last_step", "sequence_softmax", "sequence_concat",
            "sequence_expand"]
@@ -28,13 +27,9 @@ def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
     _need_lod(input, "input", "sequence_pool")
     if not isinstance(pool_type, str) or pool_type.lower() not in _POOL_TYPES:
         raise ValueError("sequence_pool: pool_type must be one of %s, got %r" % (", ".join(_POOL_TYPES), pool_type))
-    helper = LayerHelper("sequence_pool")
-    shape = [-1] + list(input.shape[1:])
-    pool_out = out_var(helper, input.dtype, shape, input.lod_level - 1)
-    max_index = out_var(helper, "int32", shape, stop_gradient=True)
-    helper.append_op(type="sequence_pool", inputs={"X": [input]}, outputs={"Out": [pool_out], "MaxIndex": [max_index]},
-                     attrs={"pooltype": pool_type.upper(), "is_test": bool(is_test), "pad_value": float(pad_value)})
-    return pool_out
+    return single(append_defined("sequence_pool", {"X": input},
+                                 {"pooltype": pool_type.upper(), "is_test": bool(is_test), "pad_value": float(pad_value)},
+                                 stop_gradient={"MaxIndex"}))
 
 
 def sequence_first_step(input):
@@ -48,11 +43,7 @@ def sequence_last_step(input):
 def sequence_softmax(input, use_cudnn=False, name=None):
     """Softmax over the rows of each sequence; input is [T, 1] (or [T])."""
     _need_lod(input, "input", "sequence_softmax")
-    helper = LayerHelper("sequence_softmax", name=name)
-    out = out_var(helper, input.dtype, input.shape, input.lod_level)
-    helper.append_op(type="sequence_softmax", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"use_cudnn": bool(use_cudnn)})
-    return out
+    return single(append_defined("sequence_softmax", {"X": input}, {"use_cudnn": bool(use_cudnn)}, name=name))
 
 
 def sequence_concat(input, name=None):
@@ -61,10 +52,7 @@ def sequence_concat(input, name=None):
         raise TypeError("sequence_concat: input must be a non-empty list of Variables")
     for i, x in enumerate(input):
         _need_lod(x, "input[%d]" % i, "sequence_concat")
-    helper = LayerHelper("sequence_concat", name=name)
-    out = out_var(helper, input[0].dtype, [-1] + list(input[0].shape[1:]), 1)
-    helper.append_op(type="sequence_concat", inputs={"X": list(input)}, outputs={"Out": [out]})
-    return out
+    return single(append_defined("sequence_concat", {"X": list(input)}, {}, name=name))
 
 
 def sequence_expand(x, y, ref_level=-1, name=None):
@@ -72,8 +60,4 @@ def sequence_expand(x, y, ref_level=-1, name=None):
     ref_level (-1: y's last level) has elements."""
     check_variable(x, "x", "sequence_expand")
     _need_lod(y, "y", "sequence_expand")
-    helper = LayerHelper("sequence_expand", name=name)
-    out = out_var(helper, x.dtype, [-1] + list(x.shape[1:]), x.lod_level)
-    helper.append_op(type="sequence_expand", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                     attrs={"ref_level": int(ref_level)})
-    return out
+    return single(append_defined("sequence_expand", {"X": x, "Y": y}, {"ref_level": int(ref_level)}, name=name))

@@ -10,3 +10,4 @@ from . import (abn_ops, amp_ops, beam_search, conv_pool_ops, contrib_ops, crf_op
                sampled_loss, seq_ext, seq_more, seq_shape, shape_ops)
 from . import control_flow, cudnn_lstm_ops, lstmp_ops, rnn_flow  # noqa: F401
 from . import contrib_more_ops, misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F401
+from . import activation_ops, init_ops, loss_ops, math_ops, metric_ops, nn_ops, sequence_ops  # noqa: F401

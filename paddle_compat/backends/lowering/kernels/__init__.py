@@ -1,4 +1,6 @@
-"""Op families. Importing this package registers every lowering (registry.get loads it on first use)."""
+"""The op families that stay with the backend: communication (collectives, parameter-server and geo
+ops), file and reader I/O, optimizers, tables, the lowering's fused op, and the tensor ops not yet moved to
+paddle_compat/ops/defs/. Importing this package registers them (registry.get loads it on first use)."""
 
-from . import (activation_ops, collective_ops, geo_ops, init_ops, io_ops, loss_ops, math_ops, metric_ops,  # noqa: F401
-               nn_ops, optimizer_ops, ps_ops, reader_ops, sequence_ops, table_ops, tensor_ops)
+from . import (collective_ops, fused_ops, geo_ops, io_ops, optimizer_ops, ps_ops, reader_ops,  # noqa: F401
+               table_ops, tensor_ops)

@@ -1,16 +1,22 @@
 """Loss ops: cross_entropy, softmax_with_cross_entropy, sigmoid_cross_entropy_with_logits, log_loss, huber."""
 
-import torch
-import torch.nn.functional as F
-
-from ..registry import register
-from .common import attr, softmax_shift
+from ..lazy import F, torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first, same_as
+from .activation_ops import softmax_shift
 
 # Paddle's TolerableValue: -log(0) becomes this instead of inf.
 _KMAX = 1e20
 
 
-@register("cross_entropy", inputs=("X", "Label"), outputs=("Y",))
+def _loss_shape(x):
+    """One loss per row: the last dim becomes 1."""
+    return tuple(x.shape[:-1]) + (1,)
+
+
+@defop("cross_entropy", inputs=("X", "Label"), outputs=("Y",),
+       infer_shape=lambda ins, attrs: {"Y": OutMeta(_loss_shape(first(ins, "X")), first(ins, "X").dtype,
+                                                    first(ins, "X").lod_level)})
 def cross_entropy(op, ctx):
     soft = attr(op, "soft_label", False)
     ignore = attr(op, "ignore_index", -100)
@@ -29,7 +35,13 @@ def cross_entropy(op, ctx):
     return softl if soft else hard
 
 
-@register("softmax_with_cross_entropy", inputs=("Logits", "Label"), outputs=("Softmax", "Loss"))
+def _swce_shape(ins, attrs):
+    x = first(ins, "Logits")
+    return {"Softmax": OutMeta(x.shape, x.dtype), "Loss": OutMeta(_loss_shape(x), x.dtype)}
+
+
+@defop("softmax_with_cross_entropy", inputs=("Logits", "Label"), outputs=("Softmax", "Loss"),
+       infer_shape=_swce_shape)
 def softmax_with_cross_entropy(op, ctx):
     soft = attr(op, "soft_label", False)
     ignore = attr(op, "ignore_index", -100)
@@ -53,7 +65,7 @@ def softmax_with_cross_entropy(op, ctx):
     return k
 
 
-@register("sigmoid_cross_entropy_with_logits", inputs=("X", "Label"))
+@defop("sigmoid_cross_entropy_with_logits", inputs=("X", "Label"), infer_shape=same_as("X"))
 def sigmoid_ce(op, ctx):
     ignore = attr(op, "ignore_index", -100)
     normalize = attr(op, "normalize", False)
@@ -69,13 +81,20 @@ def sigmoid_ce(op, ctx):
     return k
 
 
-@register("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",))
+@defop("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",),
+       infer_shape=same_as("Predicted", out="Loss", keep_lod=False))
 def log_loss(op, ctx):
     eps = float(attr(op, "epsilon", 1e-4))
     return lambda p, y: -y * torch.log(p + eps) - (1 - y) * torch.log(1 - p + eps)
 
 
-@register("huber_loss", inputs=("X", "Y"), outputs=("Out", "Residual"))
+def _huber_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Residual": OutMeta(x.shape, x.dtype), "Out": OutMeta(x.shape, x.dtype)}
+
+
+# The builder keeps its own outputs (Residual is made first and stop_gradient); the shapes are these.
+@defop("huber_loss", inputs=("X", "Y"), outputs=("Out", "Residual"), infer_shape=_huber_shape)
 def huber_loss(op, ctx):
     d = float(attr(op, "delta"))
 

@@ -1,17 +1,38 @@
-"""conv2d, pool2d, batch_norm (Paddle's biased running variance), dropout (both implementations), norm."""
+"""conv2d, pool2d, batch_norm (Paddle's biased running variance), dropout (both implementations), norm,
+layer_norm.
 
-import torch
-import torch.nn.functional as F
+The builders of conv2d, batch_norm, layer_norm, dropout and l2_normalize create parameters or
+stop-gradient side outputs themselves, in Paddle's order; they ask the shapes below for their outputs.
+"""
 
-from ..registry import register
-from .common import attr, generator_for
+from ..lazy import F, torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first
+from .init_ops import generator_for
 
 
 def _nhwc(op):
     return attr(op, "data_format", attr(op, "data_layout", "NCHW")) == "NHWC"
 
 
-@register(["conv2d", "depthwise_conv2d"], inputs=("Input", "Filter"), outputs=("Output",))
+def conv_out(size, k, s, p, d):
+    """One spatial output dim of a convolution (-1 when the input dim is unknown)."""
+    if size < 0:
+        return -1
+    return (size + 2 * p - (d * (k - 1) + 1)) // s + 1
+
+
+def _conv_shape(ins, attrs):
+    x, w = first(ins, "Input"), first(ins, "Filter")
+    channel_last = attrs.get("data_format", "NCHW") == "NHWC"
+    st, pd, dl = attrs.get("strides", [1, 1]), attrs.get("paddings", [0, 0]), attrs.get("dilations", [1, 1])
+    hw = x.shape[1:3] if channel_last else x.shape[2:4]
+    oh, ow = (conv_out(hw[i], w.shape[2 + i], st[i], pd[i], dl[i]) for i in range(2))
+    n, f = x.shape[0], w.shape[0]
+    return {"Output": OutMeta([n, oh, ow, f] if channel_last else [n, f, oh, ow], x.dtype)}
+
+
+@defop(["conv2d", "depthwise_conv2d"], inputs=("Input", "Filter"), outputs=("Output",), infer_shape=_conv_shape)
 def conv2d(op, ctx):
     st, pd, dl = list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0])), list(attr(op, "dilations", [1, 1]))
     groups = attr(op, "groups", 1) or 1
@@ -30,7 +51,28 @@ def conv2d(op, ctx):
     return k
 
 
-@register("pool2d")
+def _pool_shape(ins, attrs):
+    x = first(ins, "X")
+    channel_last = attrs.get("data_format", "NCHW") == "NHWC"
+    ks = list(attrs["ksize"])
+    n, c = x.shape[0], (x.shape[3] if channel_last else x.shape[1])
+    if attrs.get("adaptive", False):       # ksize is the output size
+        oh, ow = ks
+    elif attrs.get("global_pooling", False):
+        oh = ow = 1
+    else:
+        st, pd, ceil = attrs.get("strides", [1, 1]), attrs.get("paddings", [0, 0]), attrs.get("ceil_mode", False)
+        hw = x.shape[1:3] if channel_last else x.shape[2:4]
+
+        def o(size, k, s, p):
+            if size < 0:
+                return -1
+            return (size - k + 2 * p + (s - 1 if ceil else 0)) // s + 1
+        oh, ow = o(hw[0], ks[0], st[0], pd[0]), o(hw[1], ks[1], st[1], pd[1])
+    return {"Out": OutMeta([n, oh, ow, c] if channel_last else [n, c, oh, ow], x.dtype)}
+
+
+@defop("pool2d", infer_shape=_pool_shape)
 def pool2d(op, ctx):
     ptype = attr(op, "pooling_type", "max")
     ks, st, pd = list(attr(op, "ksize")), list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0]))
@@ -52,8 +94,16 @@ def pool2d(op, ctx):
     return k
 
 
-@register("batch_norm", inputs=("X", "Scale", "Bias", "Mean", "Variance"),
-          outputs=("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"))
+def _bn_shape(ins, attrs):
+    x, mean, var = first(ins, "X"), first(ins, "Mean"), first(ins, "Variance")
+    c = x.shape[1] if attrs.get("data_layout", "NCHW") == "NCHW" else x.shape[-1]
+    return {"Y": OutMeta(x.shape, x.dtype, x.lod_level), "MeanOut": OutMeta(mean.shape, mean.dtype),
+            "VarianceOut": OutMeta(var.shape, var.dtype), "SavedMean": OutMeta([c], x.dtype),
+            "SavedVariance": OutMeta([c], x.dtype)}
+
+
+@defop("batch_norm", inputs=("X", "Scale", "Bias", "Mean", "Variance"),
+       outputs=("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"), infer_shape=_bn_shape)
 def batch_norm(op, ctx):
     momentum, eps = float(attr(op, "momentum", 0.9)), float(attr(op, "epsilon", 1e-5))
     is_test, global_stats = attr(op, "is_test", False), attr(op, "use_global_stats", False)
@@ -79,7 +129,10 @@ def batch_norm(op, ctx):
     return k
 
 
-@register("dropout", outputs=("Out", "Mask"))
+@defop("dropout", outputs=("Out", "Mask"),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
+                                                      first(ins, "X").lod_level),
+                                       "Mask": OutMeta(first(ins, "X").shape, "uint8")})
 def dropout(op, ctx):
     p = float(attr(op, "dropout_prob", 0.5))
     is_test = attr(op, "is_test", False)
@@ -101,7 +154,9 @@ def dropout(op, ctx):
     return k
 
 
-@register("norm", outputs=("Out", "Norm"))
+@defop("norm", outputs=("Out", "Norm"),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype),
+                                       "Norm": OutMeta(first(ins, "X").shape, first(ins, "X").dtype)})
 def norm(op, ctx):
     axis, eps = attr(op, "axis", 1), float(attr(op, "epsilon", 1e-10))
 
@@ -111,7 +166,14 @@ def norm(op, ctx):
     return k
 
 
-@register("layer_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "Mean", "Variance"))
+def _ln_shape(ins, attrs):
+    x = first(ins, "X")
+    rows = list(x.shape[:attrs.get("begin_norm_axis", 1)])
+    return {"Y": OutMeta(x.shape, x.dtype, x.lod_level), "Mean": OutMeta(rows, x.dtype),
+            "Variance": OutMeta(rows, x.dtype)}
+
+
+@defop("layer_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "Mean", "Variance"), infer_shape=_ln_shape)
 def layer_norm(op, ctx):
     begin, eps = attr(op, "begin_norm_axis", 1), float(attr(op, "epsilon", 1e-5))
 

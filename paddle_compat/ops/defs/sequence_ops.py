@@ -6,12 +6,9 @@ over all sequences at once (segment_reduce, index_select, repeat_interleave), ne
 sequences, and autograd differentiates them (Paddle's *_grad kernels are not needed).
 """
 
-import torch
-import torch.nn.functional as F
-
-from ..fusion import FUSED_TYPE
-from ..registry import register
-from .common import attr
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first, same_as
 
 
 def _offsets(lod, op, slot="X", rows=None):
@@ -57,7 +54,14 @@ def _pad_empty(out, lengths, pad):
 
 
 # ---------------------------------------------------------------------------------------------------
-@register("sequence_pool", outputs=("Out", "MaxIndex"), lod_in=("X",), lod_out=("Out",))
+def _pool_shape(ins, attrs):
+    x = first(ins, "X")
+    shape = (-1,) + tuple(x.shape[1:])
+    return {"Out": OutMeta(shape, x.dtype, max(x.lod_level - 1, 0)), "MaxIndex": OutMeta(shape, "int32")}
+
+
+# the builder keeps its outputs (MaxIndex is made stop-gradient); their shapes are these
+@defop("sequence_pool", outputs=("Out", "MaxIndex"), lod_in=("X",), lod_out=("Out",), infer_shape=_pool_shape)
 def sequence_pool(op, ctx):
     """Pool each sequence of the last LoD level to one row. Empty sequences give pad_value
     (MaxIndex -1), as Paddle 1.6+ does; the output keeps the LoD levels above the pooled one."""
@@ -114,7 +118,7 @@ def _max_pool(x2, off, lengths, pad):
 
 
 # ---------------------------------------------------------------------------------------------------
-@register("sequence_softmax", lod_in=("X",))
+@defop("sequence_softmax", lod_in=("X",), infer_shape=same_as("X"))
 def sequence_softmax(op, ctx):
     """Softmax over the rows of each sequence (X is [T, 1] or [T]); the output keeps X's LoD."""
     def k(x, lod):
@@ -132,7 +136,9 @@ def sequence_softmax(op, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-@register("sequence_concat", inputs=("X*",), lod_in=("X*",), lod_out=("Out",))
+@defop("sequence_concat", inputs=("X*",), lod_in=("X*",), lod_out=("Out",),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,) + tuple(first(ins, "X").shape[1:]),
+                                                      first(ins, "X").dtype, 1)})
 def sequence_concat(op, ctx):
     """Sequence i of the output is sequence i of every input, one after another."""
     names = op.input("X")
@@ -162,7 +168,9 @@ def sequence_concat(op, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-@register("sequence_expand", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",))
+@defop("sequence_expand", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,) + tuple(first(ins, "X").shape[1:]),
+                                                      first(ins, "X").dtype, first(ins, "X").lod_level)})
 def sequence_expand(op, ctx):
     """Repeat sequence i of X (row i when X has no LoD) as many times as Y's sequence i at ref_level has
     elements. Out has a LoD only when X has one (Paddle's sequence_expand)."""
@@ -200,44 +208,4 @@ def sequence_expand(op, ctx):
         rows = src_start.index_select(0, seg) + torch.arange(total, device=x.device) - out_off[:-1].index_select(0, seg)
         out = x.index_select(0, rows)
         return out, ((out_off,) if x_lod else None)
-    return k
-
-
-# ---------------------------------------------------------------------------------------------------
-@register(FUSED_TYPE, inputs=("Ids*", "W"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
-def fused_lookup_seqpool_sum(op, ctx):
-    """k lookups of one table, each sum-pooled: one embedding over all ids, one segment_reduce over all
-    sequences, split back per slot (see backends/lowering/fusion.py). Same sums in the same order as
-    the separate ops, and the same table gradient rows in the same order."""
-    sparse = bool(attr(op, "is_sparse", False))
-    names = op.input("Ids")
-
-    def k(ids_list, w, lods):
-        flat, offs, sizes, out_lods, base = [], [], [], [], 0
-        # slots go in last to first: the table gradient then lists its rows in the order Paddle's `sum`
-        # of the per-lookup gradients does, so a sparse update applies them in the same order
-        for name, ids, lod in zip(reversed(names), reversed(ids_list), reversed(lods)):
-            if not lod:
-                raise ValueError("lookup_table + sequence_pool: ids %s carry no LoD (feed a LoDTensor to a "
-                                 "variable declared with lod_level=1)" % name)
-            off = lod[-1]
-            if int(off[-1]) != ids.shape[0]:
-                raise ValueError("sequence_pool: the LoD of %s covers %d rows but the tensor has %d"
-                                 % (name, int(off[-1]), ids.shape[0]))
-            flat.append(ids.reshape(-1))
-            offs.append(off[1:] + base if offs else off)     # one offsets list over all slots' rows
-            sizes.append(off.numel() - 1)
-            out_lods.append(tuple(lod[:-1]) or None)
-            base += ids.shape[0]
-        all_ids = torch.cat(flat)
-        if all_ids.dtype != torch.int64:
-            all_ids = all_ids.long()
-        try:
-            emb = F.embedding(all_ids, w, sparse=sparse)
-        except IndexError:
-            raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
-                             "max %d)" % (", ".join(names), op.input("W")[0], w.shape[0], int(all_ids.min()),
-                                          int(all_ids.max()))) from None
-        pooled = torch.segment_reduce(emb, "sum", offsets=torch.cat(offs), axis=0, unsafe=True)
-        return list(torch.split(pooled, sizes))[::-1], out_lods[::-1]
     return k

@@ -4,14 +4,33 @@ comparisons and logic."""
 import math
 
 import numpy as np
-import torch
 
-from ...selected_rows import make_rows, merge_rows
-from ..registry import register
-from .common import attr
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first, reduce_dims, same_as
+
+_SAME = same_as("X")
 
 
-@register("mul", inputs=("X", "Y"))
+def _merge_rows(t):
+    """A row-sparse tensor (Paddle's SelectedRows, a torch COO tensor) as (unique rows ascending, summed
+    values): Paddle's MergeAdd, which its clip kernels apply first."""
+    c = t.coalesce()
+    return c._indices()[0], c._values()
+
+
+def _make_rows(rows, values, height):
+    return torch.sparse_coo_tensor(rows.reshape(1, -1), values, (int(height),) + tuple(values.shape[1:]),
+                                   check_invariants=False, is_coalesced=False)
+
+
+def _mul_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    xd, yd = attrs.get("x_num_col_dims", 1), attrs.get("y_num_col_dims", 1)
+    return {"Out": OutMeta(tuple(x.shape[:xd]) + tuple(y.shape[yd:]), x.dtype, x.lod_level)}
+
+
+@defop("mul", inputs=("X", "Y"), infer_shape=_mul_shape)
 def mul(op, ctx):
     xd, yd = attr(op, "x_num_col_dims", 1), attr(op, "y_num_col_dims", 1)
     mm = torch.mm
@@ -27,7 +46,29 @@ def mul(op, ctx):
     return k
 
 
-@register("matmul", inputs=("X", "Y"))
+def _matmul_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    xs, ys = list(x.shape), list(y.shape)
+    if len(xs) == 1:
+        xs = [1] + xs
+    if len(ys) == 1:
+        ys = ys + [1]
+    if attrs.get("transpose_X", False):
+        xs[-2], xs[-1] = xs[-1], xs[-2]
+    if attrs.get("transpose_Y", False):
+        ys[-2], ys[-1] = ys[-1], ys[-2]
+    if xs[-1] >= 0 and ys[-2] >= 0 and xs[-1] != ys[-2]:
+        raise ValueError("matmul: inner dims differ: %s (x=%s) vs %s (y=%s)" % (xs[-1], x.name, ys[-2], y.name))
+    batch = xs[:-2] if len(xs) >= len(ys) else ys[:-2]
+    shape = batch + [xs[-2], ys[-1]]
+    if len(x.shape) == 1:
+        shape.pop(-2)
+    if len(y.shape) == 1:
+        shape.pop(-1)
+    return {"Out": OutMeta(shape or [1], x.dtype, x.lod_level)}
+
+
+@defop("matmul", inputs=("X", "Y"), infer_shape=_matmul_shape)
 def matmul(op, ctx):
     tx, ty, alpha = attr(op, "transpose_X", False), attr(op, "transpose_Y", False), attr(op, "alpha", 1.0)
 
@@ -74,25 +115,43 @@ def _floordiv(x, y):
     return torch.div(x, y, rounding_mode="floor")
 
 
-for _name, _fn in [("elementwise_add", torch.add), ("elementwise_sub", torch.sub), ("elementwise_mul", torch.mul),
-                   ("elementwise_div", torch.div), ("elementwise_max", torch.maximum),
-                   ("elementwise_min", torch.minimum), ("elementwise_pow", torch.pow),
-                   ("elementwise_mod", torch.remainder), ("elementwise_floordiv", _floordiv)]:
-    register(_name, inputs=("X", "Y"))(_elementwise(_fn))
-
-for _name, _fn in [("less_than", torch.lt), ("less_equal", torch.le), ("greater_than", torch.gt),
-                   ("greater_equal", torch.ge), ("equal", torch.eq), ("not_equal", torch.ne),
-                   ("logical_and", torch.logical_and), ("logical_or", torch.logical_or),
-                   ("logical_xor", torch.logical_xor)]:
-    register(_name, inputs=("X", "Y"))(_elementwise(_fn))
+def _torch_fn(name):
+    """torch.<name>, looked up on each call: defining the ops loads no torch."""
+    return lambda x, y: getattr(torch, name)(x, y)
 
 
-@register("logical_not")
+def _broadcast_shape(dtype=None):
+    """The output has the shape of the input of higher rank (X on a tie); arithmetic keeps X's LoD, the
+    bool results of comparisons carry none."""
+    def infer(ins, attrs):
+        x, y = first(ins, "X"), first(ins, "Y")
+        shape = x.shape if len(x.shape) >= len(y.shape) else y.shape
+        return {"Out": OutMeta(shape, dtype or x.dtype, 0 if dtype else x.lod_level)}
+    return infer
+
+
+# floor division and remainder are piecewise constant: no gradient
+for _name, _fn in [("elementwise_add", "add"), ("elementwise_sub", "sub"), ("elementwise_mul", "mul"),
+                   ("elementwise_div", "div"), ("elementwise_max", "maximum"), ("elementwise_min", "minimum"),
+                   ("elementwise_pow", "pow"), ("elementwise_mod", "remainder"), ("elementwise_floordiv", None)]:
+    defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape(),
+          differentiable=_name not in ("elementwise_mod", "elementwise_floordiv"))(
+        _elementwise(_floordiv if _fn is None else _torch_fn(_fn)))
+
+# comparisons and logic: bool outputs, no gradient (their builders take an optional existing output)
+for _name, _fn in [("less_than", "lt"), ("less_equal", "le"), ("greater_than", "gt"), ("greater_equal", "ge"),
+                   ("equal", "eq"), ("not_equal", "ne"), ("logical_and", "logical_and"),
+                   ("logical_or", "logical_or"), ("logical_xor", "logical_xor")]:
+    defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape("bool"), differentiable=False)(
+        _elementwise(_torch_fn(_fn)))
+
+
+@defop("logical_not", infer_shape=same_as("X", dtype="bool", keep_lod=False), differentiable=False)
 def logical_not(op, ctx):
     return torch.logical_not
 
 
-@register("scale")
+@defop("scale", infer_shape=_SAME)
 def scale(op, ctx):
     s, b = float(attr(op, "scale", 1.0)), float(attr(op, "bias", 0.0))
     after = attr(op, "bias_after_scale", True)
@@ -111,7 +170,7 @@ def scale(op, ctx):
     return lambda x: (x + b) * s
 
 
-@register("sum", inputs=("X*",))
+@defop("sum", inputs=("X*",), infer_shape=same_as("X"))
 def sum_(op, ctx):
     def k(xs):
         dense = [x for x in xs if not x.is_sparse]
@@ -137,7 +196,7 @@ def sum_(op, ctx):
     return k
 
 
-@register("mean")
+@defop("mean", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
 def mean(op, ctx):
     return lambda x: x.mean().reshape(1)
 
@@ -172,27 +231,33 @@ def _prod(x, dims, keep):
     return x
 
 
-register("reduce_sum")(_reduce(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)))
-register("reduce_mean")(_reduce(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)))
-register("reduce_max")(_reduce(_amax))
-register("reduce_min")(_reduce(_amin))
-register("reduce_prod")(_reduce(_prod))
+def _reduce_shape(ins, attrs):
+    x = first(ins, "X")
+    dims = None if attrs.get("reduce_all", False) else list(attrs.get("dim", [0]))
+    return {"Out": OutMeta(reduce_dims(x.shape, dims, attrs.get("keep_dim", False)), x.dtype)}
 
 
-@register("clip")
+defop("reduce_sum", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)))
+defop("reduce_mean", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)))
+defop("reduce_max", infer_shape=_reduce_shape)(_reduce(_amax))
+defop("reduce_min", infer_shape=_reduce_shape)(_reduce(_amin))
+defop("reduce_prod", infer_shape=_reduce_shape)(_reduce(_prod))
+
+
+@defop("clip", infer_shape=_SAME)
 def clip(op, ctx):
     # Paddle's min/max attrs are float32: 1.8e308 (clamp's default max) becomes inf, 2.2e-308 becomes 0.
     lo, hi = float(np.float32(attr(op, "min"))), float(np.float32(attr(op, "max")))
 
     def k(x):
         if x.is_sparse:   # row-sparse: merge repeated rows, clip the merged values (Paddle's kernel)
-            rows, values = merge_rows(x)
-            return make_rows(rows, torch.clamp(values, lo, hi), x.shape[0])
+            rows, values = _merge_rows(x)
+            return _make_rows(rows, torch.clamp(values, lo, hi), x.shape[0])
         return torch.clamp(x, lo, hi)
     return k
 
 
-@register("clip_by_norm")
+@defop("clip_by_norm", infer_shape=_SAME)
 def clip_by_norm(op, ctx):
     max_norm = float(attr(op, "max_norm"))
 
@@ -202,12 +267,12 @@ def clip_by_norm(op, ctx):
 
     def k(x):
         if x.is_sparse:   # the norm of the merged rows (Paddle's kernel merges first)
-            rows, values = merge_rows(x)
-            return make_rows(rows, dense(values), x.shape[0])
+            rows, values = _merge_rows(x)
+            return _make_rows(rows, dense(values), x.shape[0])
         return dense(x)
     return k
 
 
-@register("squared_l2_norm")
+@defop("squared_l2_norm", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
 def squared_l2_norm(op, ctx):
     return lambda x: torch.sum(x * x).reshape(1)

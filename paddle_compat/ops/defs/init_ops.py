@@ -1,17 +1,40 @@
-"""Tensor-creating ops: fill_constant, uniform/gaussian random, assign_value, *_like fills, increment."""
+"""Tensor-creating ops: fill_constant, uniform/gaussian random, assign_value, *_like fills, increment.
+
+Their builders (fluid/layers/tensor.py) keep their own outputs (an `out=` argument may name an existing
+variable); the shapes below are what those outputs get.
+"""
 
 import numpy as np
-import torch
 
-from ..registry import register
-from .common import attr, generator_for, torch_dtype
+from ..lazy import torch, torch_dtype
+from ..registry import OutMeta, attr, defop
+from ..shapes import first, same_as
+
+
+def generator_for(seed, device):
+    """A seeded generator when the op has a fixed seed (re-running gives the same numbers, as in Paddle)."""
+    if not seed:
+        return None
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(seed))
+    return gen
+
+
+def _attr_shape(ins, attrs):
+    return {"Out": OutMeta([int(d) for d in attrs["shape"]], attrs.get("dtype", 5))}
+
+
+def _bsl_shape(ins, attrs):
+    x, shape = first(ins, "Input"), list(attrs["shape"])
+    shape[attrs.get("output_dim_idx", 0)] = x.shape[attrs.get("input_dim_idx", 0)]
+    return {"Out": OutMeta(shape, attrs.get("dtype", 5))}
 
 
 def _device(op, ctx):
     return "cpu" if attr(op, "force_cpu", False) else ctx.device
 
 
-@register("fill_constant", inputs=())
+@defop("fill_constant", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def fill_constant(op, ctx):
     shape = [int(d) for d in attr(op, "shape")]
     if any(d < 0 for d in shape):
@@ -20,7 +43,7 @@ def fill_constant(op, ctx):
     return lambda: torch.full(shape, value, dtype=dtype, device=device)
 
 
-@register("fill_constant_batch_size_like", inputs=("Input",))
+@defop("fill_constant_batch_size_like", inputs=("Input",), infer_shape=_bsl_shape, differentiable=False)
 def fill_constant_bsl(op, ctx):
     shape = list(attr(op, "shape"))
     dtype, value = torch_dtype(attr(op, "dtype", 5)), float(attr(op, "value", 0.0))
@@ -33,7 +56,7 @@ def fill_constant_bsl(op, ctx):
     return k
 
 
-@register("uniform_random", inputs=())
+@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def uniform_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     lo, hi, seed, device = float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0), ctx.device
@@ -44,7 +67,7 @@ def uniform_random(op, ctx):
     return k
 
 
-@register("gaussian_random", inputs=())
+@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -55,7 +78,7 @@ def gaussian_random(op, ctx):
     return k
 
 
-@register("truncated_gaussian_random", inputs=())
+@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def truncated_gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -68,7 +91,7 @@ def truncated_gaussian_random(op, ctx):
     return k
 
 
-@register("assign_value", inputs=())
+@defop("assign_value", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def assign_value(op, ctx):
     shape = [int(d) for d in attr(op, "shape")]
     dtype = torch_dtype(attr(op, "dtype", 5))
@@ -85,23 +108,23 @@ def assign_value(op, ctx):
     return k
 
 
-@register("assign")
+@defop("assign", infer_shape=same_as("X"))
 def assign(op, ctx):
     return lambda x: x.clone() if not x.is_sparse else x
 
 
-@register("fill_zeros_like")
+@defop("fill_zeros_like", infer_shape=same_as("X", keep_lod=False), differentiable=False)
 def fill_zeros_like(op, ctx):
     return torch.zeros_like
 
 
-@register("fill_any_like")
+@defop("fill_any_like", infer_shape=same_as("X", keep_lod=False), differentiable=False)
 def fill_any_like(op, ctx):
     v = float(attr(op, "value", 0.0))
     return lambda x: torch.full_like(x, v)
 
 
-@register("increment")
+@defop("increment", infer_shape=same_as("X"), differentiable=False)
 def increment(op, ctx):
     step = attr(op, "step", 1.0)
     inplace = op.input("X") == op.output("Out")
@@ -113,6 +136,8 @@ def increment(op, ctx):
     return k
 
 
-@register("range", inputs=("Start", "End", "Step"))
+# the length depends on the values of Start/End/Step: unknown when the program is built
+@defop("range", inputs=("Start", "End", "Step"),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,), first(ins, "Start").dtype)}, differentiable=False)
 def range_(op, ctx):
     return lambda s, e, st: torch.arange(s.item(), e.item(), st.item(), dtype=s.dtype, device=s.device)

@@ -7,10 +7,10 @@ not on the training path).
 """
 
 import numpy as np
-import torch
 
-from ..registry import register
-from .common import attr
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+from ..shapes import first
 
 
 def bucket_auc(pos, neg):
@@ -30,7 +30,15 @@ def _host(t):
     return t.detach().numpy() if t.device.type == "cpu" else t.detach().cpu().numpy()
 
 
-@register("auc", inputs=("Predict", "Label", "StatPos", "StatNeg"), outputs=("AUC", "StatPosOut", "StatNegOut"))
+def _auc_shape(ins, attrs):
+    pos, neg = first(ins, "StatPos"), first(ins, "StatNeg")
+    return {"AUC": OutMeta((1,), "float64"), "StatPosOut": OutMeta(pos.shape, pos.dtype),
+            "StatNegOut": OutMeta(neg.shape, neg.dtype)}
+
+
+# The builder keeps its own outputs: the stats are persistable globals updated in place (StatPosOut is StatPos).
+@defop("auc", inputs=("Predict", "Label", "StatPos", "StatNeg"), outputs=("AUC", "StatPosOut", "StatNegOut"),
+       infer_shape=_auc_shape, differentiable=False)
 def auc(op, ctx):
     # Paddle's auc kernel computes the ROC area whatever `curve` says; so do we.
     nt, slide = int(attr(op, "num_thresholds", 4095)), int(attr(op, "slide_steps", 1))

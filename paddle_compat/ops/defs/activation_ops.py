@@ -1,0 +1,99 @@
+"""Activations and softmax: elementwise, so every output has the shape and LoD of X."""
+
+from ..lazy import F, torch
+from ..registry import attr, defop
+from ..shapes import same_as
+
+_SAME = same_as("X")
+
+# op type -> (module, function name): looked up when the kernel is built, so defining the ops loads no torch
+_SIMPLE = {
+    "relu": (torch, "relu"), "sigmoid": (torch, "sigmoid"), "tanh": (torch, "tanh"), "exp": (torch, "exp"),
+    "log": (torch, "log"), "sqrt": (torch, "sqrt"), "rsqrt": (torch, "rsqrt"), "abs": (torch, "abs"),
+    "square": (torch, "square"), "softsign": (F, "softsign"), "ceil": (torch, "ceil"), "floor": (torch, "floor"),
+    "round": (torch, "round"), "reciprocal": (torch, "reciprocal"), "sign": (torch, "sign"),
+    "cos": (torch, "cos"), "sin": (torch, "sin"), "logsigmoid": (F, "logsigmoid"),
+}
+# piecewise-constant outputs: no gradient reaches X
+_NO_GRAD = {"sign", "floor", "ceil", "round"}
+
+for _name, (_mod, _fn) in _SIMPLE.items():
+    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD)(
+        (lambda mod, fn: lambda op, ctx: getattr(mod, fn))(_mod, _fn))
+
+
+@defop("softplus", infer_shape=_SAME)
+def softplus(op, ctx):
+    return F.softplus
+
+
+@defop("relu6", infer_shape=_SAME)
+def relu6(op, ctx):
+    t = float(attr(op, "threshold", 6.0))
+    return lambda x: torch.clamp(x, 0.0, t)
+
+
+@defop("elu", infer_shape=_SAME)
+def elu(op, ctx):
+    a = float(attr(op, "alpha", 1.0))
+    return lambda x: F.elu(x, a)
+
+
+@defop("gelu", infer_shape=_SAME)
+def gelu(op, ctx):
+    approx = "tanh" if attr(op, "approximate", False) else "none"
+    return lambda x: F.gelu(x, approximate=approx)
+
+
+@defop("swish", infer_shape=_SAME)
+def swish(op, ctx):
+    b = float(attr(op, "beta", 1.0))
+    return lambda x: x * torch.sigmoid(b * x)
+
+
+@defop("leaky_relu", infer_shape=_SAME)
+def leaky_relu(op, ctx):
+    a = float(attr(op, "alpha", 0.02))
+    return lambda x: F.leaky_relu(x, a)
+
+
+@defop("hard_sigmoid", infer_shape=_SAME)
+def hard_sigmoid(op, ctx):
+    s, o = float(attr(op, "slope", 0.2)), float(attr(op, "offset", 0.5))
+    return lambda x: torch.clamp(x * s + o, 0.0, 1.0)
+
+
+@defop("pow", infer_shape=_SAME)
+def pow_(op, ctx):
+    f = float(attr(op, "factor", 1.0))
+    return lambda x: torch.pow(x, f)
+
+
+# Paddle 1.8's CPU softmax (also inside softmax_with_cross_entropy) clips x - max(x) at -64 before exp, so
+# a far-off logit gets probability ~e^-64 (1.6e-28) rather than 0, and -log of it is at most ~64, never inf.
+SOFTMAX_CLIP = -64.0
+
+
+def softmax_shift(x, axis):
+    """x - max(x) clipped at -64 along `axis`. The clip passes gradient straight through: Paddle's grad
+    kernels compute from the (clipped) softmax output, as if the clip were not there."""
+    y = x - x.detach().amax(axis, keepdim=True)
+    # y - y.detach() is an exact zero carrying y's gradient; y + (clip - y).detach() would round to 0 for
+    # y ~ -1e20 (sample_logits marks accidental hits with -1e20)
+    return torch.where(y < SOFTMAX_CLIP, (y - y.detach()) + SOFTMAX_CLIP, y)
+
+
+@defop("softmax", infer_shape=_SAME)
+def softmax(op, ctx):
+    axis = attr(op, "axis", -1)
+    return lambda x: torch.softmax(softmax_shift(x, axis), axis)
+
+
+@defop("prelu", inputs=("X", "Alpha"), infer_shape=_SAME)
+def prelu(op, ctx):
+    mode = attr(op, "mode", "all")
+
+    def k(x, alpha):
+        a = alpha.reshape(1) if mode == "all" else alpha
+        return torch.where(x > 0, x, a * x)
+    return k
