@@ -54,7 +54,13 @@ def data(name, shape, dtype="float32", lod_level=0):
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
               dtype="float32"):
-    return layers.embedding(input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+    """fluid.embedding (1.6+): the output is input.shape + [emb_dim]; unlike layers.embedding, ids ending
+    in a dim of 1 keep it ([N, 1] -> [N, 1, D]). Recorded as lookup_table plus an unsqueeze (Paddle
+    records one lookup_table_v2) so sparse, distributed and pserver tables treat both alike."""
+    out = layers.embedding(input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+    if len(input.shape) > 1 and input.shape[-1] == 1:
+        out = layers.unsqueeze(out, axes=[len(input.shape) - 1])
+    return out
 
 
 __all__ = [
