@@ -83,3 +83,32 @@ def test_generator_loader_queue_size():
         x = fluid.data(name="x", shape=[None, 2], dtype="float32")
         loader = fluid.io.DataLoader.from_generator(feed_list=[x], capacity=8, iterable=False)
     assert loader.queue.size() == 0 and loader.queue.capacity() == 8
+
+
+def test_layer_modules_answer_paddle_names():
+    # `import paddle.fluid.layers.nn as nn; nn.cos_sim(...)`: each module holds its Paddle 1.8.5 names
+    import paddle_compat.fluid.layers.control_flow as cf
+    import paddle_compat.fluid.layers.nn as nn
+    import paddle_compat.fluid.layers.tensor as tensor
+    assert nn.cos_sim is fluid.layers.cos_sim and nn.reduce_max is fluid.layers.reduce_max
+    assert tensor.fill_constant is fluid.layers.fill_constant and cf.While is fluid.layers.While
+    with pytest.raises(AttributeError):
+        nn.While   # a control_flow name, not an nn one
+
+
+def test_squeeze_and_cos_sim_keep_lod_for_sequence_ops():
+    # tagspace: embedding of LoD ids -> squeeze -> cos_sim -> sequence_reshape (needs the LoD)
+    main, startup = _fresh()
+    with fluid.program_guard(main, startup):
+        ids = fluid.data(name="ids", shape=[None, 1], lod_level=1, dtype="int64")
+        emb = fluid.layers.squeeze(fluid.embedding(ids, size=[10, 4]), axes=[1])
+        other = fluid.layers.unsqueeze(emb, axes=[1])
+        sim = fluid.layers.cos_sim(emb, emb)
+        pairs = fluid.layers.sequence_reshape(sim, new_dim=2)
+    assert emb.lod_level == 1 and other.lod_level == 1 and sim.lod_level == 1
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    t = fluid.create_lod_tensor(np.array([[1], [2], [3], [4], [5], [6]], "int64"), [[2, 4]], fluid.CPUPlace())
+    out, = exe.run(main, feed={"ids": t}, fetch_list=[pairs], return_numpy=False)
+    assert out.recursive_sequence_lengths() == [[1, 2]]
+    np.testing.assert_allclose(np.array(out), np.ones((3, 2)), rtol=1e-5)
