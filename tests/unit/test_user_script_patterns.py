@@ -112,3 +112,16 @@ def test_squeeze_and_cos_sim_keep_lod_for_sequence_ops():
     out, = exe.run(main, feed={"ids": t}, fetch_list=[pairs], return_numpy=False)
     assert out.recursive_sequence_lengths() == [[1, 2]]
     np.testing.assert_allclose(np.array(out), np.ones((3, 2)), rtol=1e-5)
+
+
+def test_python_dash_m_through_the_paddle_namespace():
+    # `python -m paddle.distributed.launch ...` (runpy needs the alias loader's get_code)
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "paddle.distributed.launch", "--help"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "--selected_gpus" in r.stdout
