@@ -125,3 +125,10 @@ def test_python_dash_m_through_the_paddle_namespace():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "--selected_gpus" in r.stdout
+
+
+def test_layers_py_reader_queue_size():
+    main, startup = _fresh()
+    with fluid.program_guard(main, startup):
+        reader = fluid.layers.py_reader(capacity=4, shapes=[[-1, 1]], dtypes=["int64"])
+    assert reader.queue.size() == 0 and reader.queue.capacity() == 4
