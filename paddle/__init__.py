@@ -42,6 +42,17 @@ class _AliasLoader(importlib.abc.Loader):
         # later inside functions check __spec__.parent against __package__)
         module.__spec__ = self._spec
 
+    # `python -m paddle.distributed.launch` (runpy) runs the original module's code as __main__
+    def _original_loader(self):
+        spec = importlib.util.find_spec(self.target)
+        return spec.loader
+
+    def get_code(self, fullname):
+        return self._original_loader().get_code(self.target)
+
+    def is_package(self, fullname):
+        return self._original_loader().is_package(self.target)
+
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """paddle.X.Y -> paddle_compat.X.Y, for any X.Y that paddle_compat has."""

@@ -78,6 +78,12 @@ class GeneratorLoader:
         if not self._iterable:
             self._add_read_op(self._feed_list[0].block.program)
 
+    @property
+    def queue(self):
+        """Paddle's blocking queue between the reader thread and the read op; scripts log its size().
+        Non-iterable loaders here read each batch when the read op asks, so size() is 0."""
+        return _QueueView(self)
+
     # data sources ----------------------------------------------------------------------------------
     def _feeder(self, place):
         return DataFeeder(self._feed_list, place or core.CPUPlace(), program=self._feed_list[0].block.program)
@@ -212,6 +218,20 @@ class GeneratorLoader:
             self._state = "exhausted"
             self._it = None
             raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+
+
+class _QueueView:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def size(self):
+        return 0
+
+    def capacity(self):
+        return self._loader._capacity or 0
+
+    def is_closed(self):
+        return self._loader._state != "running"
 
 
 class DataLoader:

@@ -1,5 +1,7 @@
 """fluid.layers: builders that append Operators to the current block. Nothing here imports torch."""
 
+import sys
+
 from . import math_more, shape_more, loss_more, nn_more, random_misc, io_more
 from . import io, learning_rate_scheduler, loss, math_ext, metric_op, nn, normalization, ops, sequence_lod, tensor
 from . import recurrent
@@ -54,3 +56,7 @@ __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)
 __all__ += vision_more.__all__ + misc_ext.__all__
+
+from . import module_names as _module_names  # noqa: E402
+
+_module_names.install(sys.modules[__name__])

@@ -69,6 +69,7 @@ def _reader_over(feed_vars, capacity, use_double_buffer):
     reader.start, reader.reset = loader.start, loader.reset
     reader.decorate_paddle_reader = reader.decorate_sample_list_generator = loader.set_sample_list_generator
     reader.decorate_tensor_provider = reader.decorate_batch_generator = loader.set_batch_generator
+    reader.queue = loader.queue     # scripts log reader.queue.size()
     return reader
 
 

@@ -287,7 +287,7 @@ def squeeze(input, axes, name=None):
     nd = len(input.shape)
     axes_n = [a + nd if a < 0 else a for a in axes]
     shape = [d for i, d in enumerate(input.shape) if not (i in axes_n and d == 1)]
-    out = out_var(helper, input.dtype, shape)
+    out = out_var(helper, input.dtype, shape, input.lod_level)   # the op shares X's LoD, as in Paddle
     helper.append_op(type="squeeze2", inputs={"X": [input]},
                      outputs={"Out": [out], "XShape": [_xshape(helper, input)]}, attrs={"axes": list(axes)})
     return out
@@ -298,7 +298,7 @@ def unsqueeze(input, axes, name=None):
     shape = list(input.shape)
     for a in sorted(axes):
         shape.insert(a if a >= 0 else len(shape) + a + 1, 1)
-    out = out_var(helper, input.dtype, shape)
+    out = out_var(helper, input.dtype, shape, input.lod_level)
     helper.append_op(type="unsqueeze2", inputs={"X": [input]},
                      outputs={"Out": [out], "XShape": [_xshape(helper, input)]}, attrs={"axes": list(axes)})
     return out

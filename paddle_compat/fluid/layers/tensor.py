@@ -15,15 +15,37 @@ __all__ = ["fill_constant", "fill_constant_batch_size_like", "assign", "cast", "
 
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     helper = LayerHelper("fill_constant")
-    if not isinstance(shape, (list, tuple)):
-        raise TypeError("fill_constant: shape must be a list or tuple, got %r" % (shape,))
+    inputs = {}
+    if isinstance(shape, Variable):
+        # the whole shape at run time: an int32/int64 1-D tensor
+        inputs["ShapeTensor"] = [_int32_dim(shape, "shape")]
+        attr_shape = [-1] * max(int(shape.shape[0]) if shape.shape else 1, 1)
+    elif isinstance(shape, (list, tuple)):
+        if not shape:
+            raise ValueError("fill_constant: shape must not be empty")
+        attr_shape = [-1 if isinstance(d, Variable) else int(d) for d in shape]
+        if any(isinstance(d, Variable) for d in shape):
+            # some dims known only at run time (e.g. shape(x)[0]): one [1] int32 tensor per dim
+            inputs["ShapeTensorList"] = [
+                _int32_dim(d, "shape[%d]" % i) if isinstance(d, Variable)
+                else fill_constant([1], "int32", int(d), force_cpu=True) for i, d in enumerate(shape)]
+    else:
+        raise TypeError("fill_constant: shape must be a list, tuple or Variable, got %r" % (shape,))
     if out is None:
-        out = out_var(helper, dtype, shape, stop_gradient=True)
-    helper.append_op(type="fill_constant", outputs={"Out": [out]},
-                     attrs={"shape": [int(d) for d in shape], "dtype": int(convert_dtype(dtype)),
+        out = out_var(helper, dtype, attr_shape, stop_gradient=True)
+    helper.append_op(type="fill_constant", inputs=inputs, outputs={"Out": [out]},
+                     attrs={"shape": attr_shape, "dtype": int(convert_dtype(dtype)),
                             "value": float(value), "force_cpu": force_cpu})
     out.stop_gradient = True
     return out
+
+
+def _int32_dim(v, what):
+    if v.dtype not in (VarType.INT32, VarType.INT64):
+        raise TypeError("fill_constant: %s must be an int32 or int64 Variable, got '%s' of dtype %s"
+                        % (what, v.name, v.dtype))
+    v.stop_gradient = True
+    return cast(v, "int32") if v.dtype == VarType.INT64 else v
 
 
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0):

@@ -34,13 +34,24 @@ def _device(op, ctx):
     return "cpu" if attr(op, "force_cpu", False) else ctx.device
 
 
-@defop("fill_constant", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("fill_constant", inputs=("ShapeTensor", "ShapeTensorList*"), infer_shape=_attr_shape, differentiable=False)
 def fill_constant(op, ctx):
     shape = [int(d) for d in attr(op, "shape")]
-    if any(d < 0 for d in shape):
-        raise ValueError("fill_constant: shape %s has a negative dim" % shape)
     dtype, value, device = torch_dtype(attr(op, "dtype", 5)), float(attr(op, "value", 0.0)), _device(op, ctx)
-    return lambda: torch.full(shape, value, dtype=dtype, device=device)
+
+    def k(shape_tensor=None, shape_list=()):
+        # run-time dims (ShapeTensor, else ShapeTensorList) take precedence over the attr, as in Paddle
+        if shape_tensor is not None:
+            dims = [int(d) for d in shape_tensor.reshape(-1).tolist()]
+        elif shape_list:
+            dims = [int(t.reshape(-1)[0]) for t in shape_list]
+        else:
+            dims = shape
+        if any(d < 0 for d in dims):
+            raise ValueError("fill_constant: shape %s has a negative dim (output '%s')"
+                             % (dims, op.outputs["Out"][0]))
+        return torch.full(dims, value, dtype=dtype, device=device)
+    return k
 
 
 @defop("fill_constant_batch_size_like", inputs=("Input",), infer_shape=_bsl_shape, differentiable=False)

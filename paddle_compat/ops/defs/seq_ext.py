@@ -51,7 +51,8 @@ def sequence_conv(op, ctx):
 def _cos_sim_shape(ins, attrs):
     x = first(ins, "X")
     y = first(ins, "Y")
-    return {"Out": OutMeta((x.shape[0], 1), x.dtype), "XNorm": OutMeta((x.shape[0], 1), x.dtype),
+    # Out shares X's LoD (Paddle's ShareLoD), so sequence ops can follow a cos_sim of sequence rows
+    return {"Out": OutMeta((x.shape[0], 1), x.dtype, x.lod_level), "XNorm": OutMeta((x.shape[0], 1), x.dtype),
             "YNorm": OutMeta((y.shape[0], 1), x.dtype)}
 
 

@@ -70,6 +70,17 @@ class DataGenerator:
         self._drive((self.generate_sample(line) for line in sys.stdin), sys.stdout)
 
 
+def _as_sample(line, example):
+    # Python 2 era generators yield zip(names, values), a list there; Paddle 1.8.5 under Python 3
+    # rejects the zip object. Any other iterable of pairs is taken as its list.
+    if isinstance(line, (list, tuple)):
+        return line
+    if isinstance(line, (str, bytes, dict)) or not hasattr(line, "__iter__"):
+        raise ValueError("generate_sample must yield a list or tuple such as %s, got %s"
+                         % (example, type(line).__name__))
+    return list(line)
+
+
 def _check_item(item):
     if not isinstance(item, (list, tuple)) or len(item) != 2:
         raise ValueError("each slot must be a (name, [values]) pair, got %r" % (item,))
@@ -88,10 +99,7 @@ class MultiSlotStringDataGenerator(DataGenerator):
     """Values are strings written as given (no type tracking)."""
 
     def _gen_str(self, line):
-        if not isinstance(line, (list, tuple)):
-            raise ValueError("generate_sample must yield a list or tuple such as "
-                             "[('words', ['1926', '08', '17']), ('label', ['1'])], got %s"
-                             % type(line).__name__)
+        line = _as_sample(line, "[('words', ['1926', '08', '17']), ('label', ['1'])]")
         parts = []
         for name, elements in line:
             parts.append(str(len(elements)))
@@ -107,9 +115,7 @@ class MultiSlotDataGenerator(DataGenerator):
     """
 
     def _gen_str(self, line):
-        if not isinstance(line, (list, tuple)):
-            raise ValueError("generate_sample must yield a list or tuple such as "
-                             "[('words', [1926, 8, 17]), ('label', [1])], got %s" % type(line).__name__)
+        line = _as_sample(line, "[('words', [1926, 8, 17]), ('label', [1])]")
         first = self._proto_info is None
         if first:
             self._proto_info = []
