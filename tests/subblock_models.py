@@ -37,6 +37,30 @@ def while_cond_model(fluid):
     return cost
 
 
+def switch_lr_model(fluid):
+    """A regression whose learning rate is a Switch on the step counter (Paddle's old piecewise_decay form):
+    the LR-schedule ops, conditional_blocks included, move to the pservers with their sub-blocks. The cases
+    write the rate with fill_constant(out=) as Paddle 1.8.5's piecewise_decay did: its transpiler fails
+    (AssertionError in _clone_variable) on a sub-block of the LR schedule that declares variables."""
+    L = fluid.layers
+    x = L.data(name="x", shape=[DIM], dtype="float32")
+    y = L.data(name="y", shape=[1], dtype="float32")
+    h = L.fc(input=x, size=HID, act="tanh", param_attr=fluid.ParamAttr(name="w_in"),
+             bias_attr=fluid.ParamAttr(name="b_in"))
+    cost = L.mean(L.square_error_cost(input=L.fc(input=h, size=1, param_attr=fluid.ParamAttr(name="w_out"),
+                                                 bias_attr=False), label=y))
+    with fluid.default_main_program()._lr_schedule_guard():
+        step = L.cast(L.autoincreased_step_counter(counter_name="@LR_STEP@", begin=0, step=1), "float32")
+        lr = L.create_global_var(shape=[1], value=0.0, dtype="float32", persistable=True, name="switch_lr")
+        with L.Switch() as switch:
+            with switch.case(L.less_than(step, L.fill_constant([1], "float32", 3.0))):
+                L.fill_constant([1], "float32", 0.3, out=lr)
+            with switch.default():
+                L.fill_constant([1], "float32", 0.05, out=lr)
+    fluid.optimizer.SGD(learning_rate=lr).minimize(cost)
+    return cost
+
+
 def batches(steps, seed=3):
     r = np.random.RandomState(seed)
     return [{"x": r.uniform(-1, 1, size=(BATCH, DIM)).astype("float32").tolist(),
@@ -47,10 +71,10 @@ def feed(b):
     return {"x": np.array(b["x"], "float32"), "y": np.array(b["y"], "float32")}
 
 
-def build(fluid):
+def build(fluid, model="while_cond"):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        cost = while_cond_model(fluid)
+        cost = {"while_cond": while_cond_model, "switch_lr": switch_lr_model}[model](fluid)
     return main, startup, cost
 
 
@@ -60,9 +84,10 @@ def init_values(shapes):
 
 
 def _split_program(main):
-    """(forward+backward, optimize) clones of `main`: block 0's ops with the Optimize role go to the second."""
+    """(forward+backward, optimize) clones of `main`: block 0's ops with the Optimize or LRSched role go to
+    the second (a pserver runs the LR schedule once per step, before the optimize blocks)."""
     fb, opt = main.clone(), main.clone()
-    optimize = lambda op: int(op.attr("op_role")) & 0x0002  # noqa: E731
+    optimize = lambda op: int(op.attr("op_role")) & (0x0002 | 0x0010)  # noqa: E731
     fb.global_block().ops = [op for op in fb.global_block().ops if not optimize(op)]
     opt.global_block().ops = [op for op in opt.global_block().ops if optimize(op)]
     for p in (fb, opt):

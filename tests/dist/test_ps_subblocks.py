@@ -1,6 +1,7 @@
 """Programs with sub-blocks as 2 pservers + 2 trainers on 127.0.0.1: the rnn_encoder_decoder book model (its
 decoder a DynamicRNN, i.e. a `while` whose step block uses the decoder's parameters) and a While/cond model
-(parameters inside a While body and inside both branches of a cond). The trainer program keeps the control
+(parameters inside a While body and inside both branches of a cond), and a learning rate from a Switch
+(its conditional_blocks and their sub-blocks move to the pservers' LR block). The trainer program keeps the control
 flow and sends the gradients the `while_grad` / `conditional_block_grad` ops leave in block 0; each trainer's
 losses equal one process that averages the two trainers' gradients (tests/subblock_models.py)."""
 
@@ -27,7 +28,7 @@ def _local(model):
     return M.local_two_trainer_losses(fluid, main, startup, cost, params, inits, data, feed, STEPS)
 
 
-@pytest.mark.parametrize("model", ["rnn_encoder_decoder", "while_cond"])
+@pytest.mark.parametrize("model", ["rnn_encoder_decoder", "while_cond", "switch_lr"])
 def test_subblock_model_two_pservers_two_trainers(tmp_path, model):
     got = run_ok(tmp_path, [{"model": model, "steps": STEPS}], script=SCRIPT)
     want = _local(model)

@@ -1,7 +1,7 @@
 """Records how real PaddlePaddle 1.8.5's transpilers split programs with sub-blocks: op types per block (with
 parent_idx) of the trainer and pserver programs of DistributeTranspiler (pserver mode, 2 pservers, 2 trainers)
 and of the collective GradAllReduce main program, for the rnn_encoder_decoder book model (DynamicRNN decoder,
-tests/book_seq2seq.py) and the While/cond model of tests/subblock_models.py. Run outside CI, from a
+tests/book_seq2seq.py), the While/cond model and the Switch learning-rate model of tests/subblock_models.py. Run outside CI, from a
 directory outside the checkout so that the real paddle is imported:
 
     cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
@@ -32,8 +32,8 @@ def blocks(prog):
 def build(fluid, model):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        if model == "while_cond":
-            subblock_models.while_cond_model(fluid)
+        if model in ("while_cond", "switch_lr"):
+            subblock_models.build.__globals__[model + "_model"](fluid)
         else:
             book_seq2seq.MODELS[model](fluid)
     return main, startup
@@ -64,7 +64,7 @@ def record(fluid, model):
 
 def main():
     import paddle.fluid as fluid
-    res = {m: record(fluid, m) for m in ("rnn_encoder_decoder", "while_cond")}
+    res = {m: record(fluid, m) for m in ("rnn_encoder_decoder", "while_cond", "switch_lr")}
     for m, r in res.items():
         for k, bl in r.items():
             for idx, parent, ops in bl:

@@ -1,7 +1,7 @@
 """One process (pserver or trainer, by TRAINING_ROLE) of a 2-pserver + 2-trainer sync job training a model
 whose parameters are used inside sub-blocks: the rnn_encoder_decoder book model (tests/book_seq2seq.py, a
-DynamicRNN decoder) or the While/cond model (tests/subblock_models.py):
-    python subblock_node.py '[{"model": "rnn_encoder_decoder"|"while_cond", "steps": N}]'.
+DynamicRNN decoder), the While/cond model or the Switch learning-rate model (tests/subblock_models.py):
+    python subblock_node.py '[{"model": "rnn_encoder_decoder"|"while_cond"|"switch_lr", "steps": N}]'.
 Both sides set the same initial weights through the scope; trainer t feeds batch step * trainers + t and
 prints `RESULT {"job": 0, "trainer": t, "losses": [...]}`."""
 
@@ -20,8 +20,8 @@ import subblock_models as M  # noqa: E402
 
 def setup(model, steps, trainers):
     """(main, startup, cost, params, initial values, batches, feed) of `model`, as the test's reference uses."""
-    if model == "while_cond":
-        main, startup, cost = M.build(fluid)
+    if model in ("while_cond", "switch_lr"):
+        main, startup, cost = M.build(fluid, model)
         params = main.global_block().all_parameters()
         return (main, startup, cost, params, M.init_values([p.shape for p in params]),
                 M.batches(steps * trainers), M.feed)
