@@ -2,6 +2,7 @@
 whose parameters are used inside sub-blocks: the rnn_encoder_decoder book model (tests/book_seq2seq.py, a
 DynamicRNN decoder), the While/cond model or the Switch learning-rate model (tests/subblock_models.py):
     python subblock_node.py '[{"model": "rnn_encoder_decoder"|"while_cond"|"switch_lr", "steps": N}]'.
+With "mode": "collective" the trainers alone run (grad_allreduce over PADDLE_TRAINER_ENDPOINTS, gloo).
 Both sides set the same initial weights through the scope; trainer t feeds batch step * trainers + t and
 prints `RESULT {"job": 0, "trainer": t, "losses": [...]}`."""
 
@@ -42,10 +43,17 @@ def main():
     tid = int(os.environ.get("PADDLE_TRAINER_ID", "0"))
     current = os.environ.get("PADDLE_CURRENT_ENDPOINT", eps[0])
     main_prog, startup, cost, params, inits, data, feed = setup(spec["model"], spec["steps"], trainers)
-    cfg = fluid.DistributeTranspilerConfig()
-    cfg.slice_var_up = False        # whole parameters on the pservers, so both sides set them by name
-    t = fluid.DistributeTranspiler(config=cfg)
-    t.transpile(tid, program=main_prog, startup_program=startup, pservers=",".join(eps), trainers=trainers)
+    if spec.get("mode") == "collective":
+        teps = os.environ["PADDLE_TRAINER_ENDPOINTS"].split(",")
+        cfg = fluid.DistributeTranspilerConfig()
+        cfg.mode, cfg.collective_mode = "collective", "grad_allreduce"
+        fluid.DistributeTranspiler(config=cfg).transpile(tid, program=main_prog, startup_program=startup,
+                                                         trainers=",".join(teps), current_endpoint=teps[tid])
+        prog = main_prog
+        role = "TRAINER"
+        t = None
+    else:
+        t = _transpile_pserver(main_prog, startup, eps, trainers, tid)
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
     inits = dict(zip([p.name for p in params], inits))
     with fluid.scope_guard(scope):
@@ -57,7 +65,8 @@ def main():
                     scope.find_var(name).get_tensor().set(v, fluid.CPUPlace())
             exe.run(prog)
             return
-        prog = t.get_trainer_program()
+        if t is not None:
+            prog = t.get_trainer_program()
         exe.run(startup)
         for name, v in inits.items():
             scope.find_var(name).get_tensor().set(v, fluid.CPUPlace())
@@ -67,6 +76,14 @@ def main():
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
         exe.close()
     print("RESULT " + json.dumps({"job": 0, "trainer": tid, "losses": losses}), flush=True)
+
+
+def _transpile_pserver(main_prog, startup, eps, trainers, tid):
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.slice_var_up = False        # whole parameters on the pservers, so both sides set them by name
+    t = fluid.DistributeTranspiler(config=cfg)
+    t.transpile(tid, program=main_prog, startup_program=startup, pservers=",".join(eps), trainers=trainers)
+    return t
 
 
 if __name__ == "__main__":
