@@ -1,8 +1,8 @@
 """Records how real PaddlePaddle 1.8.5's transpilers split programs with sub-blocks: op types per block (with
 parent_idx) of the trainer and pserver programs of DistributeTranspiler (pserver mode, 2 pservers, 2 trainers)
 and of the collective GradAllReduce main program, for the rnn_encoder_decoder book model (DynamicRNN decoder,
-tests/book_seq2seq.py), the While/cond model and the Switch learning-rate model of tests/subblock_models.py. Run outside CI, from a
-directory outside the checkout so that the real paddle is imported:
+tests/book_seq2seq.py), the While/cond model and the Switch learning-rate model of tests/subblock_models.py.
+Run outside CI, from a directory outside the checkout so that the real paddle is imported:
 
     cd /tmp && GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python \
         <repo>/tests/data/paddle18/make_transpile_subblocks.py
