@@ -30,7 +30,8 @@ class _Block:
 
 
 def _fused_program(program, block_ids):
-    """A one-block program holding the ops of `block_ids` in order, or None if their names collide."""
+    """A one-block program holding the ops of `block_ids` in order, or None if their names collide or an op
+    holds sub-blocks (an LR schedule's Switch: its blocks run with the program they belong to)."""
     fused = Program()
     fb = fused.global_block()
     gb = program.global_block()
@@ -42,6 +43,9 @@ def _fused_program(program, block_ids):
                 return None
             fb.vars[v.name] = v._copy_meta_to(fb)
         for op in program.block(i).ops:
+            if any(hasattr(v, "ops") or (isinstance(v, (list, tuple)) and v and hasattr(v[0], "ops"))
+                   for v in op.attrs.values()):
+                return None
             fb.ops.append(op.copy_to(fb))
     fused._bump()
     return fused

@@ -18,7 +18,7 @@ its own function, so what crosses blocks lives in the pserver's scope (as all va
 from ..dtypes import VarType
 from ..framework import Program
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..program import notify_changed
+from ..program import Block, notify_changed
 from .ps_plan import is_optimizer_op
 from .ps_slicing import block_name
 from .ps_table_pserver import table_blocks
@@ -104,9 +104,34 @@ def _lr_block(plan, prog, src):
                 _decl(gb, n, v.shape, v, True)
             else:
                 _decl(lb, n, v.shape, v, False)
-        _copy_op(lb, op, {}, OpRole.LRSched)
+        _clone_sub_blocks(prog, src.program, _copy_op(lb, op, {}, OpRole.LRSched))
     prog._rollback()
     return lb
+
+
+def _clone_sub_blocks(prog, src_program, op):
+    """An LR-schedule op holding sub-blocks (a Switch's conditional_block) gets copies of them in the pserver
+    program, children of the block that holds the op, as Paddle did; its attrs then name the copies (the
+    trainer's block indices mean other blocks here). Outer vars the copies name are declared in block 0."""
+    for name, val in list(op.attrs.items()):
+        many = isinstance(val, (list, tuple)) and val and all(isinstance(b, Block) for b in val)
+        if not (isinstance(val, Block) or many):
+            continue
+        copies = []
+        for sb in (val if many else [val]):
+            sb = src_program.block(sb.idx)
+            nb = prog._create_block(op.block.idx)
+            for v in sb.vars.values():
+                v._copy_meta_to(nb)
+            for sop in sb.ops:
+                for n in sop.input_arg_names + sop.output_arg_names:
+                    if nb._find_var_recursive(n) is None:
+                        v = sb._find_var_recursive(n)
+                        _decl(prog.global_block(), n, v.shape, v, v.persistable)
+                _clone_sub_blocks(prog, src_program, _copy_op(nb, sop, {}, OpRole.LRSched))
+            prog._rollback()
+            copies.append(nb)
+        op.attrs[name] = copies if many else copies[0]
 
 
 def _optimize_block(plan, prog, src, chain, b, info):

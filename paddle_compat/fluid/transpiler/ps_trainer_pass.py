@@ -102,10 +102,13 @@ def _append(block, spec):
 
 
 def _drop_unused_vars(block, candidates):
+    """Drop the candidates no op of the program names. Sub-blocks count: a moved LR schedule's Switch leaves
+    its (now unreferenced) case blocks in the trainer program, as Paddle's did, and they name outer vars."""
     used = set()
-    for op in block.ops:
-        used.update(op.input_arg_names)
-        used.update(op.output_arg_names)
+    for b in block.program.blocks:
+        for op in b.ops:
+            used.update(op.input_arg_names)
+            used.update(op.output_arg_names)
     for n in candidates:
         if n not in used and n in block.vars:
             del block.vars[n]
