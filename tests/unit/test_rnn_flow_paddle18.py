@@ -232,11 +232,33 @@ def test_ifelse_mask_of_the_wrong_length_is_named():
         exe.run(main, feed={"x": np.zeros([3, 2], "float32"), "c": np.ones([2, 1], bool)}, fetch_list=[out])
 
 
-def test_dynamic_rnn_static_input_with_lod_is_rejected_by_name():
-    with fluid.program_guard(fluid.Program(), fluid.Program()):
+def test_dynamic_rnn_static_input_with_too_few_sequences_is_named():
+    """A LoD static input needs one sequence per step-input sequence (reordered by the rank table)."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
         x = L.data("x", shape=[2], dtype="float32", lod_level=1)
+        s = L.data("s", shape=[2], dtype="float32", lod_level=1)
         drnn = L.DynamicRNN()
-        with pytest.raises(NotImplementedError, match="static_input: x has LoD"):
-            with drnn.block():
-                drnn.step_input(x)
-                drnn.static_input(x)
+        with drnn.block():
+            drnn.step_input(x)
+            drnn.output(L.sequence_pool(drnn.static_input(s), "sum"))
+        out = drnn()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match=r"X=s has LoD .*\(2 sequences\).* has 3"):
+        exe.run(main, feed={"x": _lod(6, [2, 3, 1]), "s": _lod(3, [1, 2])}, fetch_list=[out])
+
+
+def test_dynamic_rnn_step_input_with_three_lod_levels_is_named():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = L.data("x", shape=[2], dtype="float32", lod_level=3)
+        drnn = L.DynamicRNN()
+        with drnn.block():
+            drnn.output(L.scale(drnn.step_input(x), 1.0))
+        out = drnn()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    t = fluid.create_lod_tensor(np.zeros([3, 2], "float32"), [[1, 1], [1, 2], [1, 1, 1]], fluid.CPUPlace())
+    with pytest.raises(Exception, match="X=x has a 3-level LoD; at most 2"):
+        exe.run(main, feed={"x": t}, fetch_list=[out])

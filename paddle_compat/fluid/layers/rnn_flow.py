@@ -68,7 +68,9 @@ def array_to_lod_tensor(x, table):
         raise TypeError("array_to_lod_tensor: x must be a LoDTensorArray, got %r" % (x,))
     _check_table(table, "array_to_lod_tensor")
     helper = LayerHelper("array_to_lod_tensor")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=tuple(x.shape or (-1,)), lod_level=1)
+    # elements with a LoD (sub-sequences of a nested DynamicRNN) give one more level
+    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=tuple(x.shape or (-1,)),
+                                                    lod_level=1 + (x.lod_level or 0))
     helper.append_op(type="array_to_lod_tensor", inputs={"X": [x], "RankTable": [table]}, outputs={"Out": [out]})
     return out
 
@@ -78,7 +80,7 @@ def shrink_memory(x, i, table):
     check_variable(i, "i", "shrink_memory")
     _check_table(table, "shrink_memory")
     helper = LayerHelper("shrink_memory")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=x.shape)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=x.shape, lod_level=x.lod_level)
     helper.append_op(type="shrink_rnn_memory", inputs={"X": [x], "I": [i], "RankTable": [table]},
                      outputs={"Out": [out]})
     return out
@@ -175,6 +177,7 @@ class DynamicRNN:
         arr = parent.create_var(name=unique_name.generate("dynamic_rnn_input_array"),
                                 type=VarType.LOD_TENSOR_ARRAY, dtype=x.dtype)
         arr.shape = (-1,) + tuple(x.shape[1:])
+        arr.lod_level = x.lod_level - 1   # a 2-level input gives each step its sub-sequences (1 level)
         self.input_array.append((arr, x.dtype))
         parent.append_op(type="lod_tensor_to_array", inputs={"X": [x], "RankTable": [self.lod_rank_table]},
                          outputs={"Out": [arr]})
@@ -186,12 +189,11 @@ class DynamicRNN:
             raise TypeError("static_input() can only take a Variable as its input")
         if self.lod_rank_table is None:
             raise RuntimeError("static_input() must be called after step_input().")
-        if x.lod_level > 0:
-            raise NotImplementedError("DynamicRNN.static_input: %s has LoD (lod_level %d); only static inputs with "
-                                      "one row per sequence are supported" % (x.name, x.lod_level))
+        # a LoD input: one sequence per step-input sequence, reordered and shrunk as whole sequences
         parent = self._parent_block_()
         reordered = parent.create_var(name=unique_name.generate("dynamic_rnn_static_input_reordered"),
-                                      type=VarType.LOD_TENSOR, dtype=x.dtype, shape=x.shape)
+                                      type=VarType.LOD_TENSOR, dtype=x.dtype, shape=x.shape,
+                                      lod_level=x.lod_level)
         parent.append_op(type="reorder_lod_tensor_by_rank",
                          inputs={"X": [x], "RankTable": [self.lod_rank_table]}, outputs={"Out": [reordered]})
         return shrink_memory(reordered, self.step_idx, self.lod_rank_table)

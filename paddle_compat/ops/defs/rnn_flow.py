@@ -11,6 +11,7 @@ gather/scatter over all rows; gradients come from autograd.
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
+from .control_flow import TensorArray
 
 
 class RankTable:
@@ -29,14 +30,14 @@ class RankTable:
         return [self.offsets.tolist()]
 
 
-def _level1(op, slot, lod, what):
+def _level1(op, slot, lod, what, max_levels=1):
     name = op.input(slot)[0]
     if not lod:
         raise ValueError("%s: %s=%s carries no LoD (feed a LoDTensor with sequence lengths to a variable "
                          "declared with lod_level=1)" % (what, slot, name))
-    if len(lod) != 1:
-        raise NotImplementedError("%s: %s=%s has a %d-level LoD; only one level is supported"
-                                  % (what, slot, name, len(lod)))
+    if len(lod) > max_levels:
+        raise NotImplementedError("%s: %s=%s has a %d-level LoD; at most %d supported"
+                                  % (what, slot, name, len(lod), max_levels))
     return lod[0]
 
 
@@ -54,7 +55,7 @@ def lod_rank_table(op, ctx):
     name = op.input("X")[0]
 
     def k(x, lod):
-        off = _level1(op, "X", lod, "lod_rank_table")
+        off = _level1(op, "X", lod, "lod_rank_table", 2)
         lengths = (off[1:] - off[:-1]).tolist()
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])    # stable: ties keep their order
         return RankTable(torch.tensor(order, dtype=torch.long, device=off.device), [lengths[i] for i in order],
@@ -92,14 +93,26 @@ def _step_rows(t):
 def lod_tensor_to_array(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "lod_tensor_to_array")
-        off = _level1(op, "X", lod, "lod_tensor_to_array")
+        off = _level1(op, "X", lod, "lod_tensor_to_array", 2)
         _check_same_lod(op, off, t, "lod_tensor_to_array")
         counts = _step_rows(t)
         if not counts:
             return []
         starts = off.index_select(0, t.index)                                  # [N] in rank order
         rows = torch.cat([starts[:c] + s for s, c in enumerate(counts)])      # step-major
-        return list(torch.split(x.index_select(0, rows), counts, 0))
+        if len(lod) == 1:
+            return list(torch.split(x.index_select(0, rows), counts, 0))
+        # 2-level LoD: `rows` are sub-sequences; step s holds the s-th sub-sequence of each live sequence, as
+        # a 1-level LoD tensor (Paddle's lod_tensor_to_array below the rank table's level)
+        sub = lod[1]
+        sub_len = (sub[1:] - sub[:-1]).index_select(0, rows)
+        seq = torch.repeat_interleave(torch.arange(rows.numel(), device=sub.device), sub_len)
+        base = torch.cat([sub_len.new_zeros(1), sub_len.cumsum(0)])
+        flat = sub.index_select(0, rows).index_select(0, seq) + \
+            torch.arange(int(base[-1]), device=sub.device) - base[:-1].index_select(0, seq)
+        lens = torch.split(sub_len, counts, 0)
+        items = list(torch.split(x.index_select(0, flat), [int(n.sum()) for n in lens], 0))
+        return TensorArray(items, [(torch.cat([n.new_zeros(1), n.cumsum(0)]),) for n in lens])
 
     return k
 
@@ -112,6 +125,9 @@ def array_to_lod_tensor(op, ctx):
         t = _table(op, t, "array_to_lod_tensor")
         counts = _step_rows(t)
         arr = arr or []
+        lods = list(getattr(arr, "lods", None) or [])[:len(counts)]
+        if lods and len(lods) == len(counts) and all(lods):
+            return _nested_to_lod_tensor(arr, lods, t, counts)
         if len(arr) < len(counts) or any(a is None for a in arr[:len(counts)]):
             raise ValueError("array_to_lod_tensor: array X=%s has %d steps written but the rank table %s "
                              "needs %d" % (aname, sum(a is not None for a in arr), op.input("RankTable")[0],
@@ -137,21 +153,57 @@ def array_to_lod_tensor(op, ctx):
     return k
 
 
-@defop("shrink_rnn_memory", inputs=("X", "I", "RankTable"), no_grad=("I", "RankTable"),
-       infer_shape=same_as("X"))
+def _nested_to_lod_tensor(arr, lods, t, counts):
+    """array_to_lod_tensor of steps that are 1-level LoD tensors (one sub-sequence per live sequence): the
+    result has a 2-level LoD, sequences of their sub-sequences in the original order."""
+    off = t.offsets
+    for s, c in enumerate(counts):
+        if lods[s][0].numel() - 1 != c:
+            raise ValueError("array_to_lod_tensor: step %d holds %d sub-sequences, the rank table has %d "
+                             "sequences alive at that step" % (s, lods[s][0].numel() - 1, c))
+    sub_len = torch.cat([l[0][1:] - l[0][:-1] for l in lods[:len(counts)]])   # block order (step-major)
+    block = torch.cat(arr[:len(counts)], 0)
+    step_base = torch.tensor([0] + counts[:-1], dtype=torch.long, device=off.device).cumsum(0)
+    rank = torch.empty_like(t.index)
+    rank[t.index] = torch.arange(t.index.numel(), device=off.device)
+    lengths = off[1:] - off[:-1]
+    seq = torch.repeat_interleave(torch.arange(lengths.numel(), device=off.device), lengths)
+    pos_in_seq = torch.arange(int(off[-1]), device=off.device) - off[:-1].index_select(0, seq)
+    subs = step_base.index_select(0, pos_in_seq) + rank.index_select(0, seq)   # block sub-sequence per output one
+    sub_start = torch.cat([sub_len.new_zeros(1), sub_len.cumsum(0)])
+    out_len = sub_len.index_select(0, subs)
+    out_off = torch.cat([out_len.new_zeros(1), out_len.cumsum(0)])
+    owner = torch.repeat_interleave(torch.arange(subs.numel(), device=off.device), out_len)
+    rows = sub_start.index_select(0, subs).index_select(0, owner) + \
+        torch.arange(int(out_off[-1]), device=off.device) - out_off[:-1].index_select(0, owner)
+    return block.index_select(0, rows), (off, out_off)
+
+
+# With a LoD (a static input), the live sequences are whole level-0 sequences: their rows and a cut LoD.
+@defop("shrink_rnn_memory", inputs=("X", "I", "RankTable"), no_grad=("I", "RankTable"), lod_in=("X",),
+       lod_out=("Out",), infer_shape=same_as("X"))
 def shrink_rnn_memory(op, ctx):
     iname = op.input("I")[0]
 
-    def k(x, i, t):
+    def k(x, i, t, lod):
         t = _table(op, t, "shrink_memory")
         if i is None or i.numel() != 1:
             raise ValueError("shrink_memory: index I=%s must hold one integer" % iname)
         n = t.count(int(i.reshape(()).item()))
+        if lod:
+            if len(lod) > 1:
+                raise NotImplementedError("shrink_memory: X=%s has a %d-level LoD; at most 1 supported"
+                                          % (op.input("X")[0], len(lod)))
+            if n > lod[0].numel() - 1:
+                raise ValueError("shrink_memory: X=%s has %d sequences but %d of the rank table %s are alive"
+                                 % (op.input("X")[0], lod[0].numel() - 1, n, op.input("RankTable")[0]))
+            off = lod[0][:n + 1]
+            return x[:int(off[-1])], (off,)
         if n > x.shape[0]:
             raise ValueError("shrink_memory: X=%s has %d rows but %d sequences of the rank table %s are alive "
                              "at step %d" % (op.input("X")[0], x.shape[0], n, op.input("RankTable")[0],
                                              int(i.reshape(()).item())))
-        return x[:n]
+        return x[:n], None
 
     return k
 

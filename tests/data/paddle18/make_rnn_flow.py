@@ -171,11 +171,13 @@ CASES = {"dynamic_rnn_basic": dynamic_rnn_basic, "dynamic_rnn_lstm": dynamic_rnn
          "basic_gru": basic_gru, "basic_lstm": basic_lstm}
 
 
-def run_case(fluid, name, params=None):
-    """{out/i, grad/<input>, grad/param<i>, param/<i>} for one case (params: recorded values to use)."""
+def run_case(fluid, name, params=None, cases=None, feeds_fn=None):
+    """{out/i, grad/<input>, grad/param<i>, param/<i>} for one case (params: recorded values to use; cases and
+    feeds_fn: another script's builders and feeds, default this one's)."""
+    cases, feeds_fn = cases or CASES, feeds_fn or feeds
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        outs = CASES[name](fluid)
+        outs = cases[name](fluid)
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
         block = main.global_block()
         ins = [v for v in block.vars.values() if getattr(v, "is_data", False) and not v.stop_gradient]
@@ -199,7 +201,7 @@ def run_case(fluid, name, params=None):
             v = params["param/%d" % i] if params is not None else vals(np.array(t).shape, 100 + i, -0.5, 0.5)
             t.set(np.asarray(v, "float32"), fluid.CPUPlace())
             res["param/%d" % i] = np.asarray(v, "float32")
-        feed = {k: v for k, v in feeds(fluid).items() if block.has_var(k)}
+        feed = {k: v for k, v in feeds_fn(fluid).items() if block.has_var(k)}
         got = exe.run(main, feed=feed, fetch_list=outs + [g for _, g in pairs], return_numpy=False)
     got = [np.array(g) for g in got]
     for i, o in enumerate(got[:len(outs)]):
