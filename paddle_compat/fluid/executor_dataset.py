@@ -29,7 +29,7 @@ _DONE = object()
 class FetchHandler:
     """fluid.executor.FetchHandler: train_from_dataset calls handler({key: numpy value}) for the variables of
     var_dict ({key: Variable}) about every period_secs. Paddle polls from a monitor thread each second; here
-    the check runs between steps, so a value is never read in the middle of an update."""
+    the check runs between steps (of the calling Hogwild worker: the others may be updating, as in Paddle)."""
 
     def __init__(self, var_dict=None, period_secs=60):
         if not var_dict:
