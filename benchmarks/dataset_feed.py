@@ -4,8 +4,9 @@ feeds, for a CTR model with 26 id slots (1-3 ids each), 13 dense values and a la
     python benchmarks/dataset_feed.py [--lines 20000] [--batch 256] [--rounds 5]
 
 Prints samples/s for: parsing alone (read_file with "cat"), parsing + batching into feeds, training with
-exe.run on feeds built beforehand, and train_from_dataset (thread 1 and 2) including the reading; the
-three training variants alternate for --rounds rounds and medians are printed (OMP_NUM_THREADS=1).
+exe.run on feeds built beforehand, and train_from_dataset (thread 1, and 2: two Hogwild workers, each
+parsing and training) including the reading; the three training variants alternate for --rounds rounds and
+medians are printed (OMP_NUM_THREADS=1).
 """
 
 import argparse
@@ -110,6 +111,9 @@ def main():
         ratio = statistics.median([a / b for a, b in zip(v, base)])
         print("%-40s median %8.0f samples/s  (x%.2f of exe.run; rounds: %s)"
               % (k, statistics.median(v), ratio, ", ".join("%.0f" % x for x in v)))
+    one, two = rates["train_from_dataset thread=1"], rates["train_from_dataset thread=2"]
+    print("thread=2 (Hogwild) / thread=1: median of per-round ratios %.2f"
+          % statistics.median([b / a for a, b in zip(one, two)]))
 
 if __name__ == "__main__":
     main()

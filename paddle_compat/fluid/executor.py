@@ -5,6 +5,7 @@ torch is imported on the first run, not at import: building programs stays torch
 
 import contextlib
 import sys
+import threading
 
 import numpy as np
 
@@ -170,6 +171,7 @@ class Executor:
         self.place = place if place is not None else CPUPlace()
         self._device = None
         self._cache = {}
+        self._prepare_lock = threading.Lock()
         self._closed = False
         # Backends keep per-executor state here (RPC clients, process groups) and register what
         # close() must do (tell pservers this trainer is done, ...).
@@ -208,7 +210,9 @@ class Executor:
                             % type(program).__name__)
         return self._run_program(program, feed, fetch_list, scope, return_numpy)
 
-    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None):
+    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None, worker=None):
+        """worker: a Hogwild thread's number (train_from_dataset): it gets a lowering of its own (kernels,
+        comm-plan buffers) reading the shared parameters (lower_block's shared_params)."""
         if scope is None:
             scope = global_scope()
         if feed is None:
@@ -224,22 +228,29 @@ class Executor:
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
         fetch_names = _fetch_names(fetch_list)
-        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, autograd_for)
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, autograd_for, worker)
         prepared = self._cache.get(key)
         if prepared is None:
-            run = program
-            tables = sys.modules.get(__package__ + ".transpiler.ps_table_trainer")
-            if tables is not None and not program._dist_info.get("role"):
-                # a test program cloned before transpile, looking up a table only the pservers hold
-                run = tables.remote_lookups(program, scope)
-            prepared = self._prepare(run, feed, fetch_names, scope, autograd_for)
-            # a program edited between runs leaves stale lowerings behind: drop them
-            for old in [k for k in self._cache if k[0] == key[0] and k[1] != key[1]]:
-                del self._cache[old]
-            self._cache[key] = prepared
+            with self._prepare_lock:   # Hogwild threads lower concurrently
+                prepared = self._cache.get(key)
+                if prepared is None:
+                    prepared = self._prepare_cached(program, feed, fetch_names, scope, autograd_for, worker, key)
         return prepared.run(feed, return_numpy)
 
-    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None):
+    def _prepare_cached(self, program, feed, fetch_names, scope, autograd_for, worker, key):
+        run = program
+        tables = sys.modules.get(__package__ + ".transpiler.ps_table_trainer")
+        if tables is not None and not program._dist_info.get("role"):
+            # a test program cloned before transpile, looking up a table only the pservers hold
+            run = tables.remote_lookups(program, scope)
+        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None)
+        # a program edited between runs leaves stale lowerings behind: drop them
+        for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:
+            self._cache.pop(old, None)
+        self._cache[key] = prepared
+        return prepared
+
+    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False):
         from ..backends.lowering.codegen import lower_block
         block = program.global_block()
         specs = []
@@ -254,7 +265,8 @@ class Executor:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
-                              executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for)
+                              executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
+                              shared_params=shared_params)
         return _Prepared(lowered, specs, scope)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,

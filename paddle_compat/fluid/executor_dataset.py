@@ -1,11 +1,16 @@
 """Executor.train_from_dataset / infer_from_dataset: run a program over every batch of a fluid.dataset.
 
-What `thread` means here: the number of reader workers. Each worker reads its share of the files (or of
-an InMemoryDataset's records), runs the pipe command, parses and batches on its own thread; the program
-steps then run one at a time, in the order batches arrive, on the scope's shared parameters. Paddle runs
-one program copy per thread without locks (Hogwild); here the steps themselves are serialized (torch
-already spreads one step's kernels over the cores), so thread=1 gives exactly the batches and updates
-of feeding the same batches to exe.run in file order.
+What `thread` means here: N workers, each reading its share of the files (or of an InMemoryDataset's
+records), running the pipe command, parsing and batching on its own thread. Then, by mode:
+- Hogwild (a plain Program run locally, or an async pserver trainer program): each worker also runs the
+  program on its own batches, as Paddle 1.8 does: its own lowering (kernels, temporaries and the comm
+  plan's per-step buffers are its own), parameters read from the one scope and updated in place without
+  locks (lower_block's shared_params); torch releases the GIL inside kernels. An async trainer's worker
+  sends its gradients and receives parameters each step; the pserver applies each push as it comes.
+- Serialized (thread=1; sync and Geo-SGD pserver trainers, whose pservers expect one exchange per trainer
+  per step, or count this trainer's steps; a CompiledProgram): the steps run one at a time in the order
+  batches arrive. thread=1 gives exactly the batches and updates of feeding the same batches to exe.run
+  in file order.
 """
 
 import queue
@@ -24,7 +29,7 @@ _DONE = object()
 class FetchHandler:
     """fluid.executor.FetchHandler: train_from_dataset calls handler({key: numpy value}) for the variables of
     var_dict ({key: Variable}) about every period_secs. Paddle polls from a monitor thread each second; here
-    the check runs between steps, so a value is never read in the middle of an update."""
+    the check runs between steps (of the calling Hogwild worker: the others may be updating, as in Paddle)."""
 
     def __init__(self, var_dict=None, period_secs=60):
         if not var_dict:
@@ -125,21 +130,88 @@ def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fe
                          % (what, len(fetch_info), len(fetch_list)))
     if print_period is None or print_period < 1:
         raise ValueError("%s: print_period must be a positive int, got %r" % (what, print_period))
-    step, start = 0, time.time()
-    last_handled = start
-    for feed in _batches(dataset, nthreads, exe.place):
-        out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
-        step += 1
-        if fetch_list and step % print_period == 0:
-            print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
-            sys.stdout.flush()
-        if fetch_handler is not None and time.time() - last_handled >= fetch_handler.period_secs:
-            _call_handler(fetch_handler, scope)
-            last_handled = time.time()
+    start = time.time()
+    if nthreads > 1 and _hogwild(program):
+        step = _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period,
+                            fetch_handler)
+    else:
+        step = _run_serial(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period,
+                           fetch_handler)
     if debug:
         dt = time.time() - start
         print("%s: %d batches in %.3f s (%.1f batches/s)" % (what, step, dt, step / dt if dt else 0.0))
     return None
+
+
+def _hogwild(program):
+    from .framework import Program
+    if not isinstance(program, Program):
+        return False
+    info = program._dist_info
+    if not info.get("role"):
+        return True
+    return info.get("role") == "trainer" and not info.get("sync_mode") and not info.get("geo")
+
+
+def _print_fetch(fetch_info, out):
+    print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
+    sys.stdout.flush()
+
+
+def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
+    """One thread per shard, each reading and running its own batches; returns the number of steps."""
+    from .dataset_feed import make_batch
+    from .core import global_scope
+    if exe._closed:
+        raise RuntimeError("Executor.train_from_dataset after Executor.close(): create a new Executor")
+    scope = scope if scope is not None else global_scope()
+    shards, slots = dataset._shards(nthreads)
+    lock = threading.Lock()
+    state = {"step": 0, "handled": time.time()}
+    errors = []
+    stop = threading.Event()
+
+    def work(worker, shard):
+        try:
+            for recs in shard:
+                if stop.is_set():
+                    return
+                out = exe._run_program(program, make_batch(recs, slots, exe.place), fetch_list, scope, True,
+                                       worker=worker)
+                with lock:
+                    state["step"] += 1
+                    if fetch_list and state["step"] % print_period == 0:
+                        _print_fetch(fetch_info, out)
+                    if fetch_handler is not None and time.time() - state["handled"] >= fetch_handler.period_secs:
+                        _call_handler(fetch_handler, scope)
+                        state["handled"] = time.time()
+        except BaseException as e:  # noqa: BLE001  (re-raised by the caller)
+            errors.append(e)
+            stop.set()
+
+    threads = [threading.Thread(target=work, args=(i, s), daemon=True, name="hogwild-%d" % i)
+               for i, s in enumerate(shards)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return state["step"]
+
+
+def _run_serial(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
+    step = 0
+    last_handled = time.time()
+    for feed in _batches(dataset, nthreads, exe.place):
+        out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
+        step += 1
+        if fetch_list and step % print_period == 0:
+            _print_fetch(fetch_info, out)
+        if fetch_handler is not None and time.time() - last_handled >= fetch_handler.period_secs:
+            _call_handler(fetch_handler, scope)
+            last_handled = time.time()
+    return step
 
 
 class DatasetLoader:

@@ -30,12 +30,13 @@ class OpRunError(RuntimeError):
 class LowerCtx:
     """What a kernel factory may look at: static variable info and where tensors live."""
 
-    def __init__(self, program, block, scope, device, executor=None):
+    def __init__(self, program, block, scope, device, executor=None, shared_params=False):
         self.program = program
         self.block = block
         self.scope = scope
         self.device = device
         self.executor = executor
+        self.shared_params = shared_params
 
     def var(self, name):
         return self.block._find_var_recursive(name)
@@ -44,7 +45,8 @@ class LowerCtx:
         """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends).
         The names in feed_lod are given to it as (tensor, LoD) pairs."""
         return lower_block(self.program, block_idx, self.scope, self.device, in_names, out_names,
-                           executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True)
+                           executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True,
+                           shared_params=self.shared_params)
 
 
 def _describe(op):
@@ -115,13 +117,18 @@ class LoweredBlock:
 
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
-                feed_lod=(), autograd_for=None, sub_block=False):
+                feed_lod=(), autograd_for=None, sub_block=False, shared_params=False):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
     gradient call of a region (the data-parallel runner overlaps its allreduce with it).
     sub_block: the body of a control-flow op (while, conditional_block): it keeps the caller's grad mode,
-    so autograd sees through it."""
+    so autograd sees through it.
+    shared_params: the function runs on several threads at once over the same scope (train_from_dataset's
+    Hogwild). Scope values are then read through `.data`: the same storage (in-place optimizer updates reach
+    every thread) under a version counter of this call's own, so one thread's update of a parameter does not
+    make torch reject another thread's backward through it (it reads the parameter as it is then, as
+    Paddle's lock-free Hogwild does). Everything else a step holds is local to the call."""
     block = program.block(block_idx)
-    ctx = LowerCtx(program, block, scope, device, executor)
+    ctx = LowerCtx(program, block, scope, device, executor, shared_params)
     regions = find_regions(block, fetch_names)
     fused = fusion.plan(block, fetch_names)   # {op index: fused replacement, or None: runs inside it}
     region_at = {r.start: r for r in regions}
@@ -303,7 +310,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             lines.append("        %s = __feeds[%d]" % (local(n), k))
         k += 1
     for n in scope_reads:
-        lines.append("        %s = h_%s.value" % (local(n), local(n)))
+        lines.append(("        %s = __shared(h_%s.value)" if shared_params else "        %s = h_%s.value")
+                     % (local(n), local(n)))
         if n in has_lod:   # the scope may hold offsets as lists (set by the user): tensors here
             lines.append("        %s = __lod(h_%s.lod, __dev)" % (names.lod(n), local(n)))
     for n in sorted(leaves_wanting_grad):
@@ -325,6 +333,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
 
     import torch
     g["__lod"] = lod_as_tensors
+    g["__shared"] = _shared(torch.Tensor)
     g["__dev"] = device
     g["__is_grad"] = torch.is_grad_enabled
     g["__set_grad"] = torch._C._set_grad_enabled
@@ -332,6 +341,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     exec(compile(src, fname, "exec"), g)
     return LoweredBlock(g["__run"], list(feed_names), list(fetch_names), line_ops, block, src,
                         fetch_persistable, fetch_lod)
+
+
+def _shared(tensor_type):
+    return lambda value: value.data if isinstance(value, tensor_type) else value
 
 
 def _produced_before(block, end, name):

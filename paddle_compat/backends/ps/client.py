@@ -6,6 +6,7 @@ import atexit
 import collections
 import re
 import sys
+import threading
 import time
 import warnings
 
@@ -49,6 +50,7 @@ class TrainerClient:
         self.joined = False
         self.closed = False
         self._executors = set()
+        self._join_lock = threading.Lock()   # Hogwild threads of train_from_dataset share this client
         # what went over the wire (tests and benchmarks read it): dense elements and row-sparse rows sent,
         # prefetch calls and rows asked for
         self.stats = collections.Counter()
@@ -67,6 +69,11 @@ class TrainerClient:
                           "Executor that trains before closing one" % self.trainer_id)
         if self.joined:
             return
+        with self._join_lock:
+            if not self.joined:
+                self._join()
+
+    def _join(self):
         self.group = get_group(self.endpoints, self.info["trainers"], "trainer", self.trainer_id,
                                self.info["plan_digest"])
         self.group.join(wait_port=self.info.get("wait_port", True))

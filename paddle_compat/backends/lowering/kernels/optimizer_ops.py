@@ -92,9 +92,14 @@ def adam(op, ctx):
             p.index_copy_(0, rows, p_r)
         else:
             g = _dense(g)
-            m1.mul_(b1).add_(g * c1)
-            m2.mul_(b2).add_(g * g * c2)
-            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
+            # the step divides this update's own moments (as Paddle's per-element kernel does), not the
+            # shared tensors, which a Hogwild thread may have half updated (a moment1 with its gradient
+            # over a moment2 still without it would divide by ~eps)
+            m1_t = m1 * b1 + g * c1
+            m2_t = m2 * b2 + g * g * c2
+            m1.copy_(m1_t)
+            m2.copy_(m2_t)
+            p.sub_(lr_t * (m1_t / (torch.sqrt(m2_t) + eps)))
         if in_place_pows:
             if not sparse:
                 b1p.mul_(b1)
@@ -129,12 +134,15 @@ def rmsprop(op, ctx):
 
     def k(p, g, mom, ms, mg, lr):
         g = _dense(g)
-        ms.mul_(rho).add_(g * g * (1 - rho))
+        # divides by this update's own accumulators, not the shared ones (see adam)
+        ms_t = ms * rho + g * g * (1 - rho)
+        ms.copy_(ms_t)
         if centered:
-            mg.mul_(rho).add_(g * (1 - rho))
-            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms - mg * mg + eps))
+            mg_t = mg * rho + g * (1 - rho)
+            mg.copy_(mg_t)
+            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms_t - mg_t * mg_t + eps))
         else:
-            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms + eps))
+            mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms_t + eps))
         p.sub_(mom)
         return p, mom, ms, mg
     return _no_grad(k)
@@ -147,8 +155,11 @@ def adamax(op, ctx):
 
     def k(p, g, lr, m, inf, b1p):
         g = _dense(g)
-        m.mul_(b1).add_(g * (1 - b1))
-        torch.maximum(inf * b2 + eps, g.abs(), out=inf)
-        p.sub_((lr / (1 - b1p)) * m / inf)
+        # divides by this update's own accumulators, not the shared ones (see adam)
+        m_t = m * b1 + g * (1 - b1)
+        inf_t = torch.maximum(inf * b2 + eps, g.abs())
+        m.copy_(m_t)
+        inf.copy_(inf_t)
+        p.sub_((lr / (1 - b1p)) * m_t / inf_t)
         return p, m, inf
     return _no_grad(k)
