@@ -59,15 +59,13 @@ CATEGORIES = {
 # Why a file that passes on Paddle 1.8.5 still fails here: "design: ..." (not supported on purpose) or
 # "left: ..." (work not done yet).  Shown in the report's last column.
 WHY = {
-    "test_program.py": "left: append_backward of a loss recorded in a sub-block (the test leaves block 1 "
-                       "current); py_reader(use_double_buffer) records no create_double_buffer_reader op",
-    "test_program_prune_backward.py": "left: seresnext clone keeps 8 more ops; transformer feeds [16, 1] into a "
-                                      "layers.data declared [102, 1] (our feed shape check; Paddle checks only "
-                                      "fluid.data); a loss in a sub-block (as test_program)",
+    "test_program.py": "left: append_backward/minimize of a loss recorded in a sub-block (the test leaves "
+                       "block 1 current; Paddle builds the grad ops in a new backward block)",
+    "test_program_prune_backward.py": "left: minimize of a loss inside a cond branch (backward in a sub-block, "
+                                      "as test_program)",
     "test_variable.py": "design: dygraph",
-    "test_optimizer.py": "left: startup initializers are appended, Paddle prepends them (init_ops[0] is the last "
-                         "created); RecomputeOptimizer recomputes nothing (fewer ops); dropout_with_seed "
-                         "fetches a var of a sub-program",
+    "test_optimizer.py": "left: RecomputeOptimizer recomputes nothing (no recomputed forward ops in the backward "
+                         "section, so fewer ops; dropout_with_seed fetches a var of a recomputed sub-program)",
     "test_optimizer_grad.py": "left: Adam float32 result 3 ulp from the test's numpy reference (rtol 1e-7)",
     "test_gradient_clip.py": "design: dygraph (the static-graph cases pass)",
     "test_learning_rate_scheduler.py": "design: dygraph cases; the static ones compare a NumPy float32 scalar "
@@ -86,11 +84,10 @@ WHY = {
     "test_fleet_api_input.py": "design: minimize on an already transpiled program raises (Paddle transpiles the "
                                "transpiled program again)",
     "test_fleet_pyramid_hash.py": "left: contrib.layers.search_pyramid_hash (pyramid_hash op)",
-    "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our parameter server waits "
-                                       "for every trainer to join, Paddle's half-async does not",
+    "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our RPC group (a fixed world "
+                                       "of every pserver and trainer) waits for all to join, Paddle's "
+                                       "half-async pserver serves whichever trainers come",
     "test_dist_train.py": "left: hand-built RPC programs (layers.io ListenAndServ / Send / Recv)",
-    "../book/test_word2vec.py": "left: inference predictor API (core.PaddleTensor, NativeConfig)",
-    "../book/test_machine_translation.py": "left: DynamicRNN, lod_reset, beam_search",
 }
 
 # Runs inside the interpreter under test: load one test module, run it, print counts as one JSON line.
