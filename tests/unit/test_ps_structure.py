@@ -273,3 +273,18 @@ def test_sparse_embedding_grad_is_cut_by_split_selected_rows():
     cut = [op for op in ops if op.type == "split_selected_rows"]
     assert len(cut) == 1 and cut[0].attrs["height_sections"] == [10000, 10000]
     assert not any(op.type == "split_byref" for op in ops)
+
+
+@pytest.mark.parametrize("sync,runtime_split,mode", [(True, False, 0), (False, True, 1), (False, False, 2)])
+def test_listen_and_serv_distributed_mode_follows_paddle18(sync, runtime_split, mode):
+    """Paddle 1.8's transpiler: SYNC, ASYNC when runtime_split_send_recv, else HALF_ASYNC (its
+    test_dist_transpiler_config checks 1 and 2)."""
+    _build("fit_a_line", "sgd", "default")
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.sync_mode = sync
+    cfg.runtime_split_send_recv = runtime_split
+    t = fluid.DistributeTranspiler(config=cfg)
+    t.transpile(0, pservers=EPS, trainers=2, sync_mode=sync)
+    prog, _ = t.get_pserver_programs(EPS.split(",")[0])
+    ls = prog.global_block().ops[0]
+    assert ls.type == "listen_and_serv" and ls.attr("distributed_mode") == mode and ls.attr("sync_mode") == sync
