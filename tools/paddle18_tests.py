@@ -75,7 +75,8 @@ WHY = {
                                            "fill_constant and gains the pservers' per-trainer counters "
                                            "(@LR_DECAY_COUNTER@.trainer_N, a side effect of get_pserver_program); "
                                            "ours drops the counter's initializer",
-    "test_transpiler_ops.py": "left: trainer startup's fake_init ops for distributed tables",
+    "test_transpiler_ops.py": "left: Paddle's get_trainer_program replaces the startup initializer of every "
+                              "is_sparse lookup_table/nce table with a fake_init op (no fake_init op here)",
     "test_fleet.py": "design: pslib (Baidu's closed parameter server)",
     "test_fleet_1.py": "design: pslib",
     "test_fleet_2.py": "design: pslib",
