@@ -59,23 +59,24 @@ CATEGORIES = {
 # Why a file that passes on Paddle 1.8.5 still fails here: "design: ..." (not supported on purpose) or
 # "left: ..." (work not done yet).  Shown in the report's last column.
 WHY = {
-    "test_program.py": "left: append_backward of a loss recorded in a sub-block (the test leaves block 1 "
-                       "current); py_reader(use_double_buffer) records no create_double_buffer_reader op",
-    "test_program_prune_backward.py": "left: seresnext clone keeps 8 more ops; transformer feeds [16, 1] into a "
-                                      "layers.data declared [102, 1] (our feed shape check; Paddle checks only "
-                                      "fluid.data); a loss in a sub-block (as test_program)",
+    "test_program.py": "left: append_backward/minimize of a loss recorded in a sub-block (the test leaves "
+                       "block 1 current; Paddle builds the grad ops in a new backward block)",
+    "test_program_prune_backward.py": "left: minimize of a loss inside a cond branch (backward in a sub-block, "
+                                      "as test_program)",
     "test_variable.py": "design: dygraph",
-    "test_optimizer.py": "left: startup initializers are appended, Paddle prepends them (init_ops[0] is the last "
-                         "created); RecomputeOptimizer recomputes nothing (fewer ops); dropout_with_seed "
-                         "fetches a var of a sub-program",
+    "test_optimizer.py": "left: RecomputeOptimizer recomputes nothing (no recomputed forward ops in the backward "
+                         "section, so fewer ops; dropout_with_seed fetches a var of a recomputed sub-program)",
     "test_optimizer_grad.py": "left: Adam float32 result 3 ulp from the test's numpy reference (rtol 1e-7)",
     "test_gradient_clip.py": "design: dygraph (the static-graph cases pass)",
     "test_learning_rate_scheduler.py": "design: dygraph cases; the static ones compare a NumPy float32 scalar "
                                        "with places=7, which NumPy 2's promotion (NEP 50) rounds one ulp "
                                        "differently (the same values as Paddle's)",
-    "test_dist_transpiler_async_decay.py": "left: transpiled program structure (trainer startup ops)",
-    "test_dist_transpiler_config.py": "left: transpiled program structure (pserver blocks)",
-    "test_transpiler_ops.py": "left: trainer startup's fake_init ops for distributed tables",
+    "test_dist_transpiler_async_decay.py": "left: Paddle's trainer startup keeps @LR_DECAY_COUNTER@'s "
+                                           "fill_constant and gains the pservers' per-trainer counters "
+                                           "(@LR_DECAY_COUNTER@.trainer_N, a side effect of get_pserver_program); "
+                                           "ours drops the counter's initializer",
+    "test_transpiler_ops.py": "left: Paddle's get_trainer_program replaces the startup initializer of every "
+                              "is_sparse lookup_table/nce table with a fake_init op (no fake_init op here)",
     "test_fleet.py": "design: pslib (Baidu's closed parameter server)",
     "test_fleet_1.py": "design: pslib",
     "test_fleet_2.py": "design: pslib",
@@ -86,11 +87,10 @@ WHY = {
     "test_fleet_api_input.py": "design: minimize on an already transpiled program raises (Paddle transpiles the "
                                "transpiled program again)",
     "test_fleet_pyramid_hash.py": "left: contrib.layers.search_pyramid_hash (pyramid_hash op)",
-    "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our parameter server waits "
-                                       "for every trainer to join, Paddle's half-async does not",
+    "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our RPC group (a fixed world "
+                                       "of every pserver and trainer) waits for all to join, Paddle's "
+                                       "half-async pserver serves whichever trainers come",
     "test_dist_train.py": "left: hand-built RPC programs (layers.io ListenAndServ / Send / Recv)",
-    "../book/test_word2vec.py": "left: inference predictor API (core.PaddleTensor, NativeConfig)",
-    "../book/test_machine_translation.py": "left: DynamicRNN, lod_reset, beam_search",
 }
 
 # Runs inside the interpreter under test: load one test module, run it, print counts as one JSON line.

@@ -47,9 +47,12 @@ def __getattr__(name):
 
 
 def data(name, shape, dtype="float32", lod_level=0):
-    """fluid.data (1.6+): like layers.data but the shape is taken as given (no batch dim added, None = -1)."""
-    return _layers_data(name=name, shape=[-1 if d is None else d for d in shape], dtype=dtype,
-                        lod_level=lod_level, append_batch_size=False)
+    """fluid.data (1.6+): like layers.data but the shape is taken as given (no batch dim added, None = -1),
+    and the executor checks each feed's shape against it (Paddle checks fluid.data's feeds only)."""
+    var = _layers_data(name=name, shape=[-1 if d is None else d for d in shape], dtype=dtype,
+                       lod_level=lod_level, append_batch_size=False)
+    var.need_check_feed = True
+    return var
 
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,

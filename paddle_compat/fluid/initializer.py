@@ -1,4 +1,4 @@
-"""Initializers: each appends Paddle's init op (fill_constant, uniform_random, ...) to the startup block."""
+"""Initializers: each adds Paddle's init op (fill_constant, uniform_random, ...) to the startup block."""
 
 import contextlib
 import math
@@ -52,7 +52,14 @@ class Initializer:
     @staticmethod
     def _append(block, type, var, attrs):
         attrs = dict(attrs, shape=list(var.shape), dtype=int(convert_dtype(var.dtype)))
-        op = block.append_op(type=type, outputs={"Out": [var]}, attrs=attrs)
+        # Paddle prepends every initializer op (a startup program lists them newest first).  We prepend the
+        # deterministic ones (fill_constant, assign_value) as Paddle does, so programs that inspect
+        # startup.global_block().ops see Paddle's order; random ones stay appended because an unseeded
+        # op draws from the global generator in op order, and reversing it would change every such value.
+        if type in ("fill_constant", "assign_value"):
+            op = block._prepend_op(type=type, outputs={"Out": [var]}, attrs=attrs)
+        else:
+            op = block.append_op(type=type, outputs={"Out": [var]}, attrs=attrs)
         var.op = op
         return op
 

@@ -302,9 +302,11 @@ class Program:
                 nb.vars[v.name] = v._copy_meta_to(nb)
             for op in b.ops:
                 role = op.attrs.get(OP_ROLE_KEY, 0)
-                # a test program neither trains nor talks to pservers (RPC: send/recv/barriers, Dist: their
-                # split/concat), as Paddle's prune_backward keeps only forward ops
-                if for_test and role & (OpRole.Backward | OpRole.Optimize | OpRole.RPC | OpRole.Dist):
+                # a test program neither trains, schedules the learning rate nor talks to pservers (RPC:
+                # send/recv/barriers, Dist: their split/concat), as Paddle's prune_backward keeps only
+                # forward ops
+                if for_test and role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched | OpRole.RPC |
+                                        OpRole.Dist):
                     continue
                 nop = op.copy_to(nb)
                 if for_test and "is_test" in nop.attrs:

@@ -69,6 +69,7 @@ class GeneratorLoader:
         self._iterable = bool(iterable)
         self._return_list = bool(return_list)
         self._drop_last = bool(drop_last)
+        self._use_double_buffer = bool(use_double_buffer)
         self._batch_reader = None      # () -> iterator of per-batch feed dicts {name: LoDTensor}
         self._places = None
         self._it = None                # non-iterable: the running pass
@@ -180,10 +181,20 @@ class GeneratorLoader:
         block = program.global_block()
         reader = block.create_var(name=unique_name.generate("create_py_reader"), type=VarType.READER,
                                   persistable=True, stop_gradient=True)
-        block._prepend_op(type="read", inputs={"Reader": [reader]}, outputs={"Out": self._feed_list},
+        read_from = reader
+        if self._use_double_buffer:
+            # Paddle wraps the reader in a double-buffered one ahead of `read`; programs (and
+            # Program._inference_optimize(prune_read_op=False)) see that op.  Our loader prefetches on a
+            # thread already, so the op does nothing here.
+            read_from = block.create_var(name=unique_name.generate("double_buffer"), type=VarType.READER,
+                                         persistable=True, stop_gradient=True)
+        block._prepend_op(type="read", inputs={"Reader": [read_from]}, outputs={"Out": self._feed_list},
                           attrs={"reader_id": self._id, "drop_last": self._drop_last})
+        if self._use_double_buffer:
+            block._prepend_op(type="create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
+                              outputs={"Out": [read_from]}, attrs={"place": "AUTO"})
         notify_changed(program, "read")
-        self._reader_var = reader
+        self._reader_var = read_from
 
     def start(self):
         if self._iterable:

@@ -35,3 +35,14 @@ def numeric_grad(f, x, eps=1e-3):
         flat[i] = old
         g.reshape(-1)[i] = (hi - lo) / (2 * eps)
     return g
+
+
+INIT_OPS = ("fill_constant", "uniform_random", "gaussian_random", "truncated_gaussian_random", "assign_value")
+
+
+def startup_order(op_types):
+    """A startup op list with its initializer ops sorted: Paddle 1.8 prepends each initializer op (newest
+    first), Paddle 3.x appends them, and we prepend only the deterministic ones; the initializers write
+    independent variables, so their order does not matter, while every other op's order does."""
+    inits = sorted(t for t in op_types if t in INIT_OPS)
+    return inits + [t for t in op_types if t not in INIT_OPS]

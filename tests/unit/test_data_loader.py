@@ -91,7 +91,9 @@ def test_iterable_sample_list_and_batch_generators():
 def test_non_iterable_start_until_eof_then_reset():
     feed_list, loss, n_rows = _model()
     loader = fluid.io.DataLoader.from_generator(feed_list=feed_list, capacity=4, iterable=False)
-    assert fluid.default_main_program().global_block().ops[0].type == "read"
+    # Paddle's order: the double-buffer wrapper (use_double_buffer defaults to True), then `read`
+    assert [op.type for op in fluid.default_main_program().global_block().ops[:2]] == [
+        "create_double_buffer_reader", "read"]
     loader.set_sample_generator(lambda: _samples(11), batch_size=4, drop_last=False)
     exe = fluid.Executor(PLACE)
     exe.run(fluid.default_startup_program())
@@ -182,3 +184,32 @@ def test_loader_argument_errors():
         list(loader())
     with pytest.raises(ValueError, match="batch_size"):
         list(loader.set_sample_generator(lambda: iter([([1.0],)]), batch_size=0)())
+
+
+def test_double_buffer_op_and_inference_optimize():
+    """py_reader(use_double_buffer=True) records Paddle's create_double_buffer_reader ahead of `read`;
+    _inference_optimize drops both unless prune_read_op=False (Paddle's test_program)."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        reader = fluid.layers.py_reader(capacity=4, shapes=[[-1, 3], [-1, 1]], dtypes=["float32", "int64"],
+                                        use_double_buffer=True)
+        x, y = fluid.layers.read_file(reader)
+        loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    ops = main.global_block().ops
+    assert [op.type for op in ops[:2]] == ["create_double_buffer_reader", "read"]
+    assert ops[1].input("Reader") == ops[0].output("Out") and ops[0].input("UnderlyingReader") != ops[0].output("Out")
+    kept = [op.type for op in main._inference_optimize(prune_read_op=False).global_block().ops]
+    pruned = [op.type for op in main._inference_optimize().global_block().ops]
+    assert kept[:2] == ["create_double_buffer_reader", "read"] and kept[2:] == pruned
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        r = fluid.layers.py_reader(capacity=4, shapes=[[-1, 3]], dtypes=["float32"], use_double_buffer=False)
+        assert [op.type for op in fluid.default_main_program().global_block().ops] == ["read"]
+    # it runs: the wrapper is a no-op in front of the DataLoader
+    exe = fluid.Executor(PLACE)
+    exe.run(startup)
+    reader.decorate_tensor_provider(lambda: iter([[np.ones((2, 3), np.float32), np.zeros((2, 1), np.int64)]]))
+    reader.start()
+    out, = exe.run(main, fetch_list=[loss])
+    assert np.isfinite(out).all()
+    reader.reset()

@@ -47,7 +47,10 @@ def test_unknown_feed_and_fetch_names():
 
 
 def test_wrong_feed_shape_and_dtype_name_expected_and_given():
-    loss = _net()
+    x = fluid.data(name="x", shape=[None, 3])     # fluid.data's feeds are shape-checked (Paddle's rule)
+    y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+    loss = L.mean(L.cross_entropy(L.fc(L.fc(x, 4, act="relu"), 2, act="softmax"), y))
+    fluid.optimizer.SGD(0.1).minimize(loss)
     exe = fluid.Executor()
     exe.run(fluid.default_startup_program())
     with pytest.raises(ValueError, match=r"feed 'x': expected shape \[-1, 3\], got \[2, 4\]"):
@@ -164,3 +167,12 @@ def test_stale_lowerings_are_dropped_when_a_program_changes():
         exe.run(feed={"x": rand(1, 3)}, fetch_list=[y])
     assert len(exe._cache) == 1
 
+
+
+def test_layers_data_feed_shape_is_not_checked():
+    """Paddle checks only fluid.data's feeds: a layers.data declared [-1, 102, 1] takes a [4, 16, 1] feed
+    (Paddle's transformer test feeds shorter sequences than it declares)."""
+    x = L.data(name="x", shape=[102, 1])
+    out = L.reduce_sum(x)
+    got, = fluid.Executor().run(feed={"x": np.ones((4, 16, 1), np.float32)}, fetch_list=[out])
+    assert float(np.asarray(got).reshape(-1)[0]) == 64.0

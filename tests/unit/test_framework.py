@@ -111,9 +111,9 @@ def test_random_seed_makes_init_reproducible():
 ])
 def test_initializers_emit_paddle_ops(init, check):
     L.fc(L.data(name="x", shape=[40]), 30, param_attr=fluid.ParamAttr(name="w", initializer=init))
-    op = fluid.default_startup_program().global_block().ops[0]
+    op, = [op for op in fluid.default_startup_program().global_block().ops if op.output("Out") == ["w"]]
     assert op.type in ("fill_constant", "uniform_random", "gaussian_random", "truncated_gaussian_random",
-                       "assign_value") and op.output("Out") == ["w"]
+                       "assign_value")
     fluid.Executor().run(fluid.default_startup_program())
     assert check(param("w"))
 
@@ -159,3 +159,22 @@ def test_verifier_catches_undefined_input_and_unknown_op():
     gb2.append_op(type="scale", inputs={"X": ["a"]}, outputs={"Out": ["missing"]})
     with pytest.raises(ProgramError, match="'missing', which no block declares"):
         verify(prog2)
+
+
+def test_startup_lists_constant_initializers_newest_first():
+    """Paddle prepends initializer ops: after minimize, the startup's first op is the learning rate's
+    fill_constant (created last), as Paddle's test_optimizer reads it.  Random initializers keep creation
+    order, so unseeded draws from the global generator come out as before."""
+    x = L.data(name="x", shape=[4])
+    loss = L.mean(L.fc(L.fc(x, 3), 2))
+    fluid.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    ops = fluid.default_startup_program().global_block().ops
+    assert ops[0].type == "fill_constant" and ops[0].attr("value") == pytest.approx(0.01)
+    assert ops[0].output("Out")[0].startswith("learning_rate")
+    randoms = [op.output("Out")[0] for op in ops if op.type == "uniform_random"]
+    assert randoms == ["fc_0.w_0", "fc_1.w_0"]
+    # every fill_constant precedes the random ops, newest first (Adam's beta pow accumulators before fc_1.b_0)
+    kinds = [op.type for op in ops]
+    assert kinds == ["fill_constant"] * (len(kinds) - 2) + ["uniform_random"] * 2
+    outs = [op.output("Out")[0] for op in ops]
+    assert outs.index("fc_1.b_0") < outs.index("fc_0.b_0")

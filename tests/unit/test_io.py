@@ -162,3 +162,21 @@ def test_clone_for_test_drops_backward_and_sets_is_test():
         types = [op.type for op in prog.global_block().ops]
         assert "sgd" not in types and not any(t.endswith("_grad") for t in types)
         assert [op.attr("is_test") for op in prog.global_block().ops if op.type == "dropout"] == [True]
+
+
+def test_clone_for_test_drops_learning_rate_schedule_ops():
+    """Paddle's prune_backward keeps forward ops only: a decay schedule's ops (OpRole.LRSched) are gone
+    from a test clone taken after minimize, which then matches one taken before (test_program_prune_backward)."""
+    x = L.data(name="x", shape=[3])
+    loss = L.mean(L.fc(x, 4))
+    before = fluid.default_main_program().clone(for_test=True)
+    lr = L.cosine_decay(0.1, step_each_epoch=10, epochs=5)
+    fluid.optimizer.SGD(lr).minimize(loss)
+    after = fluid.default_main_program().clone(for_test=True)
+    assert "cos" in [op.type for op in fluid.default_main_program().global_block().ops]
+    assert [op.type for op in after.global_block().ops] == [op.type for op in before.global_block().ops]
+    exe = fluid.Executor()
+    exe.run(fluid.default_startup_program())
+    feed = {"x": rand(2, 3)}
+    np.testing.assert_array_equal(exe.run(after, feed=feed, fetch_list=[loss])[0],
+                                  exe.run(before, feed=feed, fetch_list=[loss])[0])

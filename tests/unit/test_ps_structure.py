@@ -12,6 +12,7 @@ import pytest
 
 import paddle_compat as fluid
 import reference_data as R
+from helpers import startup_order
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 COMM = {"send", "recv", "split_byref", "send_barrier", "fetch_barrier", "concat"}
@@ -112,13 +113,14 @@ def test_matches_paddle_331(name):
     main = t.get_trainer_program(wait_port=False)
     assert main is fluid.default_main_program()      # rewritten in place
     assert _collapse([op.type for op in main.global_block().ops]) == _collapse(ref["main"])
-    assert [op.type for op in fluid.default_startup_program().global_block().ops] == ref["startup"]
+    assert startup_order([op.type for op in fluid.default_startup_program().global_block().ops]) == \
+        startup_order(ref["startup"])
     for ep, want in ref["pservers"].items():
         prog, startup = t.get_pserver_programs(ep)
         assert prog._dist_info["placement"] == want["params"], ep
         assert [op.type for op in prog.global_block().ops] == want["block0"]
         assert [[op.type for op in b.ops] for b in prog.blocks[1:]] == want["blocks"], ep
-        assert [op.type for op in startup.global_block().ops] == want["startup"], ep
+        assert startup_order([op.type for op in startup.global_block().ops]) == startup_order(want["startup"]), ep
         # every param block's shape in the pserver program is the placement's
         for pname, shape in want["params"]:
             assert list(prog.global_block().var(pname).shape) == shape
@@ -271,3 +273,18 @@ def test_sparse_embedding_grad_is_cut_by_split_selected_rows():
     cut = [op for op in ops if op.type == "split_selected_rows"]
     assert len(cut) == 1 and cut[0].attrs["height_sections"] == [10000, 10000]
     assert not any(op.type == "split_byref" for op in ops)
+
+
+@pytest.mark.parametrize("sync,runtime_split,mode", [(True, False, 0), (False, True, 1), (False, False, 2)])
+def test_listen_and_serv_distributed_mode_follows_paddle18(sync, runtime_split, mode):
+    """Paddle 1.8's transpiler: SYNC, ASYNC when runtime_split_send_recv, else HALF_ASYNC (its
+    test_dist_transpiler_config checks 1 and 2)."""
+    _build("fit_a_line", "sgd", "default")
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.sync_mode = sync
+    cfg.runtime_split_send_recv = runtime_split
+    t = fluid.DistributeTranspiler(config=cfg)
+    t.transpile(0, pservers=EPS, trainers=2, sync_mode=sync)
+    prog, _ = t.get_pserver_programs(EPS.split(",")[0])
+    ls = prog.global_block().ops[0]
+    assert ls.type == "listen_and_serv" and ls.attr("distributed_mode") == mode and ls.attr("sync_mode") == sync

@@ -8,7 +8,9 @@ __all__ = ["data", "py_reader", "create_py_reader_by_data", "read_file", "double
 
 def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=VarType.LOD_TENSOR,
          stop_gradient=True):
-    """A fed variable. Paddle's batch rule: unless a dim is None or negative, -1 is prepended."""
+    """A fed variable. Paddle's batch rule: unless a dim is None or negative, -1 is prepended.  As in Paddle,
+    the executor does not check a feed's shape against it (fluid.data's variables are checked): programs
+    feed e.g. [16, 1] into a variable declared [102, 1]."""
     if not isinstance(name, str):
         raise TypeError("data: name must be a str, got %r" % (name,))
     if not isinstance(shape, (list, tuple)):
@@ -25,7 +27,7 @@ def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type
         shape = [-1] + shape
     return helper.create_global_variable(name=name, shape=shape, dtype=dtype, type=type,
                                          stop_gradient=stop_gradient, lod_level=lod_level, is_data=True,
-                                         need_check_feed=True)
+                                         need_check_feed=False)
 
 
 def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):

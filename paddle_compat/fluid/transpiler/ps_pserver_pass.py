@@ -184,6 +184,15 @@ def _optimize_block(plan, prog, src, chain, b, info):
     return ob
 
 
+def _distributed_mode(plan):
+    """Paddle 1.8's DistributedMode of the transpiler: SYNC (0); ASYNC (1) when the trainer splits and sends
+    at run time (runtime_split_send_recv: fleet's async and half-async strategies); else HALF_ASYNC (2).
+    Only the attribute: the pserver's behaviour follows sync_mode and the strategy's half_async."""
+    if plan.sync_mode:
+        return 0
+    return 1 if plan.runtime_split else 2
+
+
 def build_pserver_main(plan, src_program, endpoint):
     src = src_program.global_block()
     prog = Program()
@@ -209,7 +218,7 @@ def build_pserver_main(plan, src_program, endpoint):
     gb.append_op(type="listen_and_serv", inputs={"X": []}, outputs={}, attrs={
         OP_ROLE_KEY: int(OpRole.RPC), "endpoint": endpoint, "pserver_id": plan.endpoints.index(endpoint),
         "Fanin": plan.trainers, "optimize_blocks": optimize_blocks, "grad_to_block_id": grad_to_block_id,
-        "sync_mode": plan.sync_mode, "distributed_mode": 0 if plan.sync_mode else (2 if plan.half_async else 1),
+        "sync_mode": plan.sync_mode, "distributed_mode": _distributed_mode(plan),
         "lr_decay_block_id": lr_block_id, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
         "sparse_grad_to_param": ["%s:%s" % (d["grad"], d["param"]) for d in info if d["sparse"]],
         "prefetch_var_name_to_block_id": prefetch,
