@@ -6,8 +6,9 @@
     ops.is_differentiable("cumsum")      # what append_backward and autograd regions need
 
 Op roles, the grad-name suffix and `is_autograd_op` live in ops/roles.py.
-Definitions live in ops/defs/ (new form, `defop`) and backends/lowering/kernels/ (older, kernel-only form,
-`register_kernel`, with grad facts in ops/facts.py). Importing this package imports no torch.
+Definitions live in ops/defs/ (new form, `defop`) and, for the backend-specific families,
+backends/lowering/kernels/ (older, kernel-only form, `register_kernel`, with grad facts in ops/facts.py).
+Importing this package imports no torch.
 """
 
 from .registry import (OpDef, OutMeta, aliased_outputs, attr, defop, find, get, is_differentiable,  # noqa: F401

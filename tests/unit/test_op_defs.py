@@ -38,21 +38,22 @@ def test_defining_an_op_twice_names_both_places():
 def test_backend_kernels_and_defs_share_one_table():
     from paddle_compat.backends.lowering import registry
     assert registry.get("cumsum") is ops.get("cumsum")
-    assert registry.get("cast") is ops.get("cast")        # an op of the older, kernel-only form
+    assert registry.get("sgd") is ops.get("sgd")          # an op of the older, kernel-only form (optimizers)
     assert not ops.is_differentiable("fill_constant")
     assert ops.is_differentiable("cumsum")
 
 
 # backend-specific families that rightly stay in backends/lowering/kernels (communication, I/O, optimizers,
-# tables, the lowering's fused op) and tensor_ops (not yet moved)
+# tables, SelectedRows accessors, the lowering's fused op)
 _BACKEND_FAMILIES = ("collective_ops", "fused_ops", "geo_ops", "io_ops", "optimizer_ops", "ps_ops", "reader_ops",
-                     "table_ops", "tensor_ops")
+                     "rows_ops", "table_ops")
 
 
 def test_computation_ops_are_defined_in_ops_defs():
     from paddle_compat.backends.lowering import registry
     registry.known_op_types()      # loads the backend families too
-    moved = ("activation_ops", "init_ops", "loss_ops", "math_ops", "metric_ops", "nn_ops", "sequence_ops")
+    moved = ("activation_ops", "init_ops", "loss_ops", "math_ops", "metric_ops", "nn_ops", "sequence_ops",
+             "tensor_ops")
     by_module = {}
     for t in ops.known_op_types():
         d = ops.get(t)
@@ -65,7 +66,56 @@ def test_computation_ops_are_defined_in_ops_defs():
         assert all(d.where == "paddle_compat.ops.defs." + family for d in defs)
         missing = [d.type for d in defs if d.infer_shape is None or d.differentiable is None]
         assert not missing, "%s: ops without infer_shape or gradient facts: %s" % (family, missing)
-    assert sum(len(by_module[f]) for f in moved) == 88
+    assert sum(len(by_module[f]) for f in moved) == 110
+
+
+def test_tensor_op_shapes_agree_with_their_builders():
+    # these builders record their own output variables; the definitions' infer_shape must say the same
+    from paddle_compat.fluid.dtypes import dtype_name
+    main, startup = fluid.Program(), fluid.Program()
+    L = fluid.layers
+    with fluid.program_guard(main, startup):
+        x = L.data("x", shape=[3, 4], dtype="float32")
+        s = L.data("s", shape=[1], dtype="float32", lod_level=1)
+        ids = L.data("ids", shape=[1], dtype="int64", lod_level=1)
+        lab = L.data("lab", shape=[1], dtype="int64")
+        L.cast(s, "float64")
+        L.concat([x, x], axis=-1)
+        L.split(x, 2, dim=2)
+        L.split(x, [1, -1], dim=1)
+        L.reshape(x, [0, -1])
+        L.reshape(x, [-1, 6])
+        L.transpose(x, [0, 2, 1])
+        L.flatten(x, axis=2)
+        L.squeeze(L.unsqueeze(x, [1, -1]), [1])
+        L.stack([x, x], axis=-1)
+        L.gather(x, lab)
+        L.expand(x, [2, 1, 3])
+        L.embedding(ids, size=[10, 5], is_sparse=True)
+        fluid.embedding(L.data("ids2", shape=[7], dtype="int64"), size=[10, 5], padding_idx=-1)
+        L.accuracy(L.fc(x, 5), lab, k=2)
+        L.slice(x, axes=[1, 2], starts=[-2, 1], ends=[10, -1])
+        x[:, 1]
+        L.pad(x, [0, 0, 1, 2, 0, 3])
+        L.label_smooth(x)
+    checked = set()
+    for op in main.global_block().ops:
+        d = ops.find(op.type)
+        if d is None or d.where != "paddle_compat.ops.defs.tensor_ops":
+            continue
+        block = main.global_block()
+        ins = {slot: [block.var(n) for n in op.input(slot)] for slot in d.input_slots() if op.input(slot)}
+        got = d.infer_shape(ins, op.attrs)
+        for slot, metas in got.items():
+            metas = metas if isinstance(metas, list) else [metas]
+            outs = [block.var(n) for n in op.output(slot)]
+            assert len(metas) == len(outs), (op.type, slot)
+            for m, v in zip(metas, outs):
+                assert (list(m.shape), m.dtype, m.lod_level) == \
+                    (list(v.shape), dtype_name(v.dtype), v.lod_level), (op.type, slot, m, v)
+        checked.add(op.type)
+    assert {"cast", "concat", "split", "reshape2", "transpose2", "flatten2", "squeeze2", "unsqueeze2", "stack",
+            "gather", "expand", "lookup_table", "lookup_table_v2", "accuracy", "slice", "pad", "label_smooth"} <= checked
 
 
 def test_gradient_facts_are_stated_once():

@@ -67,15 +67,11 @@ def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, par
     w = helper.create_parameter(attr=helper.param_attr, shape=size, dtype=dtype, is_bias=False)
     if is_distributed:
         w.is_distributed = True
-    shape = list(input.shape)
-    if op_type == "lookup_table" and shape and shape[-1] == 1:
-        shape = shape[:-1]
-    tmp = out_var(helper, dtype, shape + [size[1]], input.lod_level)
     padding_idx = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else size[0] + padding_idx
-    helper.append_op(type=op_type, inputs={"Ids": [input], "W": [w]}, outputs={"Out": [tmp]},
-                     attrs={"is_sparse": bool(is_sparse), "is_distributed": bool(is_distributed),
-                            "remote_prefetch": remote_prefetch, "padding_idx": int(padding_idx)})
-    return tmp
+    return single(append_defined(op_type, {"Ids": input, "W": w},
+                                 {"is_sparse": bool(is_sparse), "is_distributed": bool(is_distributed),
+                                  "remote_prefetch": remote_prefetch, "padding_idx": int(padding_idx)},
+                                 helper=helper))
 
 
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
@@ -234,18 +230,10 @@ def split(input, num_or_sections, dim=-1, name=None):
         if size > 0 and size % num_or_sections != 0:
             raise ValueError("split: dim %d of size %d is not divisible into %d parts" % (dim, size, num_or_sections))
         num, sections = num_or_sections, []
-        sizes = [size // num if size > 0 else -1] * num
     else:
-        sections = list(num_or_sections)
-        num, sizes = 0, sections
-    outs = []
-    for s in sizes:
-        shape = list(input.shape)
-        shape[axis] = s
-        outs.append(out_var(helper, input.dtype, shape, input.lod_level))
-    helper.append_op(type="split", inputs={"X": [input]}, outputs={"Out": outs},
-                     attrs={"num": num, "sections": sections, "axis": axis})
-    return outs
+        num, sections = 0, list(num_or_sections)
+    return append_defined("split", {"X": input}, {"num": num, "sections": sections, "axis": axis},
+                          helper=helper)["Out"]
 
 
 def topk(input, k, name=None):
@@ -305,30 +293,16 @@ def unsqueeze(input, axes, name=None):
 
 
 def stack(x, axis=0):
-    helper = LayerHelper("stack")
     x = [x] if not isinstance(x, (list, tuple)) else list(x)
-    shape = list(x[0].shape)
-    shape.insert(axis if axis >= 0 else len(shape) + axis + 1, len(x))
-    out = out_var(helper, x[0].dtype, shape)
-    helper.append_op(type="stack", inputs={"X": x}, outputs={"Y": [out]}, attrs={"axis": axis})
-    return out
+    return single(append_defined("stack", {"X": x}, {"axis": axis}), "Y")
 
 
 def gather(input, index, overwrite=True):
-    helper = LayerHelper("gather")
-    out = out_var(helper, input.dtype, [index.shape[0]] + list(input.shape[1:]))
-    helper.append_op(type="gather", inputs={"X": [input], "Index": [index]}, outputs={"Out": [out]},
-                     attrs={"overwrite": overwrite})
-    return out
+    return single(append_defined("gather", {"X": input, "Index": index}, {"overwrite": overwrite}))
 
 
 def expand(x, expand_times, name=None):
-    helper = LayerHelper("expand", name=name)
-    shape = [d * t if d >= 0 else -1 for d, t in zip(x.shape, expand_times)]
-    out = out_var(helper, x.dtype, shape)
-    helper.append_op(type="expand", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"expand_times": list(expand_times)})
-    return out
+    return single(append_defined("expand", {"X": x}, {"expand_times": list(expand_times)}, name=name))
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):

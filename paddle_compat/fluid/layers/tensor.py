@@ -6,7 +6,7 @@ from ..dtypes import VarType, convert_dtype
 from ..framework import Variable
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var
+from .helpers import append_defined, check_variable, out_var, single
 
 __all__ = ["fill_constant", "fill_constant_batch_size_like", "assign", "cast", "concat", "sums",
            "create_parameter", "create_global_var", "create_tensor", "zeros", "ones", "argmax", "argmin",
@@ -87,25 +87,14 @@ def assign(input, output=None):
 
 def cast(x, dtype):
     check_variable(x, "x", "cast")
-    helper = LayerHelper("cast")
-    out = out_var(helper, dtype, x.shape, x.lod_level)
-    helper.append_op(type="cast", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"in_dtype": int(convert_dtype(x.dtype)), "out_dtype": int(convert_dtype(dtype))})
-    return out
+    return single(append_defined("cast", {"X": x}, {"in_dtype": int(convert_dtype(x.dtype)),
+                                                    "out_dtype": int(convert_dtype(dtype))}))
 
 
 def concat(input, axis=0, name=None):
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError("concat: input must be a non-empty list of Variables")
-    helper = LayerHelper("concat", name=name)
-    nd = len(input[0].shape)
-    ax = axis + nd if axis < 0 else axis
-    shape = list(input[0].shape)
-    sizes = [v.shape[ax] for v in input]
-    shape[ax] = -1 if any(s < 0 for s in sizes) else sum(sizes)
-    out = out_var(helper, input[0].dtype, shape, input[0].lod_level)
-    helper.append_op(type="concat", inputs={"X": list(input)}, outputs={"Out": [out]}, attrs={"axis": axis})
-    return out
+    return single(append_defined("concat", {"X": list(input)}, {"axis": axis}, name=name))
 
 
 def sums(input, out=None):
@@ -208,18 +197,8 @@ def slice(input, axes, starts, ends):
     """input[starts[i]:ends[i]] along axes[i] (negative indices and out-of-range ends clamp, as in Paddle)."""
     if not (len(axes) == len(starts) == len(ends)):
         raise ValueError("slice: axes, starts and ends must have the same length")
-    helper = LayerHelper("slice")
-    shape = list(input.shape)
-    for a, s, e in zip(axes, starts, ends):
-        d = shape[a]
-        if d >= 0:
-            s2 = max(0, s + d if s < 0 else min(s, d))
-            e2 = max(0, e + d if e < 0 else min(e, d))
-            shape[a] = max(0, e2 - s2)
-    out = out_var(helper, input.dtype, shape, input.lod_level)
-    helper.append_op(type="slice", inputs={"Input": [input]}, outputs={"Out": [out]},
-                     attrs={"axes": list(axes), "starts": list(starts), "ends": list(ends)})
-    return out
+    return single(append_defined("slice", {"Input": input},
+                                 {"axes": list(axes), "starts": list(starts), "ends": list(ends)}))
 
 
 def pad(x, paddings, pad_value=0.0, name=None):
@@ -227,9 +206,5 @@ def pad(x, paddings, pad_value=0.0, name=None):
     if len(paddings) != 2 * len(x.shape):
         raise ValueError("pad: paddings needs 2 numbers per dim of %s (%d), got %d"
                          % (x.name, len(x.shape), len(paddings)))
-    helper = LayerHelper("pad", name=name)
-    shape = [d + paddings[2 * i] + paddings[2 * i + 1] if d >= 0 else -1 for i, d in enumerate(x.shape)]
-    out = out_var(helper, x.dtype, shape)
-    helper.append_op(type="pad", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"paddings": list(paddings), "pad_value": float(pad_value)})
-    return out
+    return single(append_defined("pad", {"X": x}, {"paddings": list(paddings), "pad_value": float(pad_value)},
+                                 name=name))

@@ -179,7 +179,7 @@ def meshgrid(op, ctx):
     return lambda xs: list(torch.meshgrid(*xs, indexing="ij"))
 
 
-# ---- top_k, arg_max, arg_min (moved here from backends/lowering/kernels/tensor_ops.py) ---------------------
+# ---- top_k, arg_max, arg_min -------------------------------------------------------------------------------
 
 def _top_k_shape(ins, attrs):
     x = first(ins, "X")

@@ -273,7 +273,7 @@ def maxout(op, ctx):
     return k
 
 
-# shape: the input's dimensions as int32 [rank] (moved here from backends/lowering/kernels/tensor_ops.py).
+# shape: the input's dimensions as int32 [rank].
 @defop("shape", inputs=("Input",), infer_shape=lambda ins, a: {"Out": OutMeta((len(first(ins, "Input").shape),),
                                                                              "int32")},
        differentiable=False)

@@ -1,6 +1,6 @@
 """The op families that stay with the backend: communication (collectives, parameter-server and geo
-ops), file and reader I/O, optimizers, tables, the lowering's fused op, and the tensor ops not yet moved to
+ops), file and reader I/O, optimizers, tables, SelectedRows accessors and the lowering's fused op. Computation ops are defined in
 paddle_compat/ops/defs/. Importing this package registers them (registry.get loads it on first use)."""
 
 from . import (collective_ops, fused_ops, geo_ops, io_ops, optimizer_ops, ps_ops, reader_ops,  # noqa: F401
-               table_ops, tensor_ops)
+               rows_ops, table_ops)
