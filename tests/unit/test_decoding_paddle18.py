@@ -3,38 +3,23 @@ numbers recorded from Paddle 1.8.5 (tests/data/paddle18/make_decoding.py, whose 
 programs here): outputs, ids, lengths and, for the training decoder, the gradients of the inputs, the
 initial state and every parameter."""
 
-import importlib.util
 import os
 
 import numpy as np
 import pytest
 
 import paddle_compat as fluid
+from paddle18_parity import check_recorded_case, load_recorded
 
 L = fluid.layers
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
-REF = np.load(os.path.join(DATA, "decoding.npz"))
-_spec = importlib.util.spec_from_file_location("make_decoding", os.path.join(DATA, "make_decoding.py"))
-MK = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(MK)
+MK, REF = load_recorded("decoding")
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(MK.CASES))
 def test_matches_paddle18(name):
-    ref = {k.split("|", 1)[1]: REF[k] for k in REF.files if k.startswith(name + "|")}
-    got = MK.run_case(fluid, name, {k: v for k, v in ref.items() if k.startswith("param/")})
-    for k, v in ref.items():
-        if k.startswith("param/"):
-            continue
-        assert k in got, "%s: no %s (got %s)" % (name, k, sorted(got))
-        g = got[k].reshape(v.shape)
-        if v.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, v, err_msg="%s %s" % (name, k))
-        else:
-            np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-5, err_msg="%s %s" % (name, k))
-    extra = [k for k in got if k.startswith("grad/") and k not in ref]
-    assert not extra, extra
+    check_recorded_case(fluid, MK, REF, name)
 
 
 def test_sample_embedding_helper_runs_and_stops_at_max_steps():
