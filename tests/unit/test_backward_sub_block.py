@@ -1,0 +1,137 @@
+"""append_backward / minimize while a sub-block is current (Paddle 1.8's backward block): where the grad and
+optimizer ops go, what stays current, the conditional_block_grad a cond branch gets, what clone(for_test)
+keeps, variable lookup from a backward block, and training through it."""
+
+import numpy as np
+
+import paddle_compat as fluid
+
+L = fluid.layers
+
+
+def _cond_net(with_minimize, lr=0.1):
+    x = L.data("x", shape=[4], dtype="float32")
+    label = L.data("label", shape=[1], dtype="float32")
+    flag = L.data("flag", shape=[1], dtype="int32", append_batch_size=False)
+    pred = L.fc(x, 1)
+    sgd = fluid.optimizer.SGD(learning_rate=lr)
+
+    def branch(k):
+        def fn():
+            loss = L.mean(L.scale(L.square(L.elementwise_sub(pred, label)), scale=float(k)))
+            if with_minimize:
+                sgd.minimize(loss)
+            return loss
+        return fn
+
+    return L.cond(L.equal(flag, L.fill_constant([1], "int32", 0)), branch(1), branch(3))
+
+
+def _program(with_minimize):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        loss = _cond_net(with_minimize)
+    return main, startup, loss
+
+
+def test_loss_in_a_leftover_current_block_gets_a_backward_block():
+    # a block left current (created, never rolled back): layers build into it, minimize still works
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        main._create_block()
+        main._create_block()
+        main._rollback()
+        assert main.current_block_idx == 1
+        x = fluid.data("x", shape=[None, 13], dtype="float32")
+        loss = L.mean(L.fc(x, 10))
+        ops, params_grads = fluid.optimizer.SGD(learning_rate=0.01).minimize(loss)
+    assert loss.block.idx == 1
+    assert main.current_block_idx == 1                   # restored after the backward block was made
+    grad_block = main.block(main.block(1).backward_block_idx)
+    assert grad_block.idx == 3 and grad_block.parent_idx == 0 and grad_block.forward_block_idx == 1
+    assert [op.type for op in grad_block.ops] == ["fill_constant", "mean_grad", "elementwise_add_grad",
+                                                  "mul_grad", "sgd", "sgd"]
+    assert [op.type for op in main.block(1).ops] == ["mul", "elementwise_add", "mean"]
+    assert all(op.block is grad_block for op in ops)
+    assert sorted(p.name for p, _ in params_grads) == ["fc_0.b_0", "fc_0.w_0"]
+    assert all(g.block is grad_block for _, g in params_grads)
+    assert [p.name for p in main.all_parameters()] == ["fc_0.w_0", "fc_0.b_0"]
+    assert main.block(0).backward_block_idx == -1
+
+
+def test_backward_block_sees_its_forward_block_variables():
+    main, _, loss = _program(True)
+    grad_block = main.block(main.block(1).backward_block_idx)
+    inner = [op for op in main.block(1).ops if op.type == "square"][0].output("Out")[0]
+    assert grad_block._find_var_recursive(inner) is main.block(1).var(inner)
+    assert main.block(0)._find_var_recursive(inner) is None
+
+
+def test_cond_branch_gets_conditional_block_grad_running_its_backward_block():
+    main, _, _ = _program(True)
+    types = [op.type for op in main.global_block().ops]
+    assert types.count("conditional_block_grad") == 2
+    for i, op in enumerate(main.global_block().ops):
+        if op.type != "conditional_block_grad":
+            continue
+        fwd = main.global_block().ops[i - 1]
+        assert fwd.type == "conditional_block"
+        assert op.attr("sub_block").forward_block_idx == fwd.attr("sub_block").idx
+        assert op.input("Cond") == fwd.input("Cond") and op.input("Scope") == fwd.output("Scope")
+        assert "fc_0.w_0" in op.input("Input") and "learning_rate_0" in op.input("Input")
+    assert [(b.parent_idx, b.forward_block_idx) for b in main.blocks] == [(-1, -1), (0, -1), (0, 1), (0, -1),
+                                                                        (0, 3)]
+
+
+def test_clone_for_test_drops_backward_blocks_and_renumbers():
+    plain = _program(False)[0].clone(for_test=True)
+    pruned = _program(True)[0].clone(for_test=True)
+    assert len(pruned.blocks) == len(plain.blocks) == 3
+    for a, b in zip(plain.blocks, pruned.blocks):
+        assert (a.idx, a.parent_idx) == (b.idx, b.parent_idx)
+        assert [op.type for op in a.ops] == [op.type for op in b.ops]
+        assert sorted(a.vars) == sorted(b.vars)
+    subs = [op.attr("sub_block") for op in pruned.global_block().ops if op.type == "conditional_block"]
+    assert [s.idx for s in subs] == [1, 2] and all(s is pruned.block(s.idx) for s in subs)
+    # a plain clone keeps them
+    full = _program(True)[0].clone()
+    assert [b.forward_block_idx for b in full.blocks] == [-1, -1, 1, -1, 3]
+
+
+def _train(main, startup, loss, flags):
+    rng = np.random.RandomState(3)
+    x = rng.uniform(-1, 1, (5, 4)).astype("float32")
+    y = rng.uniform(-1, 1, (5, 1)).astype("float32")
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    out = []
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        w = np.array(scope.find_var("fc_0.w_0").get_tensor())
+        for f in flags:
+            res = exe.run(main, feed={"x": x, "label": y, "flag": np.array([f], "int32")},
+                          fetch_list=[loss, "fc_0.w_0", "fc_0.b_0"])
+            out.append([np.asarray(r) for r in res])
+    return x, y, w, out
+
+
+def test_training_matches_hand_computed_sgd():
+    main, startup, loss = _program(True)
+    x, y, w0, out = _train(main, startup, loss, [0, 1])
+    w, b = w0, np.zeros(1, "float32")
+    for k, (l, w_new, b_new) in zip([1, 3], out):
+        p = x @ w + b
+        np.testing.assert_allclose(l.reshape(()), k * np.mean((p - y) ** 2), rtol=1e-5)
+        g = 2 * k * (p - y) / len(x)
+        w, b = w - 0.1 * x.T @ g, b - 0.1 * g.sum(0)
+        np.testing.assert_allclose(w_new, w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b_new, b, rtol=1e-5, atol=1e-6)
+
+
+def test_test_clone_runs_forward_only():
+    main, startup, loss = _program(True)
+    test_prog = main.clone(for_test=True)
+    _, _, w0, out = _train(test_prog, startup, loss, [0, 1])
+    for _, w, _ in out:
+        np.testing.assert_array_equal(w, w0)
+    np.testing.assert_allclose(out[1][0], 3 * out[0][0], rtol=1e-6)     # the second branch scales by 3
