@@ -358,11 +358,14 @@ def _shared(tensor_type):
 def _later_backward_leaves(program, block):
     """The forward names whose gradients the backward blocks of `block` and of the sub-blocks its ops own
     compute (see fluid/backward.py, minimize inside a sub-block); None when there are no such blocks."""
-    fwd = {block.idx}
-    for op in block.ops:
-        sub = op.attrs.get("sub_block")
-        if sub is not None and getattr(sub, "forward_block_idx", -1) < 0:
-            fwd.add(sub.idx)
+    fwd, todo = set(), [block]
+    while todo:                     # the block and every forward sub-block under it (nested conds)
+        b = todo.pop()
+        fwd.add(b.idx)
+        for op in b.ops:
+            sub = op.attrs.get("sub_block")
+            if sub is not None and getattr(sub, "forward_block_idx", -1) < 0 and sub.idx not in fwd:
+                todo.append(sub)
     leaves = None
     for b in program.blocks:
         if b.forward_block_idx in fwd:
