@@ -3,6 +3,7 @@ optimizer ops go, what stays current, the conditional_block_grad a cond branch g
 keeps, variable lookup from a backward block, and training through it."""
 
 import numpy as np
+import pytest
 
 import paddle_compat as fluid
 
@@ -177,3 +178,19 @@ def test_minimize_in_a_nested_cond_branch_trains_like_the_flat_program():
     # branch's output gradient; ours runs the inner branch's backward block from the outer branch)
     for got, want in zip(_two_layer_params(True), _two_layer_params(False)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_data_parallel_on_several_places_refuses_an_optimizer_in_control_flow():
+    main, startup, loss = _program(True)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        compiled = fluid.CompiledProgram(main).with_data_parallel(
+            loss_name=loss.name, places=[fluid.CPUPlace(), fluid.CPUPlace()])
+        feed = {"x": np.ones((4, 4), "float32"), "label": np.ones((4, 1), "float32"),
+                "flag": np.zeros(1, "int32")}
+        with pytest.raises(NotImplementedError, match="optimizer is used in control flow"):
+            exe.run(compiled, feed=feed, fetch_list=[loss])
+        # one place runs it as is
+        one = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=[fluid.CPUPlace()])
+        exe.run(one, feed=feed, fetch_list=[loss])
