@@ -108,7 +108,8 @@ def _train(main, startup, loss, flags):
     out = []
     with fluid.scope_guard(scope):
         exe.run(startup)
-        w = np.array(scope.find_var("fc_0.w_0").get_tensor())
+        w = rng.uniform(-1, 1, (4, 1)).astype("float32")     # fixed start (the initializer is random)
+        scope.find_var("fc_0.w_0").get_tensor().set(w, fluid.CPUPlace())
         for f in flags:
             res = exe.run(main, feed={"x": x, "label": y, "flag": np.array([f], "int32")},
                           fetch_list=[loss, "fc_0.w_0", "fc_0.b_0"])
@@ -194,3 +195,14 @@ def test_data_parallel_on_several_places_refuses_an_optimizer_in_control_flow():
         # one place runs it as is
         one = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=[fluid.CPUPlace()])
         exe.run(one, feed=feed, fetch_list=[loss])
+
+
+def test_programdesc_bytes_keep_backward_blocks_and_train_alike():
+    main, startup, loss = _program(True)
+    parsed = fluid.Program.parse_from_string(main.desc.serialize_to_string())
+    assert [b.forward_block_idx for b in parsed.blocks] == [-1, -1, 1, -1, 3]
+    ref = _train(main, startup, loss, [0, 1, 0])[3]
+    got = _train(parsed, startup, loss, [0, 1, 0])[3]
+    for a, b in zip(ref, got):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-6)
