@@ -4,9 +4,10 @@ grad and sgd ops in a backward block per branch, run by a conditional_block_grad
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_cond_minimize.py
 
-Writes cond_minimize.json beside this script: per step the fed branch flag, the loss and the parameters
-after the step, and the program's block structure. tests/unit/test_cond_minimize_paddle18.py builds the
-very same program with paddle_compat (build() and train() below take the fluid module).
+Writes cond_minimize.json beside this script: for each case (the optimizers of the two branches: SGD in
+both; Momentum with L2Decay in one and Adam in the other) per step the fed branch flag, the loss and the
+parameters after the step, and the program's block structure. tests/unit/test_cond_minimize_paddle18.py
+builds the very same programs with paddle_compat (build() and train() below take the fluid module).
 """
 
 import json
@@ -26,9 +27,25 @@ PARAMS = ["w0", "b0", "w1", "b1"]
 LR = 0.1
 
 
-def build(fluid):
+def _sgd(fluid):
+    return fluid.optimizer.SGD(learning_rate=LR)
+
+
+def _momentum_l2(fluid):
+    return fluid.optimizer.Momentum(LR, 0.9, regularization=fluid.regularizer.L2Decay(0.01))
+
+
+def _adam(fluid):
+    return fluid.optimizer.Adam(0.05)
+
+
+# case -> (optimizer of the true branch, of the false branch)
+CASES = {"sgd": (_sgd, _sgd), "momentum_l2_adam": (_momentum_l2, _adam)}
+
+
+def build(fluid, case="sgd"):
     """h = tanh(fc(x)) in block 0; cond(flag == 0, square loss of a branch-only fc of h, 2 * abs loss of
-    sum(h)); each branch calls SGD.minimize on its own loss. Returns the cond's output (the loss)."""
+    sum(h)); each branch minimizes its own loss with its optimizer. Returns the cond's output (the loss)."""
     L = fluid.layers
     x = L.data("x", shape=[N, 4], dtype="float32", append_batch_size=False)
     y = L.data("y", shape=[N, 1], dtype="float32", append_batch_size=False)
@@ -36,19 +53,19 @@ def build(fluid):
     init = fluid.initializer.NumpyArrayInitializer
     h = L.fc(x, 3, act="tanh", param_attr=fluid.ParamAttr("w0", initializer=init(W0)),
              bias_attr=fluid.ParamAttr("b0", initializer=fluid.initializer.Constant(0.1)))
-    sgd = fluid.optimizer.SGD(learning_rate=LR)
+    opt_true, opt_false = CASES[case]
 
     def square_loss():
         out = L.fc(h, 1, param_attr=fluid.ParamAttr("w1", initializer=init(W1)),
                    bias_attr=fluid.ParamAttr("b1", initializer=fluid.initializer.Constant(-0.2)))
         loss = L.mean(L.square(L.elementwise_sub(out, y)))
-        sgd.minimize(loss)
+        opt_true(fluid).minimize(loss)
         return loss
 
     def abs_loss():
         out = L.reduce_sum(h, dim=1, keep_dim=True)
         loss = L.scale(L.mean(L.abs(L.elementwise_sub(out, y))), scale=2.0)
-        sgd.minimize(loss)
+        opt_false(fluid).minimize(loss)
         return loss
 
     zero = L.fill_constant([1], "int32", 0)
@@ -60,11 +77,11 @@ def structure(program):
              else b.desc.get_forward_block_idx(), "ops": [op.type for op in b.ops]} for b in program.blocks]
 
 
-def train(fluid):
+def train(fluid, case="sgd"):
     """(losses per step, {param: [value after each step]}, structure of the program)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        loss = build(fluid)
+        loss = build(fluid, case)
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     losses, params = [], {p: [] for p in PARAMS}
@@ -81,10 +98,13 @@ def train(fluid):
 
 def main():
     import paddle.fluid as fluid
-    losses, params, blocks = train(fluid)
+    out = {"flags": FLAGS, "cases": {}}
+    for case in CASES:
+        losses, params, blocks = train(fluid, case)
+        out["cases"][case] = {"losses": losses, "params": params, "blocks": blocks}
     with open(os.path.join(HERE, "cond_minimize.json"), "w") as f:
-        json.dump({"flags": FLAGS, "lr": LR, "losses": losses, "params": params, "blocks": blocks}, f)
-    print("wrote", len(losses), "steps")
+        json.dump(out, f)
+    print("wrote", len(CASES), "cases of", len(FLAGS), "steps")
 
 
 if __name__ == "__main__":
