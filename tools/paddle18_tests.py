@@ -59,10 +59,6 @@ CATEGORIES = {
 # Why a file that passes on Paddle 1.8.5 still fails here: "design: ..." (not supported on purpose) or
 # "left: ..." (work not done yet).  Shown in the report's last column.
 WHY = {
-    "test_program.py": "left: append_backward/minimize of a loss recorded in a sub-block (the test leaves "
-                       "block 1 current; Paddle builds the grad ops in a new backward block)",
-    "test_program_prune_backward.py": "left: minimize of a loss inside a cond branch (backward in a sub-block, "
-                                      "as test_program)",
     "test_variable.py": "design: dygraph",
     "test_optimizer.py": "left: RecomputeOptimizer recomputes nothing (no recomputed forward ops in the backward "
                          "section, so fewer ops; dropout_with_seed fetches a var of a recomputed sub-program)",

@@ -163,7 +163,15 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
 
 
 def _append_grad_ops(block, path, flows, seeds):
-    """Append `<type>_grad` ops for `path` in reverse; returns {grad name: forward name}."""
+    """Append `<type>_grad` ops for `path` in reverse; returns the forward names whose @GRAD exists."""
+    have_grad, grad_ops = _record_grad_ops(block, path, flows, seeds)
+    _add_up_repeated_grads(block, grad_ops)
+    return have_grad
+
+
+def _record_grad_ops(block, path, flows, seeds):
+    """The grad ops of `path` (ops of any block) appended to `block`, repeated contributions not yet
+    summed; returns (forward names whose @GRAD exists, the grad ops)."""
     have_grad = set(seeds)            # forward vars whose @GRAD exists so far
     grad_ops = []
     for op in reversed(path):
@@ -193,11 +201,10 @@ def _append_grad_ops(block, path, flows, seeds):
         gop.callsite = op.callsite
         grad_ops.append(gop)
         have_grad.update(in_need)
-    _add_up_repeated_grads(block, grad_ops)
-    return have_grad
+    return have_grad, grad_ops
 
 
-def _add_up_repeated_grads(block, grad_ops):
+def _add_up_repeated_grads(block, grad_ops, var_block=None):
     """A variable used by several ops gets one contribution per use: rename them and `sum` them right
     after the last contribution (Paddle's @RENAME@ scheme)."""
     producers = collections.defaultdict(list)
@@ -221,7 +228,7 @@ def _add_up_repeated_grads(block, grad_ops):
         block._insert_op(pos, type="sum", inputs={"X": parts}, outputs={"Out": [name]},
                          attrs={OP_ROLE_KEY: OpRole.Backward, "use_mkldnn": False})
     for _, name, parts in inserts:
-        fwd = block._find_var_recursive(name[: -len(GRAD_SUFFIX)])
+        fwd = (var_block or block)._find_var_recursive(name[: -len(GRAD_SUFFIX)])
         for p in parts:
             _create_grad_var(block, p, fwd)
 
@@ -280,6 +287,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     block = program.global_block()
     if loss.op is not None:
         loss.op._set_attr(OP_ROLE_KEY, OpRole.Forward | OpRole.Loss)
+    if program.current_block_idx != 0:
+        return _append_backward_in_sub_block(loss, parameter_list, no_grad_set)
 
     def seed(t):
         block.append_op(type="fill_constant", outputs={"Out": [grad_var_name(t.name)]},
@@ -298,6 +307,68 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         if p.name in have and p.name != loss.name:
             params_grads.append((p, block.var(grad_var_name(p.name))))
     _set_op_role_var(block, params_grads)
+    notify_changed(program, "append_backward")
+    return params_grads
+
+
+def _linked_names(block, loss):
+    """Names in `block` that the loss depends on: the loss itself when it is recorded there; when it is
+    recorded in a sub-block of `block`, the outer variables the ops leading to it read (Paddle's
+    _get_output_names); none when `block` is not the loss's block or an ancestor of it."""
+    b, names = loss.block, {loss.name}
+    while b.idx != block.idx:
+        if b.parent is None:
+            return set()
+        for op in reversed(b.ops):
+            if names.intersection(op.output_arg_names):
+                names.update(op.input_arg_names)
+        names = {n for n in names if n not in b.vars}
+        b = b.parent
+    return names
+
+
+def _append_backward_in_sub_block(loss, parameter_list, no_grad_set):
+    """append_backward while a sub-block is current (optimizer.minimize inside a cond branch), as Paddle
+    1.8 does it: the grad ops go to a new block beside the current one (same parent, forward_block_idx =
+    the current block): first those of the current block's ops, then those of each enclosing block's ops
+    the loss depends on. The optimizer appends its ops there too; the conditional_block owning the current
+    block gets a conditional_block_grad that runs the new block (layers/control_flow.py). The current block
+    stays current."""
+    program = loss.block.program
+    cur = program.current_block()
+    grad_block = program._create_block(parent_idx=cur.parent_idx)
+    grad_block._set_forward_block_idx(cur.idx)
+    program.current_block_idx = cur.idx
+    no_grad = _names(no_grad_set)
+    for v in program.list_vars():
+        if v.stop_gradient and not isinstance(v, Parameter):
+            no_grad.add(v.name)
+    seed = grad_var_name(loss.name)
+    grad_block.append_op(type="fill_constant", outputs={"Out": [seed]},
+                         attrs={"shape": [1], "value": 1.0, "dtype": int(loss.dtype), "force_cpu": False,
+                                OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+    _create_grad_var(grad_block, seed, loss)
+    have, grad_ops, sparse = {loss.name}, [], set()
+    b = cur
+    while b is not None:
+        names = _linked_names(b, loss)
+        if names:
+            path = _op_path(b, names, len(b.ops))
+            have, ops = _record_grad_ops(grad_block, path, _grad_flow(b, path, no_grad), have)
+            grad_ops += ops
+            sparse |= _sparse_grad_params(b, path)
+        b = b.parent
+    _add_up_repeated_grads(grad_block, grad_ops, var_block=cur)
+    for n in have:
+        _create_grad_var(grad_block, grad_var_name(n), cur._find_var_recursive(n), sparse=n in sparse)
+    gb = program.global_block()
+    if parameter_list is not None:
+        params = [gb.var(n) for n in _names(parameter_list) if gb.has_var(n)]
+    else:
+        params = [p for p in gb.all_parameters() if p.trainable]
+    params_grads = [(p, grad_block.var(grad_var_name(p.name))) for p in params
+                    if p.name in have and p.name != loss.name]
+    _set_op_role_var(grad_block, params_grads)
     notify_changed(program, "append_backward")
     return params_grads
 

@@ -5,6 +5,7 @@ trainers go to the data-parallel runner of the collective backend.
 """
 
 from .framework import Program
+from .operator import OP_ROLE_KEY, OpRole
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -195,7 +196,22 @@ class CompiledProgram:
                 feed = feed[0]
             return exe._run_program(self._program, feed, fetch_list, scope, return_numpy)
         if self._runner is None:
+            if len(self._resolve_places(exe.place)) > 1 and _has_optimizer_in_control_flow(self._program):
+                # Paddle 1.8.5 refuses this too: each place would update in its own branch
+                raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
+                                          "not supported now.")
             from ..backends.data_parallel import DataParallelRunner
             self._runner = DataParallelRunner(self, exe)
         return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)
 
+
+def _has_optimizer_in_control_flow(program):
+    """A conditional_block_grad of the global block runs a backward block holding optimizer ops (minimize
+    called inside a cond branch)."""
+    if not isinstance(program, Program):
+        return False
+    for op in program.global_block().ops:
+        sub = op.attrs.get("sub_block") if op.type == "conditional_block_grad" else None
+        if sub is not None and any(o.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize for o in sub.ops):
+            return True
+    return False

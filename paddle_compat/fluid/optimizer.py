@@ -94,18 +94,24 @@ class Optimizer:
 
     # passes ----------------------------------------------------------------------------------------
     def _create_optimization_pass(self, parameters_and_grads):
-        gb = framework.default_main_program().global_block()
-        start = len(gb.ops)
+        program = framework.default_main_program()
+        target = program.global_block()
+        cur = program.current_block()
+        if cur.idx != target.idx and cur.backward_block_idx >= 0:
+            # minimize inside a sub-block (a cond branch): the update runs with the gradients, in the
+            # backward block append_backward made for it (Paddle's target block)
+            target = program.block(cur.backward_block_idx)
+        start = len(target.ops)
         self.helper = LayerHelper(self.__class__.__name__)
-        self._create_accumulators(gb, [p for p, g in parameters_and_grads if p.trainable and g is not None])
+        self._create_accumulators(target, [p for p, g in parameters_and_grads if p.trainable and g is not None])
         self._create_global_learning_rate()
         for p, g in parameters_and_grads:
             if g is None or not p.trainable:
                 continue
             with p.block.program._optimized_guard([p, g]), framework.name_scope("optimizer"):
-                self._append_optimize_op(gb, (p, g))
-        self._finish_update(gb, parameters_and_grads)
-        return gb.ops[start:]
+                self._append_optimize_op(target, (p, g))
+        self._finish_update(target, parameters_and_grads)
+        return target.ops[start:]
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
         return append_backward(loss, parameter_list, no_grad_set, callbacks)

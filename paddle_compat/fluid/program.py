@@ -33,6 +33,17 @@ class Block:
     def parent(self):
         return self.program.block(self.parent_idx) if self.parent_idx >= 0 else None
 
+    @property
+    def backward_block_idx(self):
+        """The block holding this block's gradient ops (append_backward of a loss recorded here), or -1."""
+        for b in self.program.blocks:
+            if b.forward_block_idx == self.idx:
+                return b.idx
+        return -1
+
+    def _set_forward_block_idx(self, idx):
+        self.forward_block_idx = idx
+
     # variables ---------------------------------------------------------------------------------
     def var(self, name):
         if not isinstance(name, str):
@@ -46,12 +57,17 @@ class Block:
         return name in self.vars
 
     def _find_var_recursive(self, name):
+        """This block, then its ancestors; a backward block (see backward_block_idx) then also sees its
+        forward block's variables, as Paddle's lookup does: its grad ops read what the forward ops made."""
         b = self
+        fwd = -1
         while b is not None:
             if name in b.vars:
                 return b.vars[name]
+            if fwd < 0:
+                fwd = b.forward_block_idx
             b = b.parent
-        return None
+        return self.program.block(fwd)._find_var_recursive(name) if fwd >= 0 else None
 
     def _var_recursive(self, name):
         v = self._find_var_recursive(name)
@@ -313,6 +329,7 @@ class Program:
                     nop.attrs["is_test"] = True
                 nb.ops.append(nop)
         if for_test:
+            _drop_backward_blocks(p)
             _drop_grad_vars(p)
         notify_changed(p, "clone")
         return p
@@ -367,6 +384,21 @@ class Program:
         for name in ("_is_distributed", "_is_chief", "_endpoints", "_ps_endpoint", "_trainers_endpoints",
                      "_distributed_lookup_table"):
             setattr(self, name, copy.copy(getattr(other, name)))
+
+
+def _drop_backward_blocks(program):
+    """Paddle's prune_backward also removes the blocks append_backward created for a loss inside a
+    sub-block (forward_block_idx set) and numbers the others again; the ops owning them were backward ops."""
+    kept = [b for b in program.blocks if b.forward_block_idx < 0]
+    if len(kept) == len(program.blocks):
+        return
+    new_idx = {b.idx: i for i, b in enumerate(kept)}
+    for b in kept:
+        b.parent_idx = new_idx[b.parent_idx] if b.parent_idx >= 0 else -1
+    for i, b in enumerate(kept):
+        b.idx = i
+    program.blocks = kept
+    program.current_block_idx = 0
 
 
 def _drop_grad_vars(program):

@@ -146,6 +146,8 @@ def serialize_program(program, extra_ops=None):
         body += b"".join(w.f_bytes(4, x) for x in before)
         body += b"".join(w.f_bytes(4, _encode_op(op, types)) for op in b.ops)
         body += b"".join(w.f_bytes(4, x) for x in after)
+        if b.forward_block_idx >= 0:    # set only on backward blocks (as Paddle writes it)
+            body += w.f_varint(5, b.forward_block_idx)
         out += w.f_bytes(1, body)
     out += w.f_bytes(4, w.f_varint(1, PROGRAM_VERSION))
     return bytes(out)
@@ -269,6 +271,8 @@ def parse_program(data):
     if [d[0] for d in decoded] != list(range(len(decoded))):
         raise w.WireError("block indices %s are not 0..%d" % ([d[0] for d in decoded], len(decoded) - 1))
     p.blocks = [Block(p, idx, parent) for idx, parent, _ in decoded]
+    for b, (_, _, f) in zip(p.blocks, decoded):
+        b.forward_block_idx = w.one_int(f, 5, -1)
 
     def resolve(v):
         if isinstance(v, tuple) and v and v[0] == "__block__":

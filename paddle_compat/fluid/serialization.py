@@ -50,7 +50,8 @@ def program_to_dict(program):
             vars_.append(d)
         ops = [{"type": op.type, "inputs": dict(op.inputs), "outputs": dict(op.outputs),
                 "attrs": {k: _attr_out(a) for k, a in op.attrs.items()}} for op in b.ops]
-        blocks.append({"idx": b.idx, "parent_idx": b.parent_idx, "vars": vars_, "ops": ops})
+        blocks.append({"idx": b.idx, "parent_idx": b.parent_idx, "forward_block_idx": b.forward_block_idx,
+                       "vars": vars_, "ops": ops})
     return {"format": "paddle_compat.program/1", "random_seed": program.random_seed, "blocks": blocks}
 
 
@@ -60,6 +61,8 @@ def program_from_dict(d):
     p = Program()
     p.random_seed = d.get("random_seed", 0)
     p.blocks = [Block(p, bd["idx"], bd["parent_idx"]) for bd in d["blocks"]]
+    for b, bd in zip(p.blocks, d["blocks"]):
+        b.forward_block_idx = bd.get("forward_block_idx", -1)
     for b, bd in zip(p.blocks, d["blocks"]):
         for vd in bd["vars"]:
             kw = dict(name=vd["name"], shape=vd["shape"], dtype=convert_dtype(vd["dtype"]),

@@ -39,7 +39,10 @@ def is_autograd_op(op):
     if not role & OpRole.Backward or role & OpRole.Loss:
         return False
     if op.type.endswith("_grad"):
-        return True
+        # a conditional_block_grad running a backward block (minimize inside a cond branch) is a
+        # control-flow op; one append_backward recorded for a conditional_block names the forward body
+        sub = op.attrs.get("sub_block")
+        return sub is None or getattr(sub, "forward_block_idx", -1) < 0
     if op.type == "sum":
         names = op.input_arg_names + op.output_arg_names
         return bool(names) and all(GRAD_SUFFIX in n for n in names)

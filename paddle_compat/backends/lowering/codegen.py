@@ -181,6 +181,12 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
         for fv in r.wanted_forward():
             if fv not in _produced_before(block, r.start, fv):
                 leaves_wanting_grad.add(fv)
+    # a backward block of this block or of a sub-block its ops own (minimize inside a cond branch) takes
+    # gradients through this block's forward ops: they run with grad on, the parameters as leaves
+    later_backward = _later_backward_leaves(program, block)
+    if later_backward is not None:
+        produced = set(n for op in block.ops for n in op.output_arg_names)
+        leaves_wanting_grad.update(n for n in later_backward if n not in produced)
 
     for i, op in enumerate(block.ops):
         if i in region_at:
@@ -189,7 +195,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             sd = ", ".join(need(s, op) for s in r.seeds)
             xs = ", ".join(need(x, op) for x in r.wanted_forward())
             outs = ", ".join(local(w) for w in r.wanted)
-            ag = "__ag" if i == last_region else "__ag_keep"
+            # a backward block's forward part may be differentiated again (another branch's backward block)
+            ag = "__ag" if i == last_region and block.forward_block_idx < 0 else "__ag_keep"
             if autograd_for is not None and r.wanted:
                 ag = "__ag%d" % i
                 g[ag] = autograd_for(block, r)
@@ -271,7 +278,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 elif v.lod_level > 0 and slot in lod_out_slots:
                     has_lod.add(a)
                 # Only slots the kernel returns exist as locals (not e.g. transpose2's XShape).
-                if i < last_region and (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
+                if (i < last_region or later_backward is not None) and \
+                        (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
                         v.dtype in FLOAT_TYPES and is_differentiable(op.type) and slot in spec.output_slots():
                     body.append(("%s = %s.detach()" % (local(a), local(a)), None))
 
@@ -300,7 +308,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     # ---- assemble source ----
     fname = "<paddle_compat block %d of program %d #%d>" % (block_idx, program._uid, next(_ids))
     lines = ["def __run(__feeds):", "    __prev = __is_grad()", "    try:",
-             "        __set_grad(%s)" % ("__prev" if sub_block else bool(regions))]
+             "        __set_grad(%s)" % ("__prev" if sub_block else bool(regions) or later_backward is not None)]
     line_ops = {}
     k = 0
     for n in feed_names:
@@ -345,6 +353,26 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
 
 def _shared(tensor_type):
     return lambda value: value.data if isinstance(value, tensor_type) else value
+
+
+def _later_backward_leaves(program, block):
+    """The forward names whose gradients the backward blocks of `block` and of the sub-blocks its ops own
+    compute (see fluid/backward.py, minimize inside a sub-block); None when there are no such blocks."""
+    fwd, todo = set(), [block]
+    while todo:                     # the block and every forward sub-block under it (nested conds)
+        b = todo.pop()
+        fwd.add(b.idx)
+        for op in b.ops:
+            sub = op.attrs.get("sub_block")
+            if sub is not None and getattr(sub, "forward_block_idx", -1) < 0 and sub.idx not in fwd:
+                todo.append(sub)
+    leaves = None
+    for b in program.blocks:
+        if b.forward_block_idx in fwd:
+            leaves = leaves if leaves is not None else set()
+            for r in find_regions(b):
+                leaves.update(r.wanted_forward())
+    return leaves
 
 
 def _produced_before(block, end, name):

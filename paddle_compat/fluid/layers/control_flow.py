@@ -12,6 +12,7 @@ import functools
 from ..dtypes import VarType, convert_dtype
 from ..framework import Variable
 from ..layer_helper import LayerHelper
+from ..operator import OP_ROLE_KEY, OpRole
 from . import ops as _ops
 from . import tensor as _tensor
 from .helpers import append_defined, check_variable, single
@@ -149,6 +150,27 @@ class ConditionalBlock:
                          inputs={"Cond": self.inputs, "Input": [parent._var_recursive(n) for n in reads]},
                          outputs={"Out": _outer_vars(parent, writes), "Scope": [scope]},
                          attrs={"sub_block": body, "is_scalar_condition": self.is_scalar_condition})
+        if body.backward_block_idx >= 0:
+            self._append_grad(parent, body, scope)
+
+    def _append_grad(self, parent, body, scope):
+        """minimize/append_backward ran inside the body, so its grad ops (and optimizer ops) sit in the
+        body's backward block: run that block, when the body ran, right after it (Paddle appends this
+        conditional_block_grad by hand too). Input: the outer variables the backward block reads; the
+        gradients stay in that block, where the optimizer ops read them (Paddle also lists Out, Out@GRAD
+        and Input@GRAD, which nothing reads here)."""
+        grad_block = self.helper.main_program.block(body.backward_block_idx)
+        made, outer = set(), []
+        for op in grad_block.ops:
+            for n in op.input_arg_names:
+                if n not in made and n not in outer and parent._find_var_recursive(n) is not None:
+                    outer.append(n)
+            made.update(op.output_arg_names)
+        parent.append_op(type="conditional_block_grad",
+                         inputs={"Cond": self.inputs, "Input": [parent._var_recursive(n) for n in outer],
+                                 "Scope": [scope]},
+                         attrs={"sub_block": grad_block, "is_scalar_condition": self.is_scalar_condition,
+                                OP_ROLE_KEY: OpRole.Backward})
 
 
 def _map(fn, *structs):

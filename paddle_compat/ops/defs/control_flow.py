@@ -87,8 +87,11 @@ def conditional_block(op, ctx):
     ins, outs = op.input("Input"), op.output("Out")
     cond_names = op.input("Cond")
     with_lod = _lod_vars(ctx, ins)
-    body = _lower_sub(op, ctx, ins, outs, with_lod)
+    has_backward = attr(op, "sub_block").backward_block_idx >= 0
+    kept = _read_by_backward_block(ctx.program, attr(op, "sub_block"))
+    body = _lower_sub(op, ctx, ins, outs + kept, with_lod)
     scalar = attr(op, "is_scalar_condition", False)
+    n_out = len(outs)
 
     def k(conds, in_vals, out_vals, in_lods, out_lods):
         if scalar:
@@ -98,7 +101,46 @@ def conditional_block(op, ctx):
         if not run:
             return list(out_vals), None, list(out_lods)
         res = body([(v, l) if n in with_lod else v for n, v, l in zip(ins, in_vals, in_lods)])
-        return [t for t, _ in res], None, [l for _, l in res]
+        # Scope: the body's values its backward block reads (Paddle keeps the body's scope for
+        # conditional_block_grad); None when the body did not run
+        scope = {n: t for n, (t, _) in zip(kept, res[n_out:])} if has_backward else None
+        return [t for t, _ in res[:n_out]], scope, [l for _, l in res[:n_out]]
+
+    return k
+
+
+def _read_by_backward_block(program, body):
+    """Names made in `body` that the ops of its backward block read (a loss recorded in the body, with
+    minimize called there), in order; [] when it has none."""
+    idx = body.backward_block_idx
+    if idx < 0:
+        return []
+    made = set()
+    for op in body.ops:
+        made.update(op.output_arg_names)
+    out = []
+    for op in program.block(idx).ops:
+        for n in op.input_arg_names:
+            if n in made and n not in out:
+                out.append(n)
+    return out
+
+
+# Runs the backward block of a conditional_block's body (minimize inside a cond branch) after the body
+# ran: it reads the body's values from Scope, the outer ones from Input. Its gradients stay in that block,
+# where the optimizer ops it also holds read them.
+@defop("conditional_block_grad", inputs=("Cond*", "Input*", "Scope"), outputs=(), differentiable=False)
+def conditional_block_grad(op, ctx):
+    grad_block = attr(op, "sub_block")
+    ins = op.input("Input")
+    fwd = ctx.program.block(grad_block.forward_block_idx)
+    kept = _read_by_backward_block(ctx.program, fwd)
+    body = ctx.lower_sub_block(grad_block.idx, kept + ins, [])
+
+    def k(conds, in_vals, scope):
+        if scope is None:     # the body did not run (its condition was false)
+            return
+        body([scope[n] for n in kept] + list(in_vals))
 
     return k
 
