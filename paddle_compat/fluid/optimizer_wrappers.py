@@ -268,8 +268,9 @@ class RecomputeOptimizer(Optimizer):
         if not isinstance(checkpoints, (list, tuple)):
             raise TypeError("RecomputeOptimizer: checkpoints must be a list of Variables")
         for i, c in enumerate(checkpoints):
-            if not isinstance(c, Variable):
-                raise TypeError("RecomputeOptimizer: checkpoints[%d] must be a Variable, got %s"
+            # Paddle takes Variables; a variable's name is accepted too
+            if not isinstance(c, (Variable, str)):
+                raise TypeError("RecomputeOptimizer: checkpoints[%d] must be a Variable or a name, got %s"
                                 % (i, type(c).__name__))
         self._checkpoints = list(checkpoints)
 

@@ -93,7 +93,7 @@ def test_checkpoints_variables_only_and_required():
     with pytest.raises(TypeError, match="checkpoints"):
         opt._set_checkpoints("h1")
     with pytest.raises(TypeError, match=r"checkpoints\[0\]"):
-        opt._set_checkpoints(["h1"])
+        opt._set_checkpoints([1])
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         loss = C.net(fluid, None)["loss"]
@@ -117,3 +117,38 @@ def test_no_usable_checkpoint_is_plain_backward():
     plain = types(None)
     assert types([]) == plain
     assert types(["x"]) == plain
+
+
+def test_shared_weight_across_segments():
+    """A parameter used in two segments gets its gradient parts summed (Paddle's @RENAME@ parts), in the one
+    autograd call the backward section still is: the same training as without recomputation."""
+    from paddle_compat.backends.lowering.autograd_region import find_regions
+
+    def run(recompute):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            x = fluid.layers.data("x", shape=[4], dtype="float32")
+            y = fluid.layers.data("y", shape=[1], dtype="float32")
+            shared = fluid.ParamAttr("ws", initializer=fluid.initializer.Uniform(-0.5, 0.5, seed=3))
+            h1 = fluid.layers.fc(x, 4, act="tanh", param_attr=shared, bias_attr=False)
+            h2 = fluid.layers.fc(h1, 4, act="tanh", param_attr=shared, bias_attr=False)
+            h3 = fluid.layers.fc(h2, 4, act="tanh", param_attr=shared, bias_attr=False)
+            out = fluid.ParamAttr("wo", initializer=fluid.initializer.Constant(0.3))
+            loss = fluid.layers.mean(fluid.layers.square(fluid.layers.fc(h3, 1, param_attr=out, bias_attr=False) - y))
+            opt = fluid.optimizer.SGD(0.5)
+            if recompute:
+                opt = fluid.optimizer.RecomputeOptimizer(opt)
+                opt._set_checkpoints([h1, h2])
+            opt.minimize(loss)
+        if recompute:
+            assert any(op.type == "sum" for op in main.global_block().ops)
+            assert any(n.endswith(".subprog_0") for n in main.global_block().vars)
+            assert len(find_regions(main.global_block())) == 1
+        exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(startup)
+            losses = [exe.run(main, feed={"x": C.X, "y": C.Y}, fetch_list=[loss])[0] for _ in range(3)]
+            return losses, np.array(scope.find_var("ws").get_tensor())
+    (l1, w1), (l0, w0) = run(True), run(False)
+    np.testing.assert_array_equal(l1, l0)
+    np.testing.assert_array_equal(w1, w0)
