@@ -152,3 +152,21 @@ def test_shared_weight_across_segments():
     (l1, w1), (l0, w0) = run(True), run(False)
     np.testing.assert_array_equal(l1, l0)
     np.testing.assert_array_equal(w1, w0)
+
+
+def test_data_parallel_recompute_trains_like_plain(monkeypatch):
+    """Two places in one process: the averaged gradients are the same with recomputation."""
+    monkeypatch.setenv("CPU_NUM", "2")
+
+    def run(recompute):
+        main, startup, loss = _program("mlp_no_dropout", recompute)
+        prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name)
+        exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(startup)
+            losses = [exe.run(prog, feed={"x": C.X, "y": C.Y}, fetch_list=[loss])[0] for _ in range(3)]
+            return losses, {n: np.array(scope.find_var(n).get_tensor()) for n in ("w1", "b2", "w4")}
+    (l1, p1), (l0, p0) = run(True), run(False)
+    np.testing.assert_array_equal(l1, l0)
+    for n in p0:
+        np.testing.assert_array_equal(p1[n], p0[n], err_msg=n)
