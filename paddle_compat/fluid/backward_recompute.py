@@ -17,10 +17,9 @@ decided by autograd, so recomputation saves no memory.
 from . import unique_name
 from .dtypes import VarType
 from .operator import OP_ROLE_KEY, OpRole
+from ..ops.roles import SUBPROG_SUFFIX
 
 __all__ = ["insert_dropout_seeds", "plan", "append_recomputed_op"]
-
-SUBPROG_SUFFIX = ".subprog_%d"
 
 
 def insert_dropout_seeds(block, path):
