@@ -9,9 +9,9 @@ from before it or that are read after it, inputs of the program, and the `seed` 
 dropout on the path first gets a `seed` op whose value both the forward and the recomputed dropout read,
 so the recomputed mask is the forward one.
 
-Here gradients come from torch autograd over the forward graph (backends/lowering/autograd_region.py), so the
-recomputed ops run and can be fetched, and the gradients equal plain backward's; what is kept alive is
-decided by autograd, so recomputation saves no memory.
+Here gradients come from one torch autograd call over the forward graph (backends/lowering/autograd_region.py):
+they equal plain backward's, and what stays alive is autograd's choice, so no memory is saved. The grad ops
+read the copies for the record only; the lowering runs a copy only when something else reads it (a fetch).
 """
 
 from . import unique_name
