@@ -170,3 +170,20 @@ def test_data_parallel_recompute_trains_like_plain(monkeypatch):
     np.testing.assert_array_equal(l1, l0)
     for n in p0:
         np.testing.assert_array_equal(p1[n], p0[n], err_msg=n)
+
+
+def test_copies_run_only_when_fetched():
+    from paddle_compat.backends.lowering.codegen import lower_block
+    from paddle_compat.ops.roles import is_recomputed_op
+    main, startup, loss = _program("mlp_two_checkpoints")
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+
+    def lowered_copies(fetch):
+        low = lower_block(main, 0, scope, "cpu", feed_names=["x", "y"], fetch_names=fetch)
+        return sorted(op.output_arg_names[0] for op, _ in low.line_ops.values() if is_recomputed_op(op))
+    assert sum(is_recomputed_op(op) for op in main.global_block().ops) == 5
+    assert lowered_copies([loss.name]) == []
+    # a fetched copy runs, with the copies it reads
+    assert lowered_copies([loss.name, "fc_1.tmp_0.subprog_0"]) == ["drop1.tmp_0.subprog_0", "fc_1.tmp_0.subprog_0"]
