@@ -105,17 +105,17 @@ def plan(block, path, checkpoint_names):
     for begin, end in segments:
         kept.update(uses.crossing(path, begin, end))
     kept.update(n for op in path if op.type == "seed" for n in op.output_arg_names)
-    for n, w in uses.writers.items():
-        if not w and uses.readers[n] and not block._var_recursive(n).persistable:
+    def persistable(n):
+        v = block._find_var_recursive(n)
+        return v is not None and v.persistable
+
+    for n, w in uses.writers.items():      # the path's inputs (data)
+        if not w and uses.readers[n] and not persistable(n):
             kept.add(n)
     for op in path:
         if op.type == "read":
             kept.update(op.output_arg_names)
     in_memory = kept | set(checkpoints)
-
-    def persistable(n):
-        v = block._find_var_recursive(n)
-        return v is not None and v.persistable
 
     steps, rename = [], {}
     todo = len(path)
