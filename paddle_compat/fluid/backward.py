@@ -11,6 +11,7 @@ from .dtypes import VarType
 from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
 from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from .program import notify_changed
+from . import backward_recompute as _recompute
 from ..ops import aliased_outputs, facts as _facts, find as _find, is_differentiable, no_grad_slots
 from ..ops import known_op_types as _known_op_types
 from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
@@ -175,33 +176,58 @@ def _record_grad_ops(block, path, flows, seeds):
     have_grad = set(seeds)            # forward vars whose @GRAD exists so far
     grad_ops = []
     for op in reversed(path):
-        if not is_differentiable(op.type):
-            continue
-        out_with_grad = [n for n in op.output_arg_names if n in have_grad]
-        in_need = [n for n in _grad_inputs(op) if n in flows]
-        if not out_with_grad or not in_need:
-            continue
-        inputs = collections.OrderedDict()
-        for slot, names in op.inputs.items():
-            inputs[slot] = list(names)
-        for slot, names in op.outputs.items():
-            inputs[slot] = list(names)
-            g = [grad_var_name(n) for n in names if n in have_grad]
-            if g:
-                inputs[slot + GRAD_SUFFIX] = g
-        outputs = collections.OrderedDict()
-        skip = no_grad_slots(op.type)
-        for slot, names in op.inputs.items():
-            g = [grad_var_name(n) for n in names if n in flows and slot not in skip]
-            if g:
-                outputs[slot + GRAD_SUFFIX] = g
-        attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
-        attrs[OP_ROLE_KEY] = OpRole.Backward
-        gop = block.append_op(type=op.type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs)
-        gop.callsite = op.callsite
-        grad_ops.append(gop)
-        have_grad.update(in_need)
+        gop = _append_grad_op(block, op, flows, have_grad)
+        if gop is not None:
+            grad_ops.append(gop)
     return have_grad, grad_ops
+
+
+def _append_grad_op(block, op, flows, have_grad, rename=None):
+    """Append the `<type>_grad` op of `op` (or nothing, when no gradient passes through it) and add the
+    inputs it gives gradient to `have_grad`. rename: {forward name: name the grad op reads instead} (the
+    recomputed copies of a recompute segment); gradient names keep the forward names."""
+    if not is_differentiable(op.type):
+        return None
+    out_with_grad = [n for n in op.output_arg_names if n in have_grad]
+    in_need = [n for n in _grad_inputs(op) if n in flows]
+    if not out_with_grad or not in_need:
+        return None
+    rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
+    inputs = collections.OrderedDict()
+    for slot, names in op.inputs.items():
+        inputs[slot] = rn(names)
+    for slot, names in op.outputs.items():
+        inputs[slot] = rn(names)
+        g = [grad_var_name(n) for n in names if n in have_grad]
+        if g:
+            inputs[slot + GRAD_SUFFIX] = g
+    outputs = collections.OrderedDict()
+    skip = no_grad_slots(op.type)
+    for slot, names in op.inputs.items():
+        g = [grad_var_name(n) for n in names if n in flows and slot not in skip]
+        if g:
+            outputs[slot + GRAD_SUFFIX] = g
+    attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+    attrs[OP_ROLE_KEY] = OpRole.Backward
+    gop = block.append_op(type=op.type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs)
+    gop.callsite = op.callsite
+    have_grad.update(in_need)
+    return gop
+
+
+def _append_recompute_ops(block, steps, flows, seeds):
+    """The backward section planned by backward_recompute.plan: grad ops with recomputed forward copies."""
+    have_grad = set(seeds)
+    grad_ops = []
+    for kind, op, rename in steps:
+        if kind == "forward":
+            _recompute.append_recomputed_op(block, op, rename)
+            continue
+        gop = _append_grad_op(block, op, flows, have_grad, rename)
+        if gop is not None:
+            grad_ops.append(gop)
+    _add_up_repeated_grads(block, grad_ops)
+    return have_grad
 
 
 def _add_up_repeated_grads(block, grad_ops, var_block=None):
@@ -255,8 +281,10 @@ def _sparse_grad_params(block, path):
     return out
 
 
-def _backward(block, targets, seeds_from, no_grad_set):
-    """Shared core of append_backward and gradients. `seeds_from(target)` appends the seed op."""
+def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None):
+    """Shared core of append_backward and gradients. `seeds_from(target)` appends the seed op.
+    checkpoints: names of the variables between which forward segments are recomputed (see
+    backward_recompute)."""
     target_names = [t.name for t in targets]
     end = max(i for i, op in enumerate(block.ops) if set(target_names) & set(op.output_arg_names)) + 1
     no_grad = _names(no_grad_set)
@@ -264,10 +292,15 @@ def _backward(block, targets, seeds_from, no_grad_set):
         if v.stop_gradient and not isinstance(v, Parameter):
             no_grad.add(v.name)
     path = _op_path(block, target_names, end)
+    if checkpoints:
+        path = _recompute.insert_dropout_seeds(block, path)
     flows = _grad_flow(block, path, no_grad)
     for t in targets:
         seeds_from(t)
-    have = _append_grad_ops(block, path, flows, set(target_names))
+    if checkpoints:
+        have = _append_recompute_ops(block, _recompute.plan(block, path, checkpoints), flows, set(target_names))
+    else:
+        have = _append_grad_ops(block, path, flows, set(target_names))
     sparse = _sparse_grad_params(block, path)
     for n in have:
         fwd = block._find_var_recursive(n)
@@ -296,7 +329,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
                                OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
         _create_grad_var(block, grad_var_name(t.name), t)
 
-    have = _backward(block, [loss], seed, no_grad_set)
+    # Paddle recomputes only for a non-empty list of checkpoints (anything else means plain backward)
+    names = [c.name if isinstance(c, Variable) else c for c in checkpoints] \
+        if isinstance(checkpoints, list) else None
+    have = _backward(block, [loss], seed, no_grad_set, checkpoints=names)
     if parameter_list is not None:
         wanted = _names(parameter_list)
         params = [block.var(n) for n in wanted if block.has_var(n)]

@@ -11,7 +11,10 @@ from . import framework, layers, unique_name
 from .dtypes import FLOAT_TYPES, convert_dtype
 from .framework import Program, default_main_program, default_startup_program, program_guard
 from .layer_helper import LayerHelper
+from .backward import append_backward
 from .optimizer import Optimizer
+from .program import notify_changed
+from .variable import Variable
 
 __all__ = ["ExponentialMovingAverage", "ModelAverage", "LookaheadOptimizer", "RecomputeOptimizer"]
 
@@ -249,10 +252,10 @@ class LookaheadOptimizer:
 
 
 class RecomputeOptimizer(Optimizer):
-    """Paddle's RecomputeOptimizer trades memory for time by recomputing forward segments between
-    checkpoints during backward. The gradients are the same numbers; our backend computes each autograd
-    region with one torch.autograd call and keeps the activations, so this wrapper records the checkpoints
-    and delegates every step to the inner optimizer (same program, same results, no memory saving)."""
+    """Paddle's RecomputeOptimizer: backward recomputes the forward segments between checkpoints
+    (append_backward(..., checkpoints=...), see fluid/backward_recompute.py); everything else is the inner
+    optimizer's. The program and the gradients are Paddle's; the memory saving is not (autograd keeps the
+    forward activations)."""
 
     def __init__(self, optimizer):
         self._optimizer = optimizer
@@ -264,6 +267,11 @@ class RecomputeOptimizer(Optimizer):
     def _set_checkpoints(self, checkpoints):
         if not isinstance(checkpoints, (list, tuple)):
             raise TypeError("RecomputeOptimizer: checkpoints must be a list of Variables")
+        for i, c in enumerate(checkpoints):
+            # Paddle takes Variables; a variable's name is accepted too
+            if not isinstance(c, (Variable, str)):
+                raise TypeError("RecomputeOptimizer: checkpoints[%d] must be a Variable or a name, got %s"
+                                % (i, type(c).__name__))
         self._checkpoints = list(checkpoints)
 
     def load(self, stat_dict):
@@ -271,7 +279,10 @@ class RecomputeOptimizer(Optimizer):
         raise NotImplementedError("load function is not supported by Recompute Optimizer for now")
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
-        return self._optimizer.backward(loss, startup_program, parameter_list, no_grad_set, callbacks)
+        program = loss.block.program
+        with program_guard(program, startup_program):
+            params_grads = append_backward(loss, parameter_list, no_grad_set, checkpoints=self._checkpoints)
+        return params_grads
 
     def apply_gradients(self, params_grads):
         return self._optimizer.apply_gradients(params_grads)
@@ -280,4 +291,13 @@ class RecomputeOptimizer(Optimizer):
         return self._optimizer.apply_optimize(loss, startup_program, params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, grad_clip=None):
-        return self._optimizer.minimize(loss, startup_program, parameter_list, no_grad_set, grad_clip)
+        if not isinstance(loss, Variable):
+            raise TypeError("minimize: loss must be a Variable, got %s" % type(loss).__name__)
+        if self._checkpoints is None:
+            raise ValueError("RecomputeOptimizer: call _set_checkpoints before minimize")
+        if grad_clip is not None:
+            self._optimizer._grad_clip = grad_clip
+        params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
+        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        notify_changed(loss.block.program, "minimize")
+        return optimize_ops, params_grads

@@ -4,8 +4,10 @@ convention, and which ops append_backward recorded (the autograd lowering comput
 Plain Python, below paddle_compat.fluid: the backends import these from here, not from fluid.backward.
 """
 
+import re
+
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op"]
+           "grad_var_name", "is_autograd_op", "is_recomputed_op", "SUBPROG_SUFFIX"]
 
 
 class OpRole:
@@ -27,6 +29,8 @@ OP_NAMESCOPE_KEY = "op_namescope"
 OP_CALLSTACK_KEY = "op_callstack"
 
 GRAD_SUFFIX = "@GRAD"
+SUBPROG_SUFFIX = ".subprog_%d"    # a variable recomputed in the backward section (RecomputeOptimizer)
+_SUBPROG = re.compile(r"\.subprog_\d+$")
 
 
 def grad_var_name(name):
@@ -47,3 +51,13 @@ def is_autograd_op(op):
         names = op.input_arg_names + op.output_arg_names
         return bool(names) and all(GRAD_SUFFIX in n for n in names)
     return False
+
+
+def is_recomputed_op(op):
+    """True for a forward op that RecomputeOptimizer copied into the backward section (append_backward with
+    checkpoints): role Backward, writes `<name>.subprog_N` variables and no gradient."""
+    role = op.attrs.get(OP_ROLE_KEY, 0)
+    if not role & OpRole.Backward or role & OpRole.Loss:
+        return False
+    outs = op.output_arg_names
+    return any(_SUBPROG.search(n) for n in outs) and not any(GRAD_SUFFIX in n for n in outs)

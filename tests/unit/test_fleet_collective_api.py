@@ -164,6 +164,30 @@ def test_minimize_nccl2_gives_a_data_parallel_compiled_program():
     assert not any(op.type.startswith("c_") for op in f._origin_program.global_block().ops)
 
 
+def test_forward_recompute_wraps_the_optimizer_in_recompute():
+    import paddle_compat.fluid.incubate.fleet.collective as coll
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[3], dtype="float32")
+        h = fluid.layers.fc(x, 4, act="relu")
+        loss = fluid.layers.mean(fluid.layers.fc(fluid.layers.fc(h, 4, act="tanh"), 1))
+        s = DistributedStrategy()
+        s.mode, s.collective_mode = "collective", "grad_allreduce"
+        s.forward_recompute, s.recompute_checkpoints = True, [h]
+        f = _fleet(0, 2)
+        old, coll.fleet = coll.fleet, f
+        try:
+            f.distributed_optimizer(fluid.optimizer.SGD(0.1), s).minimize(loss)
+            s2 = DistributedStrategy()
+            s2.forward_recompute, s2.recompute_checkpoints = True, [h]
+            opt = fluid.optimizer.RecomputeOptimizer(fluid.optimizer.SGD(0.1))
+            with pytest.raises(ValueError, match="can not use RecomputeOptimizer"):
+                f.distributed_optimizer(opt, s2).minimize(loss)
+        finally:
+            coll.fleet = old
+    assert any(n.endswith(".subprog_0") for n in main.global_block().vars)
+
+
 def test_minimize_local_sgd_gives_the_transpiled_program():
     s = DistributedStrategy()
     s.use_local_sgd = True

@@ -6,7 +6,7 @@ forward variables. It yields the @GRAD variables that anything outside the regio
 send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op
+from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
 
 
 class Region:
@@ -35,8 +35,11 @@ def find_regions(block, fetch_names=()):
                 cur = Region(i)
                 regions.append(cur)
             cur.op_idx.append(i)
-        elif cur is not None:
+        elif cur is not None and not is_recomputed_op(op):
             # An ordinary op that writes what a later grad op reads closes the region (it seeds the next).
+            # Not a forward op RecomputeOptimizer copied into the backward section: the grad ops after it
+            # read its outputs for the record only (autograd works on the forward graph), so the region
+            # stays one autograd call, as without recomputation.
             later_reads = set()
             for j in range(i + 1, len(ops)):
                 if covered[j]:

@@ -14,6 +14,7 @@ from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
 from . import fusion, registry
+from ...ops.roles import is_recomputed_op
 from .autograd_region import autograd, find_regions
 
 _ids = itertools.count()
@@ -116,6 +117,25 @@ class LoweredBlock:
                                                             "; ".join(parts)))
 
 
+def _unread_recomputed(block, covered, fetch_names):
+    """Indices of RecomputeOptimizer's forward copies whose values nothing but grad ops reads (grad ops read
+    them for the record; autograd works on the forward graph) and no fetch asks for: running them would only
+    repeat the forward."""
+    needed, unread = set(fetch_names), set()
+    for i in reversed(range(len(block.ops))):
+        op = block.ops[i]
+        if i in covered:
+            continue
+        if is_recomputed_op(op) and not needed.intersection(op.output_arg_names):
+            unread.add(i)
+            continue
+        needed.update(op.input_arg_names)
+        for sub in op.attrs.values():       # a control-flow op's body reads names too
+            if hasattr(sub, "ops") and hasattr(sub, "idx"):
+                needed.update(n for o in sub.ops for n in o.input_arg_names)
+    return unread
+
+
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
                 feed_lod=(), autograd_for=None, sub_block=False, shared_params=False):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
@@ -133,6 +153,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     fused = fusion.plan(block, fetch_names)   # {op index: fused replacement, or None: runs inside it}
     region_at = {r.start: r for r in regions}
     covered = set(i for r in regions for i in r.op_idx)
+    covered |= _unread_recomputed(block, covered, fetch_names)
     last_region = max((r.start for r in regions), default=-1)
     no_grad_vars = getattr(program, "_autograd_no_grad", set())
     names = _Names()

@@ -129,7 +129,9 @@ def batch_norm(op, ctx):
     return k
 
 
-@defop("dropout", outputs=("Out", "Mask"),
+# Seed: a [1] int32 tensor (a `seed` op's output, which recomputation gives each dropout so that the
+# recomputed mask is the forward one); it replaces the fix_seed/seed attributes, as in Paddle.
+@defop("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), no_grad=("Seed",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
                                                       first(ins, "X").lod_level),
                                        "Mask": OutMeta(first(ins, "X").shape, "uint8")})
@@ -139,13 +141,13 @@ def dropout(op, ctx):
     upscale = attr(op, "dropout_implementation", "downgrade_in_infer") == "upscale_in_train"
     seed = attr(op, "seed", 0) if attr(op, "fix_seed", False) else 0
 
-    def k(x):
+    def k(x, seed_t=None):
         if is_test:
             return (x if upscale else x * (1.0 - p)), None
         if p == 1.0:
             mask = torch.zeros_like(x, dtype=torch.uint8)
             return x * 0.0, mask
-        gen = generator_for(seed, x.device)
+        gen = generator_for(seed if seed_t is None else int(seed_t.reshape(-1)[0]), x.device)
         keep = torch.empty_like(x).uniform_(0.0, 1.0, generator=gen) >= p
         out = x * keep
         if upscale:

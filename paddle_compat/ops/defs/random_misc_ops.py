@@ -1,4 +1,4 @@
-"""Random ops of Paddle 1.8 beyond uniform/gaussian_random (randint, randperm, sampling_id,
+"""Random ops of Paddle 1.8 beyond uniform/gaussian_random (randint, randperm, seed, sampling_id,
 *_batch_size_like) and small metric/decoding ops (mean_iou, gather_tree, edit_distance)."""
 
 from ..lazy import torch, torch_dtype
@@ -30,6 +30,16 @@ def randint(op, ctx):
 def randperm(op, ctx):
     n, dt, seed = int(attr(op, "n")), torch_dtype(attr(op, "dtype", "int64")), attr(op, "seed", 0)
     return lambda: torch.randperm(n, generator=_gen(seed, "cpu")).to(device=ctx.device, dtype=dt)
+
+
+# The seed a dropout reads from its Seed input: the attribute, or (0) a fresh one each run, drawn from torch's
+# generator so that torch.manual_seed makes runs repeatable. Paddle keeps it on the CPU.
+@defop("seed", inputs=(), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), "int32")}, differentiable=False)
+def seed(op, ctx):
+    fixed = int(attr(op, "seed", 0) or 0)
+    if fixed:
+        return lambda: torch.tensor([fixed], dtype=torch.int32)
+    return lambda: torch.randint(1, 2 ** 31 - 1, (1,), dtype=torch.int32)
 
 
 # Paddle's kernel writes int64 ids whatever the layer's dtype argument says; the variable is int64 here.

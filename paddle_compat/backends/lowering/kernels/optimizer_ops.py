@@ -2,7 +2,9 @@
 
 Formulas follow Paddle's CPU kernels (e.g. Adam folds sqrt(1-beta2^t)/(1-beta1^t) into the learning rate and
 adds epsilon to sqrt(moment2) unscaled, as 1.8.5 does: tests/unit/test_optimizers_paddle18.py; and takes
-1 - beta in the parameter's type). Row-sparse
+1 - beta in the parameter's type). Dense Adam also keeps the kernel's order of float32 operations, so its
+moments are bit-identical to Paddle's (tests/unit/test_adam_kernel_paddle18.py); the parameter can differ by
+a few ulp where Paddle's vectorized Eigen sqrt (an rsqrt estimate plus a Newton step) rounds off. Row-sparse
 gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.py) follow Paddle's sparse kernels:
   sgd      updates only the gradient's rows, one row entry at a time in the order given (repeats are
            applied one after the other, as Paddle's loop does; no merge);
@@ -81,11 +83,11 @@ def adam(op, ctx):
             # accumulators before its update reads them: the step uses the next step's bias correction
             b1p.mul_(b1)
             b2p.mul_(b2)
-        lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
+        lr_t = lr * (torch.sqrt(1 - b2p) / (1 - b1p))
         if lazy and sparse:
             rows, g = merge_rows(g)
             m1_r = m1.index_select(0, rows) * b1 + g * c1
-            m2_r = m2.index_select(0, rows) * b2 + g * g * c2
+            m2_r = m2.index_select(0, rows) * b2 + g * c2 * g
             m1.index_copy_(0, rows, m1_r)
             m2.index_copy_(0, rows, m2_r)
             p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
@@ -95,11 +97,13 @@ def adam(op, ctx):
             # the step divides this update's own moments (as Paddle's per-element kernel does), not the
             # shared tensors, which a Hogwild thread may have half updated (a moment1 with its gradient
             # over a moment2 still without it would divide by ~eps)
-            m1_t = m1 * b1 + g * c1
-            m2_t = m2 * b2 + g * g * c2
+            # Paddle's order: beta1 * m1 + (1 - beta1) * g, beta2 * m2 + ((1 - beta2) * g) * g,
+            # p - lr_t * (m1 / (sqrt(m2) + eps)); in-place on fresh temporaries (fewer allocations)
+            m1_t = torch.mul(m1, b1).add_(torch.mul(g, c1))
+            m2_t = torch.mul(m2, b2).add_(torch.mul(g, c2).mul_(g))
             m1.copy_(m1_t)
             m2.copy_(m2_t)
-            p.sub_(lr_t * (m1_t / (torch.sqrt(m2_t) + eps)))
+            p.sub_(torch.div(m1_t, torch.sqrt(m2_t).add_(eps)).mul_(lr_t))
         if in_place_pows:
             if not sparse:
                 b1p.mul_(b1)

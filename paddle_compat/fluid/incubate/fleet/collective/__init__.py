@@ -13,6 +13,7 @@ from .... import framework, io
 from ....compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
 from ....executor import Executor
 from ....framework import Program
+from ....optimizer_wrappers import RecomputeOptimizer
 from ....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ..base.role_maker import PaddleCloudRoleMaker
@@ -116,8 +117,9 @@ class CollectiveOptimizer(DistributedOptimizer):
         if s.forward_recompute:
             if not s.recompute_checkpoints:
                 raise ValueError("set DistributedStrategy.recompute_checkpoints when forward_recompute is True")
-            warnings.warn("forward_recompute only trades memory for time in Paddle; paddle_compat keeps the "
-                          "activations (same gradients)", stacklevel=3)
+            if isinstance(self._optimizer, RecomputeOptimizer):
+                raise ValueError("can not use RecomputeOptimizer when you set DistStrategy.forward_recompute "
+                                 "as True (the strategy wraps the optimizer itself)")
         if s.use_local_sgd:
             s.mode, s.collective_mode = "collective", "local_sgd"
         if s.collective_mode is not None and s.mode != "collective":
@@ -127,11 +129,15 @@ class CollectiveOptimizer(DistributedOptimizer):
             raise ValueError("DistributedStrategy.mode must be 'nccl2' or 'collective', got %r" % (s.mode,))
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        self._check_strategy()     # before the role check, as Paddle (a bad strategy is reported first)
         fleet._rm()
-        self._check_strategy()
         main = loss.block.program
         startup = startup_program if startup_program is not None else framework.default_startup_program()
-        result = self._optimizer.minimize(loss, startup, parameter_list, no_grad_set)
+        opt = self._optimizer
+        if self._strategy.forward_recompute:
+            opt = RecomputeOptimizer(opt)
+            opt._set_checkpoints(self._strategy.recompute_checkpoints)
+        result = opt.minimize(loss, startup, parameter_list, no_grad_set)
         fleet.startup_program = startup
         fleet._origin_program = main.clone()
         fleet._transpiled_program = main
