@@ -1,11 +1,14 @@
 """Contrib layers: partial_sum, partial_concat, fused_elemwise_activation."""
 
+from ...framework import Variable
 from ...layers.helpers import append_defined, check_variable, single
 
 __all__ = ["partial_sum", "partial_concat", "fused_elemwise_activation"]
 
 
 def _inputs(input, layer):
+    if isinstance(input, Variable):     # one Variable stands for a list of one (as in Paddle)
+        input = [input]
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError("%s: input must be a non-empty list of Variables" % layer)
     for i, x in enumerate(input):

@@ -1,0 +1,44 @@
+"""Layer-building cases of Paddle 1.8's own test_layers.py (TestBook / TestLayer) that build programs only or
+run static mode: rois_lod for roi_pool, one Variable for partial_concat, NumPy's dtype spellings, the padded
+CRF's shapes, and the rest added here as they land."""
+
+import numpy as np
+
+import paddle_compat as fluid
+
+
+def test_dtype_spellings_follow_numpy():
+    # as Paddle 1.8 (np.dtype): "int" is int64 and "float" float64
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        assert fluid.data("a", shape=[-1, 1], dtype="int").dtype == fluid.core.VarDesc.VarType.INT64
+        assert fluid.data("b", shape=[-1, 1], dtype="float").dtype == fluid.core.VarDesc.VarType.FP64
+
+
+def test_partial_concat_takes_one_variable():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data(name="x", shape=[None, 3], dtype="float32")
+        out = fluid.contrib.layers.partial_concat(x, start_index=1, length=-1)
+    xv = np.arange(6, dtype="float32").reshape(2, 3)
+    res, = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": xv}, fetch_list=[out])
+    np.testing.assert_array_equal(res, xv[:, 1:])
+
+
+def test_roi_pool_rois_lod_tensor_equals_the_lod():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[2, 8, 8], dtype="float32")
+        rois = fluid.layers.data(name="rois", shape=[4], dtype="float32", lod_level=1)
+        rois_lod = fluid.layers.data(name="rois_lod", shape=[None], dtype="int", append_batch_size=False)
+        by_lod = fluid.layers.roi_pool(x, rois, 2, 2, 1.0)
+        by_tensor = fluid.layers.roi_pool(x, rois, 2, 2, 1.0, rois_lod)
+    r = np.random.RandomState(0)
+    xv = r.rand(2, 2, 8, 8).astype("float32")
+    rv = np.array([[0, 0, 3, 3], [1, 2, 7, 6], [2, 2, 5, 7]], "float32")
+    feed = {"x": xv, "rois": fluid.create_lod_tensor(rv, [[1, 2]], fluid.CPUPlace()),
+            "rois_lod": np.array([0, 1, 3], "int64")}
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    a, b = exe.run(main, feed=feed, fetch_list=[by_lod, by_tensor])
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (3, 2, 2, 2)
