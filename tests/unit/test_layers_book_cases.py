@@ -42,3 +42,44 @@ def test_roi_pool_rois_lod_tensor_equals_the_lod():
     a, b = exe.run(main, feed=feed, fetch_list=[by_lod, by_tensor])
     np.testing.assert_array_equal(a, b)
     assert a.shape == (3, 2, 2, 2)
+
+
+def test_edit_distance_evaluator_accumulates_over_batches():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        predict = fluid.layers.data(name="predict", shape=[-1, 1], dtype="int64", lod_level=1)
+        label = fluid.layers.data(name="label", shape=[-1, 1], dtype="int64", lod_level=1)
+        ev = fluid.evaluator.EditDistance(predict, label)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    ev.reset(exe)
+    place = fluid.CPUPlace()
+
+    def lod(rows, lens):
+        return fluid.create_lod_tensor(np.array(rows, "int64").reshape(-1, 1), [lens], place)
+    # batch 1: [1 2 3] vs [1 2 3] (0), [4 5] vs [4 6] (1/2 normalised); batch 2: [7] vs [8] (1)
+    for p, l, lens in (([1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [3, 2]), ([7], [8], [1])):
+        total, wrong = exe.run(main, feed={"predict": lod(p, lens), "label": lod(l, lens)}, fetch_list=ev.metrics)
+    np.testing.assert_allclose(total, [1.0])
+    assert int(np.array(wrong).ravel()[0]) == 1
+    avg, err = ev.eval(exe)
+    np.testing.assert_allclose(avg, [1.5 / 3], rtol=1e-6)
+    np.testing.assert_allclose(err, [2 / 3], rtol=1e-6)
+
+
+def test_chunk_evaluator_accumulates_counts():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        inf = fluid.layers.data(name="inf", shape=[1], dtype="int64", lod_level=1)
+        lab = fluid.layers.data(name="lab", shape=[1], dtype="int64", lod_level=1)
+        ev = fluid.evaluator.ChunkEvaluator(inf, lab, chunk_scheme="IOB", num_chunk_types=2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    ev.reset(exe)
+    place = fluid.CPUPlace()
+    # IOB with 2 types: tags 0=B-0 1=I-0 2=B-1 3=I-1 4=O
+    x = fluid.create_lod_tensor(np.array([[0], [1], [4], [2]], "int64"), [[4]], place)
+    y = fluid.create_lod_tensor(np.array([[0], [1], [4], [0]], "int64"), [[4]], place)
+    exe.run(main, feed={"inf": x, "lab": y}, fetch_list=ev.metrics)
+    p, r, f1 = ev.eval(exe)
+    np.testing.assert_allclose([p[0], r[0], f1[0]], [0.5, 0.5, 0.5])
