@@ -83,3 +83,25 @@ def test_chunk_evaluator_accumulates_counts():
     exe.run(main, feed={"inf": x, "lab": y}, fetch_list=ev.metrics)
     p, r, f1 = ev.eval(exe)
     np.testing.assert_allclose([p[0], r[0], f1[0]], [0.5, 0.5, 0.5])
+
+
+def test_crop_tensor_shape_and_offsets_from_variables():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[6, 5, 8])
+        dim1 = fluid.layers.data(name="dim1", shape=[1], dtype="int32", append_batch_size=False)
+        dim2 = fluid.layers.data(name="dim2", shape=[1], dtype="int32", append_batch_size=False)
+        shape_v = fluid.layers.data(name="shape", shape=[4], dtype="int32", append_batch_size=False)
+        offs_v = fluid.layers.data(name="offs", shape=[4], dtype="int32", append_batch_size=False)
+        out1 = fluid.layers.crop_tensor(x, shape=(1, 2, 4, 4), offsets=[0, 0, 1, 0])
+        out2 = fluid.layers.crop_tensor(x, shape=shape_v, offsets=offs_v)
+        out3 = fluid.layers.crop_tensor(x, shape=[-1, dim1, dim2, 4], offsets=[0, dim1, dim2, 0])
+    assert out1.shape == (1, 2, 4, 4) and out2.shape == (-1, -1, -1, -1) and out3.shape == (-1, -1, -1, 4)
+    assert sorted(main.global_block().ops[-1].inputs) == ["OffsetsTensor", "ShapeTensor", "X"]
+    xv = np.arange(2 * 6 * 5 * 8, dtype="float32").reshape(2, 6, 5, 8)
+    feed = {"x": xv, "dim1": np.array([2], "int32"), "dim2": np.array([2], "int32"),
+            "shape": np.array([1, 3, 2, 5], "int32"), "offs": np.array([1, 2, 0, 3], "int32")}
+    a, b, c = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out1, out2, out3])
+    np.testing.assert_array_equal(a, xv[0:1, 0:2, 1:5, 0:4])
+    np.testing.assert_array_equal(b, xv[1:2, 2:5, 0:2, 3:8])
+    np.testing.assert_array_equal(c, xv[:, 2:4, 2:4, 0:4])
