@@ -1,0 +1,158 @@
+"""Detection layers against Paddle 1.8.5 (tests/data/paddle18/make_detection.py): sigmoid_focal_loss's output
+and input gradient; the ops and output variables that retinanet_target_assign, retinanet_detection_output,
+roi_perspective_transform and contrib.rank_attention build; rank_attention's kernel against a NumPy loop
+(Paddle 1.8.5 has no CPU kernel for it)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat.fluid import layers
+from paddle_compat.fluid.dtypes import dtype_name
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
+REC = np.load(os.path.join(DATA, "detection.npz"))
+with open(os.path.join(DATA, "detection_programs.json")) as _fh:
+    PROGRAMS = json.load(_fh)
+FOCAL = sorted({k.split("/")[0] for k in REC.files if k.startswith("focal_")})
+
+
+@pytest.mark.parametrize("case", FOCAL)
+def test_sigmoid_focal_loss_matches_paddle18(case):
+    g = lambda k: REC[case + "/" + k]  # noqa: E731
+    gamma, alpha, fg = g("attrs").tolist()
+    n, c = g("x").shape
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", shape=[n, c], dtype="float32")
+        x.stop_gradient = False
+        label = fluid.data("label", shape=[n, 1], dtype="int32")
+        fgv = fluid.data("fg", shape=[1], dtype="int32")
+        w = fluid.data("w", shape=[n, c], dtype="float32")
+        out = layers.sigmoid_focal_loss(x, label, fgv, gamma=gamma, alpha=alpha)
+        gx, = fluid.gradients([layers.reduce_sum(out * w)], [x])
+    o, grad = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": g("x"), "label": g("label"), "fg": np.array([int(fg)], "int32"), "w": g("w")},
+        fetch_list=[out, gx])
+    np.testing.assert_allclose(o, g("out"), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grad, g("grad_x"), rtol=1e-4, atol=1e-6)
+
+
+def _describe(main, types):
+    block, res = main.global_block(), []
+    for op in block.ops:
+        if op.type in types:
+            outs = {s: [[list(block.var(n).shape), dtype_name(block.var(n).dtype), block.var(n).lod_level,
+                         block.var(n).stop_gradient] for n in op.output(s)] for s in op.outputs}
+            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("op_")}
+            res.append([op.type, outs, sorted(op.inputs), attrs])
+    return res
+
+
+def _same(ours, paddle):
+    assert [o[0] for o in ours] == [p[0] for p in paddle]
+    names = {"FP32": "float32", "INT32": "int32", "INT64": "int64"}
+    for (t, outs, ins, attrs), (_, p_outs, p_ins, p_attrs) in zip(ours, paddle):
+        assert ins == p_ins, t
+        assert sorted(outs) == sorted(p_outs), t
+        for slot in p_outs:
+            for mine, theirs in zip(outs[slot], p_outs[slot]):
+                assert mine == [theirs[0], names[theirs[1]], theirs[2], theirs[3]], (t, slot)
+        for k, v in p_attrs.items():
+            assert attrs[k] == pytest.approx(v), (t, k)
+
+
+def test_retinanet_target_assign_builds_as_paddle18():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        d = lambda n, s, t="float32": layers.data(name=n, shape=s, append_batch_size=False, dtype=t)  # noqa: E731
+        res = layers.retinanet_target_assign(
+            d("bbox_pred", [1, 100, 4]), d("cls_logits", [1, 100, 10]), d("anchor_box", [100, 4]),
+            d("anchor_var", [100, 4]), d("gt_boxes", [10, 4]), d("gt_labels", [10, 1], "int32"),
+            d("is_crowd", [1], "int32"), d("im_info", [1, 3]), 10)
+    assert len(res) == 6
+    _same(_describe(main, {"retinanet_target_assign"}), [o for o in PROGRAMS["retinanet_target_assign"]
+                                                          if o[0] == "retinanet_target_assign"])
+    assert [op.type for op in main.global_block().ops] == ["retinanet_target_assign", "reshape2", "reshape2",
+                                                          "gather", "gather"]
+
+
+def test_retinanet_detection_output_builds_as_paddle18():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        d = lambda n, s: layers.data(name=n, shape=s, append_batch_size=False, dtype="float32")  # noqa: E731
+        b, s, a = d("bboxes", [1, 21, 4]), d("scores", [1, 21, 10]), d("anchors", [21, 4])
+        layers.retinanet_detection_output(bboxes=[b, b], scores=[s, s], anchors=[a, a], im_info=d("im_info", [1, 3]),
+                                          score_threshold=0.05, nms_top_k=1000, keep_top_k=100, nms_threshold=0.3,
+                                          nms_eta=1.)
+    _same(_describe(main, {"retinanet_detection_output"}), PROGRAMS["retinanet_detection_output"])
+
+
+def test_roi_perspective_transform_builds_as_paddle18_and_refuses_to_run():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = layers.data(name="x", shape=[256, 30, 30], dtype="float32")
+        rois = layers.data(name="rois", shape=[8], dtype="float32", lod_level=1)
+        out, mask, matrix = layers.roi_perspective_transform(x, rois, 7, 7, 0.6)
+    _same(_describe(main, {"roi_perspective_transform"}), PROGRAMS["roi_perspective_transform"])
+    feed = {"x": np.zeros((1, 256, 30, 30), "float32"),
+            "rois": fluid.create_lod_tensor(np.zeros((1, 8), "float32"), [[1]], fluid.CPUPlace())}
+    with pytest.raises(Exception, match="roi_perspective_transform: building the program is supported"):
+        fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out])
+
+
+def test_rank_attention_builds_as_paddle18():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        inp = fluid.data(name="input", shape=[None, 2], dtype="float32")
+        ro = fluid.data(name="rank_offset", shape=[None, 7], dtype="int32")
+        fluid.contrib.layers.rank_attention(input=inp, rank_offset=ro, rank_param_shape=[18, 3],
+                                            rank_param_attr=fluid.ParamAttr(name="ubm_rank_param.w_0"), max_rank=3)
+    _same(_describe(main, {"rank_attention"}), PROGRAMS["rank_attention"])
+
+
+def _rank_attention_numpy(x, offset, param, max_rank):
+    n, d = x.shape
+    blocks = param.reshape(max_rank * max_rank, d, -1)
+    out = np.zeros((n, blocks.shape[2]), "float64")
+    for i in range(n):
+        lower = offset[i, 0] - 1
+        for k in range(max_rank):
+            faster, idx = offset[i, 2 * k + 1] - 1, offset[i, 2 * k + 2]
+            if lower < 0 or faster < 0:
+                continue
+            out[i] += x[idx] @ blocks[lower * max_rank + faster]
+    return out
+
+
+def test_rank_attention_forward_and_param_gradient():
+    r = np.random.RandomState(3)
+    n, d, c, max_rank = 5, 2, 3, 3
+    x = r.rand(n, d).astype("float32")
+    offset = np.array([[1, 1, 0, 2, 3, -1, -1], [3, 3, 4, 1, 1, 2, 2], [-1, -1, -1, -1, -1, -1, -1],
+                       [2, 2, 0, -1, -1, 3, 4], [1, 1, 1, 1, 2, 1, 3]], "int32")
+    param = r.rand(max_rank * max_rank * d, c).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        inp = fluid.data(name="input", shape=[None, d], dtype="float32")
+        ro = fluid.data(name="rank_offset", shape=[None, 1 + 2 * max_rank], dtype="int32")
+        out = fluid.contrib.layers.rank_attention(input=inp, rank_offset=ro, rank_param_shape=[param.shape[0], c],
+                                                  rank_param_attr=fluid.ParamAttr(name="rp"), max_rank=max_rank)
+        gp, = fluid.gradients([layers.reduce_sum(out)], [main.global_block().var("rp")])
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var("rp").get_tensor().set(param, fluid.CPUPlace())
+        o, g = exe.run(main, feed={"input": x, "rank_offset": offset}, fetch_list=[out, gp])
+    np.testing.assert_allclose(o, _rank_attention_numpy(x, offset, param, max_rank), rtol=1e-5)
+    # d sum(Out) / d block b = sum of the X rows mapped through b, broadcast over the C columns
+    want = np.zeros((max_rank * max_rank, d), "float64")
+    for i in range(n):
+        for k in range(max_rank):
+            lower, faster = offset[i, 0] - 1, offset[i, 2 * k + 1] - 1
+            if lower >= 0 and faster >= 0:
+                want[lower * max_rank + faster] += x[offset[i, 2 * k + 2]]
+    np.testing.assert_allclose(g, np.repeat(want.reshape(-1, 1), c, 1), rtol=1e-5)
