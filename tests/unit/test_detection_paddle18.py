@@ -1,5 +1,5 @@
-"""Detection layers against Paddle 1.8.5 (tests/data/paddle18/make_detection.py): sigmoid_focal_loss's output
-and input gradient; the ops and output variables that retinanet_target_assign, retinanet_detection_output,
+"""Detection layers against Paddle 1.8.5 (tests/data/paddle18/make_detection.py): sigmoid_focal_loss's and
+roi_perspective_transform's outputs and input gradients; the ops and output variables that retinanet_target_assign, retinanet_detection_output,
 roi_perspective_transform and contrib.rank_attention build; rank_attention's kernel against a NumPy loop
 (Paddle 1.8.5 has no CPU kernel for it)."""
 
@@ -91,17 +91,33 @@ def test_retinanet_detection_output_builds_as_paddle18():
     _same(_describe(main, {"retinanet_detection_output"}), PROGRAMS["retinanet_detection_output"])
 
 
-def test_roi_perspective_transform_builds_as_paddle18_and_refuses_to_run():
+def test_roi_perspective_transform_builds_as_paddle18():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = layers.data(name="x", shape=[256, 30, 30], dtype="float32")
         rois = layers.data(name="rois", shape=[8], dtype="float32", lod_level=1)
-        out, mask, matrix = layers.roi_perspective_transform(x, rois, 7, 7, 0.6)
+        layers.roi_perspective_transform(x, rois, 7, 7, 0.6)
     _same(_describe(main, {"roi_perspective_transform"}), PROGRAMS["roi_perspective_transform"])
-    feed = {"x": np.zeros((1, 256, 30, 30), "float32"),
-            "rois": fluid.create_lod_tensor(np.zeros((1, 8), "float32"), [[1]], fluid.CPUPlace())}
-    with pytest.raises(Exception, match="roi_perspective_transform: building the program is supported"):
-        fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out])
+
+
+def test_roi_perspective_transform_matches_paddle18():
+    g = lambda k: REC["rpt/" + k]  # noqa: E731
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", shape=[2, 3, 12, 14], dtype="float32")
+        x.stop_gradient = False
+        rois = fluid.data("rois", shape=[-1, 8], dtype="float32", lod_level=1)
+        w = fluid.data("w", shape=[4, 3, 5, 6], dtype="float32")
+        out, mask, matrix = layers.roi_perspective_transform(x, rois, 5, 6, 0.5)
+        gx, = fluid.gradients([layers.reduce_sum(out * w)], [x])
+    feed = {"x": g("x"), "rois": fluid.create_lod_tensor(g("rois"), [[2, 2]], fluid.CPUPlace()), "w": g("w")}
+    o, m, mat, grad = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out, mask, matrix, gx],
+                                                           return_numpy=False)
+    np.testing.assert_array_equal(np.array(m), g("mask"))
+    np.testing.assert_allclose(np.array(mat), g("matrix"), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.array(o), g("out"), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.array(grad), g("grad_x"), rtol=1e-4, atol=1e-5)
+    assert o.lod() == [[0, 2, 4]]
 
 
 def test_rank_attention_builds_as_paddle18():

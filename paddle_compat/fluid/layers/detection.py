@@ -1,5 +1,5 @@
-"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss
-runs; retinanet_target_assign, retinanet_detection_output and roi_perspective_transform build Paddle's ops and
+"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss and
+roi_perspective_transform run; retinanet_target_assign and retinanet_detection_output build Paddle's ops and
 output variables (so programs that hold them build, save and transpile) but do not run. The rest of
 fluid.layers.detection is not offered."""
 
@@ -74,8 +74,8 @@ def retinanet_detection_output(bboxes, scores, anchors, im_info, score_threshold
 
 
 def roi_perspective_transform(input, rois, transformed_height, transformed_width, spatial_scale=1.0, name=None):
-    """Perspective warp of quadrilateral RoIs [R, 8] (LoD over images) to [R, C, h, w]; returns (out, mask,
-    transform matrix), as Paddle 1.8 builds them (the op does not run here)."""
+    """Perspective warp of quadrilateral RoIs [R, 8] (x, y of 4 corners; LoD over images) to [R, C, h, w];
+    returns (out, mask, transform matrix)."""
     _dtype_in(input, "input", "roi_perspective_transform", ("float32",))
     _dtype_in(rois, "rois", "roi_perspective_transform", ("float32",))
     for what, v in (("transformed_height", transformed_height), ("transformed_width", transformed_width)):

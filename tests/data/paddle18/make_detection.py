@@ -1,5 +1,6 @@
 """Records, from real PaddlePaddle 1.8.5 (run outside CI):
   - sigmoid_focal_loss: Out and d(sum(Out * w))/dX for a few label/fg_num/gamma/alpha cases;
+  - roi_perspective_transform: Out, Mask, TransformMatrix and the input gradient;
   - the ops and output variables (shape, dtype, lod_level, stop_gradient) that retinanet_target_assign,
     retinanet_detection_output, roi_perspective_transform and contrib.rank_attention build (they run only on
     GPU, or not at all here), from the programs of Paddle's own test_layers.py cases.
@@ -43,6 +44,35 @@ def focal(name, n, c, gamma, alpha, fg):
     p = "focal_%s/" % name
     return {p + "x": x, p + "label": label, p + "w": w, p + "out": o, p + "grad_x": g,
             p + "attrs": np.array([gamma, alpha, fg], "float64")}
+
+
+RPT_ROIS = [[2, 2, 20, 3, 19, 16, 3, 14],          # image 0: a skewed quad
+            [4, 4, 14, 4, 14, 10, 4, 10],          # image 0: an axis-aligned rectangle
+            [10, 0, 30, 6, 26, 22, 6, 18],         # image 1: rotated, partly off the map
+            [0, 0, 27, 0, 27, 23, 0, 23]]          # image 1: the whole map
+
+
+def perspective():
+    """roi_perspective_transform: Out, Mask, TransformMatrix and d(sum(Out * w))/dX (its CPU kernel)."""
+    r = np.random.RandomState(5)
+    x = r.rand(2, 3, 12, 14).astype("float32")
+    rois = np.array(RPT_ROIS, "float32")
+    w = r.uniform(0.5, 1.5, size=(4, 3, 5, 6)).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        xv = fluid.data("x", shape=[2, 3, 12, 14], dtype="float32")
+        xv.stop_gradient = False
+        rv = fluid.data("rois", shape=[-1, 8], dtype="float32", lod_level=1)
+        wv = fluid.data("w", shape=[4, 3, 5, 6], dtype="float32")
+        out, mask, matrix = layers.roi_perspective_transform(xv, rv, 5, 6, 0.5)
+        gx, = fluid.gradients([layers.reduce_sum(out * wv)], [xv])
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    res = exe.run(main, feed={"x": x, "rois": fluid.create_lod_tensor(rois, [[2, 2]], fluid.CPUPlace()), "w": w},
+                  fetch_list=[out, mask, matrix, gx], return_numpy=False)
+    res = [np.array(v) for v in res]
+    return {"rpt/x": x, "rpt/rois": rois, "rpt/w": w, "rpt/out": res[0], "rpt/mask": res[1], "rpt/matrix": res[2],
+            "rpt/grad_x": res[3]}
 
 
 def programs():
@@ -93,6 +123,7 @@ def main():
     data = {}
     for c in FOCAL:
         data.update(focal(*c))
+    data.update(perspective())
     np.savez(os.path.join(HERE, "detection.npz"), **data)
     with open(os.path.join(HERE, "detection_programs.json"), "w") as fh:
         json.dump(programs(), fh, sort_keys=True)
