@@ -1,7 +1,7 @@
 """Detection layers against Paddle 1.8.5 (tests/data/paddle18/make_detection.py): sigmoid_focal_loss's and
-roi_perspective_transform's outputs and input gradients; the ops and output variables that retinanet_target_assign, retinanet_detection_output,
-roi_perspective_transform and contrib.rank_attention build; rank_attention's kernel against a NumPy loop
-(Paddle 1.8.5 has no CPU kernel for it)."""
+roi_perspective_transform's outputs and input gradients; the ops and output variables that
+retinanet_target_assign, retinanet_detection_output, roi_perspective_transform and contrib.rank_attention build;
+rank_attention's kernel against a NumPy loop (Paddle 1.8.5 has no CPU kernel for it)."""
 
 import json
 import os
