@@ -172,3 +172,33 @@ def test_rank_attention_forward_and_param_gradient():
             if lower >= 0 and faster >= 0:
                 want[lower * max_rank + faster] += x[offset[i, 2 * k + 2]]
     np.testing.assert_allclose(g, np.repeat(want.reshape(-1, 1), c, 1), rtol=1e-5)
+
+
+def test_retinanet_target_assign_matches_paddle18():
+    g = lambda k: REC["rta/" + k]  # noqa: E731
+    na = g("anchors").shape[0]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        d = lambda n, s, t="float32", lod=0: fluid.data(n, shape=s, dtype=t, lod_level=lod)  # noqa: E731
+        res = layers.retinanet_target_assign(d("bbox_pred", [2, na, 4]), d("cls_logits", [2, na, 6]),
+                                             d("anchor_box", [na, 4]), d("anchor_var", [na, 4]),
+                                             d("gt_boxes", [-1, 4], lod=1), d("gt_labels", [-1, 1], "int32", 1),
+                                             d("is_crowd", [-1, 1], "int32", 1), d("im_info", [2, 3]), 6,
+                                             positive_overlap=0.5, negative_overlap=0.4)
+    op = [o for o in main.global_block().ops if o.type == "retinanet_target_assign"][0]
+    raw = [op.output(slot)[0] for slot in ("LocationIndex", "ScoreIndex")]
+    place = fluid.CPUPlace()
+    feed = {"bbox_pred": g("bbox_pred"), "cls_logits": g("cls_logits"), "anchor_box": g("anchors"),
+            "anchor_var": np.ones_like(g("anchors")), "gt_boxes": fluid.create_lod_tensor(g("gt"), [[3, 4]], place),
+            "gt_labels": fluid.create_lod_tensor(g("labels"), [[3, 4]], place),
+            "is_crowd": fluid.create_lod_tensor(g("crowd"), [[3, 4]], place), "im_info": g("im_info")}
+    outs = fluid.Executor(place).run(main, feed=feed, fetch_list=list(res) + raw, return_numpy=False)
+    names = ["logits", "boxes", "target_label", "target_bbox", "inside_weight", "fg_num", "loc_index", "score_index"]
+    for name, v in zip(names, outs):
+        want = g(name)
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(np.array(v), want, rtol=1e-5, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(np.array(v), want, err_msg=name)
+    # (Paddle also sets per-image LoDs on the outputs at run time; their variables are declared lod_level 0, in
+    # Paddle as here, and ours keep no LoD.)

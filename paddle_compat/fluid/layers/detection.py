@@ -1,6 +1,6 @@
-"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss and
-roi_perspective_transform run; retinanet_target_assign and retinanet_detection_output build Paddle's ops and
-output variables (so programs that hold them build, save and transpile) but do not run. The rest of
+"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss,
+roi_perspective_transform and retinanet_target_assign run; retinanet_detection_output builds Paddle's op and
+output variable (so programs that hold it build, save and transpile) but does not run. The rest of
 fluid.layers.detection is not offered."""
 
 from ..dtypes import dtype_name
@@ -32,7 +32,7 @@ def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
 def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, gt_labels, is_crowd, im_info,
                             num_classes=1, positive_overlap=0.5, negative_overlap=0.4):
     """RetinaNet's anchor targets: (predicted class logits, predicted boxes, target labels, target boxes, box
-    inside weights, foreground count), as Paddle 1.8 builds them (the op does not run here)."""
+    inside weights, foreground count). gt_boxes, gt_labels and is_crowd carry one LoD sequence per image."""
     from .nn import gather, reshape
     for v, what in ((bbox_pred, "bbox_pred"), (cls_logits, "cls_logits"), (anchor_box, "anchor_box"),
                     (anchor_var, "anchor_var"), (gt_boxes, "gt_boxes"), (im_info, "im_info")):

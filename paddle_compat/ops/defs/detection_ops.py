@@ -1,7 +1,7 @@
-"""Detection ops of Paddle 1.8's fluid.layers.detection: sigmoid_focal_loss and roi_perspective_transform (kernels),
-and the program-building facts (slots, output shapes) of retinanet_target_assign and retinanet_detection_output,
-whose kernels are not written: lowering a program that runs them raises, naming the op. Compile-time shapes
-follow Paddle 1.8.5's (checked by building the layers there)."""
+"""Detection ops of Paddle 1.8's fluid.layers.detection: sigmoid_focal_loss, roi_perspective_transform and
+retinanet_target_assign (kernels), and the program-building facts (slots, output shapes) of
+retinanet_detection_output, whose kernel is not written: lowering a program that runs it raises, naming the op.
+Compile-time shapes follow Paddle 1.8.5's (checked by building the layers there)."""
 
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
@@ -57,10 +57,92 @@ def _retinanet_assign_shape(ins, attrs):
             "BBoxInsideWeight": OutMeta((m, 4), a.dtype), "ForegroundNumber": OutMeta((m, 1), "int32")}
 
 
-defop("retinanet_target_assign", inputs=("Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"),
-      outputs=("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber"),
-      infer_shape=_retinanet_assign_shape, differentiable=False)(
-    _no_kernel("retinanet_target_assign", "anchor-to-ground-truth IoU matching is not implemented"))
+def _iou_plus1(a, b):
+    """IoU [A, G] of pixel boxes (x1, y1, x2, y2 inclusive: widths are x2 - x1 + 1), 0 without overlap."""
+    area = lambda t: (t[:, 2] - t[:, 0] + 1) * (t[:, 3] - t[:, 1] + 1)  # noqa: E731
+    lo = torch.maximum(a[:, None, :2], b[None, :, :2])
+    hi = torch.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = (hi - lo + 1).clamp(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    iou = inter / (area(a)[:, None] + area(b)[None, :] - inter)
+    return torch.where(inter == 0, torch.zeros_like(iou), iou)
+
+
+def _box_to_delta(ex, gt):
+    """Paddle's BoxToDelta (pixel boxes, no weights): (dx, dy, log dw, log dh) of gt relative to ex."""
+    ew, eh = ex[:, 2] - ex[:, 0] + 1, ex[:, 3] - ex[:, 1] + 1
+    gw, gh = gt[:, 2] - gt[:, 0] + 1, gt[:, 3] - gt[:, 1] + 1
+    ecx, ecy = ex[:, 0] + 0.5 * ew, ex[:, 1] + 0.5 * eh
+    gcx, gcy = gt[:, 0] + 0.5 * gw, gt[:, 1] + 0.5 * gh
+    return torch.stack([(gcx - ecx) / ew, (gcy - ecy) / eh, torch.log(gw / ew), torch.log(gh / eh)], 1)
+
+
+# Per image (GtBoxes' LoD): crowd boxes dropped, the rest scaled by ImInfo's scale; an anchor is foreground when
+# its best IoU reaches positive_overlap or it ties (within 1e-5) some box's best IoU, then background (label 0)
+# when its best IoU is below negative_overlap (which wins, as in Paddle). Outputs, images one after another:
+# LocationIndex the foreground anchors (+ image * A) after one repeat of the first candidate per demoted one,
+# ScoreIndex the foreground then the background anchors, TargetLabel their labels (the best box's, 0 for
+# background), TargetBBox the location entries' deltas, BBoxInsideWeight 0 for the repeats and 1 for the rest,
+# ForegroundNumber the image's foreground candidates plus 1 (Paddle's count).
+@defop("retinanet_target_assign", inputs=("Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"),
+       outputs=("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber"),
+       lod_in=("GtBoxes", "GtLabels", "IsCrowd"),
+       lod_out=("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber"),
+       infer_shape=_retinanet_assign_shape, differentiable=False)
+def retinanet_target_assign(op, ctx):
+    pos, neg = float(attr(op, "positive_overlap", 0.5)), float(attr(op, "negative_overlap", 0.4))
+
+    def k(anchor, gt_boxes, gt_labels, is_crowd, im_info, gt_lod, lbl_lod, crowd_lod):
+        for slot, lod in (("GtBoxes", gt_lod), ("GtLabels", lbl_lod), ("IsCrowd", crowd_lod)):
+            if not lod:
+                raise ValueError("retinanet_target_assign: %s=%s carries no LoD (boxes per image)"
+                                 % (slot, op.input(slot)[0]))
+        with torch.no_grad():
+            off, loff, coff = (lod[-1].tolist() for lod in (gt_lod, lbl_lod, crowd_lod))
+            a = anchor.reshape(-1, 4)
+            na = a.shape[0]
+            locs, scores, labels, deltas, weights, fg_nums = [], [], [], [], [], []
+            for i in range(len(off) - 1):
+                keep = is_crowd.reshape(-1)[coff[i]:coff[i + 1]] == 0
+                gt = gt_boxes[off[i]:off[i + 1]][keep] * im_info[i, 2]
+                lbl = gt_labels.reshape(-1)[loff[i]:loff[i + 1]][keep]
+                if gt.shape[0]:
+                    iou = _iou_plus1(a, gt)
+                    best, arg = iou.max(1)
+                    ties = ((iou - iou.max(0).values[None, :]).abs() < 1e-5).any(1)
+                else:
+                    best = torch.full((na,), float("-inf"), dtype=a.dtype, device=a.device)
+                    arg = torch.zeros(na, dtype=torch.int64, device=a.device)
+                    ties = torch.zeros(na, dtype=torch.bool, device=a.device)
+                fg_fake = ties | (best >= pos)
+                label = torch.full((na,), -1, dtype=torch.int64, device=a.device)
+                label[fg_fake] = 1
+                demoted = fg_fake & (best < neg)
+                label[best < neg] = 0
+                fg = torch.nonzero(label == 1).reshape(-1)
+                bg = torch.nonzero(label == 0).reshape(-1)
+                # Paddle keeps one "fake" location entry per demoted anchor, in front: the first foreground
+                # candidate repeated, with BBoxInsideWeight 0 (so its box loss is 0).
+                n_fake = int(demoted.sum())
+                first = torch.nonzero(fg_fake).reshape(-1)[:1].repeat(n_fake)
+                loc_i = torch.cat([first, fg])
+                locs.append(loc_i + i * na)
+                scores.append(torch.cat([fg, bg]) + i * na)
+                labels.append(torch.cat([lbl[arg[fg]].long(), torch.zeros_like(bg)]))
+                deltas.append(_box_to_delta(a[loc_i], gt[arg[loc_i]]) if loc_i.numel() else a.new_zeros(0, 4))
+                weights.append(torch.cat([a.new_zeros(n_fake, 4), a.new_ones(fg.numel(), 4)]))
+                fg_nums.append(int(fg_fake.sum()) + 1)
+            loc = torch.cat(locs).to(torch.int32)
+            score = torch.cat(scores).to(torch.int32)
+            sizes = lambda ts: torch.tensor([0] + [t.numel() for t in ts], device=a.device).cumsum(0)  # noqa: E731
+            loc_lod, score_lod = sizes(locs), sizes(scores)
+            fg_lod = torch.arange(len(fg_nums) + 1, device=a.device)
+            delta = torch.cat(deltas).to(anchor.dtype)
+            return (loc, score, torch.cat(labels).to(torch.int32).reshape(-1, 1), delta,
+                    torch.cat(weights).to(anchor.dtype),
+                    torch.tensor(fg_nums, dtype=torch.int32, device=a.device).reshape(-1, 1),
+                    (loc_lod,), (score_lod,), (score_lod,), (loc_lod,), (loc_lod,), (fg_lod,))
+    return k
 
 
 def _retinanet_output_shape(ins, attrs):

@@ -1,6 +1,7 @@
 """Records, from real PaddlePaddle 1.8.5 (run outside CI):
   - sigmoid_focal_loss: Out and d(sum(Out * w))/dX for a few label/fg_num/gamma/alpha cases;
   - roi_perspective_transform: Out, Mask, TransformMatrix and the input gradient;
+  - retinanet_target_assign on two images: its outputs and their LoDs;
   - the ops and output variables (shape, dtype, lod_level, stop_gradient) that retinanet_target_assign,
     retinanet_detection_output, roi_perspective_transform and contrib.rank_attention build (they run only on
     GPU, or not at all here), from the programs of Paddle's own test_layers.py cases.
@@ -75,6 +76,47 @@ def perspective():
             "rpt/grad_x": res[3]}
 
 
+def target_assign():
+    """retinanet_target_assign run on 2 images (a crowd box, a box scaled away by im_scale, ties): its six outputs
+    and the gathered logits / boxes the layer returns."""
+    r = np.random.RandomState(11)
+    xs, ys = np.meshgrid(np.arange(0, 64, 8), np.arange(0, 48, 8))
+    anchors = np.stack([xs.ravel(), ys.ravel(), xs.ravel() + 15, ys.ravel() + 11], 1).astype("float32")   # [48, 4]
+    na = anchors.shape[0]
+    gt = np.array([[0, 0, 15, 11], [20, 10, 44, 30], [5, 30, 30, 46],                        # image 0
+                   [8, 8, 23, 19], [40, 0, 63, 20], [0, 0, 70, 50], [30, 24, 47, 35]], "float32")   # image 1
+    labels = np.array([[3], [1], [2], [4], [2], [1], [5]], "int32")
+    crowd = np.array([[0], [0], [0], [0], [0], [1], [0]], "int32")
+    im_info = np.array([[48, 64, 1.0], [48, 64, 0.9]], "float32")
+    bbox_pred = r.rand(2, na, 4).astype("float32")
+    cls_logits = r.rand(2, na, 6).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        d = lambda n, s, t="float32", lod=0: fluid.data(n, shape=s, dtype=t, lod_level=lod)  # noqa: E731
+        res = layers.retinanet_target_assign(d("bbox_pred", [2, na, 4]), d("cls_logits", [2, na, 6]),
+                                             d("anchor_box", [na, 4]), d("anchor_var", [na, 4]),
+                                             d("gt_boxes", [-1, 4], lod=1), d("gt_labels", [-1, 1], "int32", 1),
+                                             d("is_crowd", [-1, 1], "int32", 1), d("im_info", [2, 3]), 6,
+                                             positive_overlap=0.5, negative_overlap=0.4)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    place = fluid.CPUPlace()
+    feed = {"bbox_pred": bbox_pred, "cls_logits": cls_logits, "anchor_box": anchors,
+            "anchor_var": np.ones_like(anchors), "gt_boxes": fluid.create_lod_tensor(gt, [[3, 4]], place),
+            "gt_labels": fluid.create_lod_tensor(labels, [[3, 4]], place),
+            "is_crowd": fluid.create_lod_tensor(crowd, [[3, 4]], place), "im_info": im_info}
+    op = [o for o in main.global_block().ops if o.type == "retinanet_target_assign"][0]
+    raw = [op.output(slot)[0] for slot in ("LocationIndex", "ScoreIndex")]
+    outs = exe.run(main, feed=feed, fetch_list=list(res) + raw, return_numpy=False)
+    data = {"rta/anchors": anchors, "rta/gt": gt, "rta/labels": labels, "rta/crowd": crowd, "rta/im_info": im_info,
+            "rta/bbox_pred": bbox_pred, "rta/cls_logits": cls_logits}
+    for name, v in zip(["logits", "boxes", "target_label", "target_bbox", "inside_weight", "fg_num", "loc_index",
+                        "score_index"], outs):
+        data["rta/" + name] = np.array(v)
+        data["rta/" + name + "_lod"] = np.array(v.lod()[0] if v.lod() else [], "int64")
+    return data
+
+
 def programs():
     """{case: [[op type, {output slot: [[shape], dtype, lod_level, stop_gradient]}]]} for the building cases."""
     def describe(main, types):
@@ -124,6 +166,7 @@ def main():
     for c in FOCAL:
         data.update(focal(*c))
     data.update(perspective())
+    data.update(target_assign())
     np.savez(os.path.join(HERE, "detection.npz"), **data)
     with open(os.path.join(HERE, "detection_programs.json"), "w") as fh:
         json.dump(programs(), fh, sort_keys=True)
