@@ -88,7 +88,9 @@ def test_retinanet_detection_output_builds_as_paddle18():
         layers.retinanet_detection_output(bboxes=[b, b], scores=[s, s], anchors=[a, a], im_info=d("im_info", [1, 3]),
                                           score_threshold=0.05, nms_top_k=1000, keep_top_k=100, nms_threshold=0.3,
                                           nms_eta=1.)
-    _same(_describe(main, {"retinanet_detection_output"}), PROGRAMS["retinanet_detection_output"])
+    paddle = json.loads(json.dumps(PROGRAMS["retinanet_detection_output"]))
+    paddle[0][1]["Out"][0][2] = 1       # declared lod_level 1 here, so fetches carry the per-image LoD
+    _same(_describe(main, {"retinanet_detection_output"}), paddle)
 
 
 def test_roi_perspective_transform_builds_as_paddle18():
@@ -202,3 +204,26 @@ def test_retinanet_target_assign_matches_paddle18():
             np.testing.assert_array_equal(np.array(v), want, err_msg=name)
     # (Paddle also sets per-image LoDs on the outputs at run time; their variables are declared lod_level 0, in
     # Paddle as here, and ours keep no LoD.)
+
+
+@pytest.mark.parametrize("case", ["rdo", "rdo_empty"])
+def test_retinanet_detection_output_matches_paddle18(case):
+    g = lambda k: REC[case + "/" + k]  # noqa: E731
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        bs = [fluid.data("b%d" % i, shape=list(g("b%d" % i).shape), dtype="float32") for i in range(2)]
+        ss = [fluid.data("s%d" % i, shape=list(g("s%d" % i).shape), dtype="float32") for i in range(2)]
+        as_ = [fluid.data("a%d" % i, shape=list(g("a%d" % i).shape), dtype="float32") for i in range(2)]
+        out = layers.retinanet_detection_output(bs, ss, as_, fluid.data("im_info", shape=[2, 3], dtype="float32"),
+                                                score_threshold=0.2, nms_top_k=30, keep_top_k=25,
+                                                nms_threshold=0.4, nms_eta=0.9)
+    feed = {"im_info": g("im_info")}
+    for i in range(2):
+        feed.update({"b%d" % i: g("b%d" % i), "s%d" % i: g("s%d" % i), "a%d" % i: g("a%d" % i)})
+    o, = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out], return_numpy=False)
+    want = g("out").reshape(-1, 6)
+    got = np.array(o).reshape(-1, 6)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got[:, 0], want[:, 0])
+    np.testing.assert_allclose(got[:, 1:], want[:, 1:], rtol=1e-5, atol=1e-4)
+    assert o.lod()[0] == g("out_lod").tolist()

@@ -1,6 +1,5 @@
 """A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss,
-roi_perspective_transform and retinanet_target_assign run; retinanet_detection_output builds Paddle's op and
-output variable (so programs that hold it build, save and transpile) but does not run. The rest of
+roi_perspective_transform, retinanet_target_assign and retinanet_detection_output. The rest of
 fluid.layers.detection is not offered."""
 
 from ..dtypes import dtype_name
@@ -53,8 +52,8 @@ def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_bo
 
 def retinanet_detection_output(bboxes, scores, anchors, im_info, score_threshold=0.05, nms_top_k=1000,
                                keep_top_k=100, nms_threshold=0.3, nms_eta=1.0):
-    """RetinaNet's detections [kept, 6] (label, score, box) from per-level boxes, scores and anchors, as Paddle
-    1.8 builds them (the op does not run here)."""
+    """RetinaNet's detections [kept, 6] (label, score, box; LoD per image) from per-level box deltas, scores and
+    anchors: per-level top-k, decoding, per-class NMS, keep_top_k."""
     for what, vs in (("bboxes", bboxes), ("scores", scores), ("anchors", anchors)):
         if not isinstance(vs, (list, tuple)) or not vs:
             raise TypeError("retinanet_detection_output: %s must be a non-empty list of Variables" % what)

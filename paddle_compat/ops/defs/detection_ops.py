@@ -1,7 +1,6 @@
-"""Detection ops of Paddle 1.8's fluid.layers.detection: sigmoid_focal_loss, roi_perspective_transform and
-retinanet_target_assign (kernels), and the program-building facts (slots, output shapes) of
-retinanet_detection_output, whose kernel is not written: lowering a program that runs it raises, naming the op.
-Compile-time shapes follow Paddle 1.8.5's (checked by building the layers there)."""
+"""Detection ops of Paddle 1.8's fluid.layers.detection: sigmoid_focal_loss, roi_perspective_transform,
+retinanet_target_assign and retinanet_detection_output. Compile-time shapes follow Paddle 1.8.5's (checked by
+building the layers there)."""
 
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
@@ -40,13 +39,6 @@ def sigmoid_focal_loss(op, ctx):
         term_neg = p ** gamma * (-relu_x - torch.log1p(torch.exp(x - 2 * relu_x)))
         return -pos * term_pos * (alpha / fg) - neg * term_neg * ((1 - alpha) / fg)
     return k
-
-
-def _no_kernel(op_type, what):
-    def factory(op, ctx):
-        raise NotImplementedError("%s: building the program is supported, running it is not (%s)"
-                                  % (op_type, what))
-    return factory
 
 
 def _retinanet_assign_shape(ins, attrs):
@@ -146,13 +138,103 @@ def retinanet_target_assign(op, ctx):
 
 
 def _retinanet_output_shape(ins, attrs):
+    # [kept boxes, (label, score, x1, y1, x2, y2)]. Declared with lod_level 1 (Paddle declares 0 but sets the
+    # per-image LoD at run time; here a fetched result carries a LoD only when its variable declares one).
     b = ins["BBoxes"][0]
-    return {"Out": OutMeta((b.shape[1], 6), b.dtype)}     # [kept boxes, (label, score, x1, y1, x2, y2)]
+    return {"Out": OutMeta((b.shape[1], 6), b.dtype, 1)}
 
 
-defop("retinanet_detection_output", inputs=("BBoxes*", "Scores*", "Anchors*", "ImInfo"),
-      infer_shape=_retinanet_output_shape, differentiable=False)(
-    _no_kernel("retinanet_detection_output", "box decoding with multi-class NMS is not implemented"))
+def _jaccard_plus1(b):
+    """Paddle's JaccardOverlap (pixel boxes, not normalised) between all rows of b [K, 4]: [K, K]."""
+    valid = (b[:, 2] >= b[:, 0]) & (b[:, 3] >= b[:, 1])
+    area = torch.where(valid, (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1), torch.zeros_like(b[:, 0]))
+    lo = torch.maximum(b[:, None, :2], b[None, :, :2])
+    hi = torch.minimum(b[:, None, 2:], b[None, :, 2:])
+    wh = hi - lo + 1
+    inter = wh[..., 0] * wh[..., 1]
+    iou = inter / (area[:, None] + area[None, :] - inter)
+    apart = (b[None, :, 0] > b[:, None, 2]) | (b[None, :, 2] < b[:, None, 0]) | \
+        (b[None, :, 1] > b[:, None, 3]) | (b[None, :, 3] < b[:, None, 1])
+    return torch.where(apart, torch.zeros_like(iou), iou)
+
+
+def _greedy_nms(iou, threshold, eta):
+    """Indices kept by Paddle's NMSFast over candidates already in score order (adaptive threshold: times eta
+    after each kept box while above 0.5)."""
+    kept, thr = [], threshold
+    for j in range(iou.shape[0]):
+        if not kept or bool((iou[j, kept] <= thr).all()):
+            kept.append(j)
+            if eta < 1 and thr > 0.5:
+                thr *= eta
+    return kept
+
+
+# Per image: each FPN level's scores [M_l, C] above score_threshold (0 for the last level), the nms_top_k best
+# (stable order), decoded against the level's anchors (pixel boxes, clipped to the image scaled back by
+# im_scale); then per class greedy NMS over all levels, and the keep_top_k best overall. Out rows are
+# (label, score, x1, y1, x2, y2) with labels 1-based, images one after another (LoD); no detection at all gives
+# [0, 6]. Per-image and NMS loops are sequential, as in Paddle.
+@defop("retinanet_detection_output", inputs=("BBoxes*", "Scores*", "Anchors*", "ImInfo"), lod_out=("Out",),
+       infer_shape=_retinanet_output_shape, differentiable=False)
+def retinanet_detection_output(op, ctx):
+    score_thr = float(attr(op, "score_threshold", 0.05))
+    top_k, keep_k = int(attr(op, "nms_top_k", 1000)), int(attr(op, "keep_top_k", 100))
+    nms_thr, eta = float(attr(op, "nms_threshold", 0.3)), float(attr(op, "nms_eta", 1.0))
+
+    def decode(deltas, anchors, im_h, im_w, scale):
+        w = anchors[:, 2] - anchors[:, 0] + 1
+        h = anchors[:, 3] - anchors[:, 1] + 1
+        cx, cy = anchors[:, 0] + w / 2, anchors[:, 1] + h / 2
+        tx, ty = deltas[:, 0] * w + cx, deltas[:, 1] * h + cy
+        tw, th = torch.exp(deltas[:, 2]) * w, torch.exp(deltas[:, 3]) * h
+        box = torch.stack([tx - tw / 2, ty - th / 2, tx + tw / 2 - 1, ty + th / 2 - 1], 1) / scale
+        hi = torch.stack([im_w - 1, im_h - 1, im_w - 1, im_h - 1]).to(box.dtype)
+        return torch.maximum(torch.minimum(box, hi), torch.zeros_like(box))
+
+    def k(bboxes, scores, anchors, im_info):
+        if not len(bboxes) == len(scores) == len(anchors):
+            raise ValueError("retinanet_detection_output: BBoxes, Scores and Anchors need one tensor per level")
+        rows, counts = [], []
+        with torch.no_grad():
+            for i in range(scores[0].shape[0]):
+                scale = im_info[i, 2]
+                im_h, im_w = _c_round(im_info[i, 0] / scale), _c_round(im_info[i, 1] / scale)
+                cand_box, cand_score, cand_cls = [], [], []
+                for lvl in range(len(scores)):
+                    sc = scores[lvl][i]                                             # [M, C]
+                    c = sc.shape[1]
+                    flat = sc.reshape(-1)
+                    thr = score_thr if lvl < len(scores) - 1 else 0.0
+                    idx = torch.nonzero(flat > thr).reshape(-1)
+                    order = torch.sort(flat[idx], descending=True, stable=True).indices
+                    idx = idx[order]
+                    if top_k > -1:
+                        idx = idx[:top_k]
+                    a = idx // c
+                    cand_box.append(decode(bboxes[lvl][i][a], anchors[lvl].reshape(-1, 4)[a], im_h, im_w, scale))
+                    cand_score.append(flat[idx])
+                    cand_cls.append(idx % c)
+                box, score, cls = torch.cat(cand_box), torch.cat(cand_score), torch.cat(cand_cls)
+                picked = []                     # (score, class, position) in class order, then NMS order
+                for c in range(scores[0].shape[2]):
+                    mine = torch.nonzero(cls == c).reshape(-1)
+                    if not mine.numel():
+                        continue
+                    mine = mine[torch.sort(score[mine], descending=True, stable=True).indices]
+                    for j in _greedy_nms(_jaccard_plus1(box[mine]), nms_thr, eta):
+                        picked.append(int(mine[j]))
+                picked = torch.tensor(picked, dtype=torch.int64, device=box.device)
+                if picked.numel():
+                    picked = picked[torch.sort(score[picked], descending=True, stable=True).indices]
+                    if keep_k > -1:
+                        picked = picked[:keep_k]
+                rows.append(torch.cat([(cls[picked] + 1).to(box.dtype).unsqueeze(1), score[picked].unsqueeze(1),
+                                       box[picked]], 1))
+                counts.append(picked.numel())
+            off = torch.tensor([0] + counts, device=scores[0].device).cumsum(0)
+            return torch.cat(rows).to(scores[0].dtype).reshape(-1, 6), (off,)
+    return k
 
 
 def _rpt_shape(ins, attrs):

@@ -2,6 +2,7 @@
   - sigmoid_focal_loss: Out and d(sum(Out * w))/dX for a few label/fg_num/gamma/alpha cases;
   - roi_perspective_transform: Out, Mask, TransformMatrix and the input gradient;
   - retinanet_target_assign on two images: its outputs and their LoDs;
+  - retinanet_detection_output on two images of two FPN levels, and with nothing detected;
   - the ops and output variables (shape, dtype, lod_level, stop_gradient) that retinanet_target_assign,
     retinanet_detection_output, roi_perspective_transform and contrib.rank_attention build (they run only on
     GPU, or not at all here), from the programs of Paddle's own test_layers.py cases.
@@ -117,6 +118,42 @@ def target_assign():
     return data
 
 
+def detection_output(name, empty=False):
+    """retinanet_detection_output over 2 images and 2 FPN levels (overlapping anchors, so NMS has work)."""
+    r = np.random.RandomState(21)
+    levels = []
+    for lvl, (step, size) in enumerate(((8, 16), (16, 32))):
+        xs, ys = np.meshgrid(np.arange(0, 48, step), np.arange(0, 40, step))
+        anchors = np.stack([xs.ravel(), ys.ravel(), xs.ravel() + size - 1, ys.ravel() + size - 1], 1).astype("float32")
+        m = anchors.shape[0]
+        deltas = r.uniform(-0.3, 0.3, size=(2, m, 4)).astype("float32")
+        scores = r.uniform(0, 1, size=(2, m, 3)).astype("float32") ** 3
+        if empty:
+            scores[:] = 0.01 if lvl == 0 else 0.0
+        levels.append((anchors, deltas, scores))
+    im_info = np.array([[40, 48, 1.0], [80, 96, 2.0]], "float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        bs, ss, as_ = [], [], []
+        for lvl, (anchors, deltas, scores) in enumerate(levels):
+            bs.append(fluid.data("b%d" % lvl, shape=list(deltas.shape), dtype="float32"))
+            ss.append(fluid.data("s%d" % lvl, shape=list(scores.shape), dtype="float32"))
+            as_.append(fluid.data("a%d" % lvl, shape=list(anchors.shape), dtype="float32"))
+        out = layers.retinanet_detection_output(bs, ss, as_, fluid.data("im_info", shape=[2, 3], dtype="float32"),
+                                                score_threshold=0.2, nms_top_k=30, keep_top_k=25,
+                                                nms_threshold=0.4, nms_eta=0.9)
+    feed = {"im_info": im_info}
+    data = {"%s/im_info" % name: im_info}
+    for lvl, (anchors, deltas, scores) in enumerate(levels):
+        feed.update({"b%d" % lvl: deltas, "s%d" % lvl: scores, "a%d" % lvl: anchors})
+        data.update({"%s/b%d" % (name, lvl): deltas, "%s/s%d" % (name, lvl): scores, "%s/a%d" % (name, lvl): anchors})
+    exe = fluid.Executor(fluid.CPUPlace())
+    o, = exe.run(main, feed=feed, fetch_list=[out], return_numpy=False)
+    data["%s/out" % name] = np.array(o)
+    data["%s/out_lod" % name] = np.array(o.lod()[0], "int64")
+    return data
+
+
 def programs():
     """{case: [[op type, {output slot: [[shape], dtype, lod_level, stop_gradient]}]]} for the building cases."""
     def describe(main, types):
@@ -167,6 +204,8 @@ def main():
         data.update(focal(*c))
     data.update(perspective())
     data.update(target_assign())
+    data.update(detection_output("rdo"))
+    data.update(detection_output("rdo_empty", empty=True))
     np.savez(os.path.join(HERE, "detection.npz"), **data)
     with open(os.path.join(HERE, "detection_programs.json"), "w") as fh:
         json.dump(programs(), fh, sort_keys=True)
