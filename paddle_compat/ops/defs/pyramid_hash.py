@@ -4,8 +4,10 @@ For each LoD sequence of ids (X [T, 1], int32) and each n-gram length n = 2 .. p
 sequence), every window of n consecutive ids is one term, in the order (sequence, n, start). A term's bytes are
 its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its embedding is num_emb / rand_len
 slices of W [space_len + rand_len, 1]: slice j (j = 0, rand_len, 2 rand_len, ...) is W[p : p + rand_len] with
-p = XXH32(term bytes, seed=j) % space_len. In training each term is dropped when a glibc rand_r stream seeded
-with `seed` (restarted every run, as in Paddle) gives rand / RAND_MAX < drop_out_percent. Out holds the kept
+p = XXH32(term bytes, seed=j) % space_len. With use_filter, a term must be in the WhiteList bloom filter and not
+in the BlackList one (bloom_filter.py; each list only when its length attr is non-zero). In training each term
+that passes is dropped when a glibc rand_r stream seeded with `seed` (restarted every run, as in Paddle) gives
+rand / RAND_MAX < drop_out_percent. Out holds the kept
 terms' embeddings, one sequence after another (Out's LoD); a sequence with none gets one zero row. Outside
 training Out is scaled by drop_out_percent (as Paddle's kernel does). DropPos [T * pyramid_layer, 1] holds the
 0/1 keep flag of every term in its first entries (LoD: kept terms per sequence), zeros after.
@@ -21,6 +23,7 @@ import numpy as np
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+from .bloom_filter import BloomFilter
 
 _M32 = 0xFFFFFFFF
 _P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
@@ -141,11 +144,35 @@ def pyramid_hash(op, ctx):
     layers, seed = int(attr(op, "pyramid_layer", 2)), int(attr(op, "seed", 0))
     drop = np.float32(attr(op, "drop_out_percent", 0.0))
     training = bool(attr(op, "is_training", 0))
-    if attr(op, "use_filter", True) and (int(attr(op, "white_list_len", 0)) or int(attr(op, "black_list_len", 0))):
-        raise NotImplementedError("pyramid_hash: use_filter=True with a white or black list (bloom filters loaded "
-                                  "into WhiteList/BlackList) is not supported; build the layer with "
-                                  "use_filter=False")
+    use_filter = bool(attr(op, "use_filter", True))
+    white = use_filter and int(attr(op, "white_list_len", 0)) != 0
+    black = use_filter and int(attr(op, "black_list_len", 0)) != 0
     seeds_cache = {}
+
+    def filtered(xf, start, size, wl, bl):
+        """Terms the white list holds and the black list does not (bloom filters in the parameters' bytes)."""
+        lists = []
+        for on, t, slot in ((white, wl, "WhiteList"), (black, bl, "BlackList")):
+            if on:
+                if t is None:
+                    raise ValueError("pyramid_hash: use_filter with %s_len > 0 needs the %s input"
+                                     % (slot[:5].lower() + "_list", slot))
+                lists.append(BloomFilter(t.detach().cpu().numpy(), "%s=%s" % (slot, op.input(slot)[0])))
+            else:
+                lists.append(None)
+        ids = xf.reshape(-1).cpu().numpy()
+        st, sz = start.cpu().numpy(), size.cpu().numpy()
+        passing = np.ones(st.shape[0], bool)
+        for n in range(2, layers + 1):
+            sel = np.nonzero(sz == n)[0]
+            if not sel.size:
+                continue
+            keys = ids[st[sel, None] + np.arange(n)].astype(np.float32).view(np.uint8)    # [terms, 4n]
+            if lists[0] is not None:
+                passing[sel] &= lists[0].contains(keys)
+            if lists[1] is not None:
+                passing[sel] &= ~lists[1].contains(keys)
+        return torch.from_numpy(passing).to(xf.device)
 
     def k(x, w, wl, bl, xlod):
         if not xlod:
@@ -160,14 +187,19 @@ def pyramid_hash(op, ctx):
         seq, start, size = _terms(off.to(x.device), layers)
         nseq = off.numel() - 1
         nterm = seq.numel()
+        passing = filtered(xf, start, size, wl, bl) if (white or black) else None
         if training:
-            if nterm not in seeds_cache:
-                rv = torch.from_numpy(rand_r_stream(seed, nterm).astype(np.float32))
+            # one rand_r draw per term that passes the filters, in term order
+            draws = nterm if passing is None else int(passing.sum())
+            if draws not in seeds_cache:
+                rv = torch.from_numpy(rand_r_stream(seed, draws).astype(np.float32))
                 rate = rv / np.float32(2147483647)                   # float / RAND_MAX in float32, as Paddle
-                seeds_cache[nterm] = (rate >= torch.tensor(drop)).to(x.device)
-            keep = seeds_cache[nterm]
+                seeds_cache[draws] = (rate >= torch.tensor(drop)).to(x.device)
+            keep = seeds_cache[draws]
+            if passing is not None:
+                keep = torch.zeros(nterm, dtype=torch.bool, device=x.device).masked_scatter(passing, keep)
         else:
-            keep = torch.ones(nterm, dtype=torch.bool, device=x.device)
+            keep = torch.ones(nterm, dtype=torch.bool, device=x.device) if passing is None else passing
         kept = torch.zeros(nseq, dtype=torch.int64, device=x.device).index_add_(0, seq, keep.to(torch.int64))
         rows = kept.clamp(min=1)
         out_off = torch.cat([rows.new_zeros(1), torch.cumsum(rows, 0)])
