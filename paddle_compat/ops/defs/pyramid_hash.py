@@ -1,6 +1,6 @@
 """pyramid_hash (fluid.contrib.layers.search_pyramid_hash): hashed embeddings of the n-grams of each id sequence.
 
-For each LoD sequence of ids (X [T, 1], int32) and each n-gram length n = 2 .. pyramid_layer (shorter than the
+For each LoD sequence of ids (X [T, 1], int32; see the kernel for [T, K]) and each n-gram length n = 2 .. pyramid_layer (shorter than the
 sequence), every window of n consecutive ids is one term, in the order (sequence, n, start). A term's bytes are
 its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its embedding is num_emb / rand_len
 slices of W [space_len + rand_len, 1]: slice j (j = 0, rand_len, 2 rand_len, ...) is W[p : p + rand_len] with
@@ -9,8 +9,9 @@ in the BlackList one (bloom_filter.py; each list only when its length attr is no
 that passes is dropped when a glibc rand_r stream seeded with `seed` (restarted every run, as in Paddle) gives
 rand / RAND_MAX < drop_out_percent. Out holds the kept
 terms' embeddings, one sequence after another (Out's LoD); a sequence with none gets one zero row. Outside
-training Out is scaled by drop_out_percent (as Paddle's kernel does). DropPos [T * pyramid_layer, 1] holds the
-0/1 keep flag of every term in its first entries (LoD: kept terms per sequence), zeros after.
+training Out is scaled by drop_out_percent (as Paddle's kernel does). DropPos [T * K * pyramid_layer, 1] holds the
+0/1 keep flag of every term in its first entries (LoD: kept terms per sequence), zeros after (Paddle leaves
+that memory unwritten).
 
 Gradient: Out is a gather of W, so W@GRAD (when W's stop_gradient is cleared) is the scatter-add of Out@GRAD.
 Paddle's pyramid_hash_grad instead moves W in place by -lr * Out@GRAD, and only when X is not stop_gradient
@@ -33,7 +34,7 @@ def _shape(ins, attrs):
     x, w = first(ins, "X"), first(ins, "W")
     space, rand, emb = int(attrs.get("space_len", 0)), int(attrs.get("rand_len", 0)), int(attrs.get("num_emb", 0))
     if len(x.shape) != 2:
-        raise ValueError("pyramid_hash: X must be 2-D [T, 1], got %s" % list(x.shape))
+        raise ValueError("pyramid_hash: X must be 2-D [T, K] ids, got %s" % list(x.shape))
     if tuple(w.shape) != (space + rand, 1):
         raise ValueError("pyramid_hash: W must be [space_len + rand_len, 1] = [%d, 1], got %s"
                          % (space + rand, list(w.shape)))
@@ -177,12 +178,16 @@ def pyramid_hash(op, ctx):
     def k(x, w, wl, bl, xlod):
         if not xlod:
             raise ValueError("pyramid_hash: input X=%s carries no LoD (feed a LoDTensor)" % op.input("X")[0])
-        if x.dim() != 2 or x.shape[1] != 1:
-            # Paddle copies only the first T values into its float buffer and hashes the rest uninitialised.
-            raise ValueError("pyramid_hash: X=%s must be [T, 1] ids, got %s" % (op.input("X")[0], list(x.shape)))
+        if x.dim() != 2:
+            raise ValueError("pyramid_hash: X=%s must be 2-D [T, K] ids, got %s" % (op.input("X")[0], list(x.shape)))
         off = xlod[-1].to(torch.int64)
         dev = w.device
-        xf = x.to(torch.float32)
+        # Paddle's float copy (X_Temp_Out, [T, K]) holds X's first T values in memory order, and the terms read
+        # only those: with K > 1 they are X.flatten()[:T], not the first column. The rest of it stays 0 here.
+        t = x.shape[0]
+        xf = x.reshape(-1)[:t].to(torch.float32)
+        temp = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+        temp.view(-1)[:t] = xf
         words = xf.reshape(-1).view(torch.int32).to(torch.int64) & _M32
         seq, start, size = _terms(off.to(x.device), layers)
         nseq = off.numel() - 1
@@ -219,7 +224,7 @@ def pyramid_hash(op, ctx):
         out = torch.zeros(int(out_off[-1]), emb, dtype=w.dtype, device=dev).index_copy(0, dest, vals)
         if not training:
             out = out * float(drop)
-        drop_pos = torch.zeros(x.shape[0] * layers, 1, dtype=torch.int32, device=x.device)
+        drop_pos = torch.zeros(x.numel() * layers, 1, dtype=torch.int32, device=x.device)
         drop_pos[:nterm, 0] = keep.to(torch.int32)
-        return out, xf, drop_pos, (out_off.to(dev),), (kept_off.to(x.device),)
+        return out, temp, drop_pos, (out_off.to(dev),), (kept_off.to(x.device),)
     return k

@@ -22,16 +22,17 @@ CASES = [
     ("train_deep", [7, 2, 9, 4], 12, 97, 6, 3, 0.5, True, 11, 0.25),
     ("test_mode", [4, 6, 1, 3], 8, 64, 5, 2, 0.2, False, 3, 0.1),
     ("all_dropped", [3, 2], 4, 20, 3, 4, 1.0, True, 1, 0.5),
+    ("wide_ids", [4, 3, 5], 8, 50, 3, 4, 0.3, True, 9, 0.5, 3),     # X [T, 3]: Paddle hashes X.flatten()[:T]
 ]
 
 
-def run(name, lens, num_emb, space_len, layers, rand_len, drop, training, seed, lr):
+def run(name, lens, num_emb, space_len, layers, rand_len, drop, training, seed, lr, width=1):
     r = np.random.RandomState(len(name) * 7 + sum(lens))
-    ids = r.randint(0, 1000, size=(sum(lens), 1)).astype("int32")
+    ids = r.randint(0, 1000, size=(sum(lens), width)).astype("int32")
     w0 = r.uniform(-1, 1, size=(space_len + rand_len, 1)).astype("float32")
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        x = fluid.data(name="x", shape=[-1, 1], dtype="int32", lod_level=1)
+        x = fluid.data(name="x", shape=[-1, width], dtype="int32", lod_level=1)
         x.stop_gradient = False
         out = fluid.contrib.layers.search_pyramid_hash(
             input=x, num_emb=num_emb, space_len=space_len, pyramid_layer=layers, rand_len=rand_len,
