@@ -1,8 +1,8 @@
 """pyramid_hash (fluid.contrib.layers.search_pyramid_hash): hashed embeddings of the n-grams of each id sequence.
 
 For each LoD sequence of ids (X [T, 1], int32; see the kernel for [T, K]) and each n-gram length
-n = 2 .. pyramid_layer (shorter than the sequence), every window of n consecutive ids is one term, in the order (sequence, n, start). A term's bytes are
-its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its embedding is num_emb / rand_len
+n = 2 .. pyramid_layer (shorter than the sequence), every window of n consecutive ids is one term, in the order
+(sequence, n, start). A term's bytes are its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its embedding is num_emb / rand_len
 slices of W [space_len + rand_len, 1]: slice j (j = 0, rand_len, 2 rand_len, ...) is W[p : p + rand_len] with
 p = XXH32(term bytes, seed=j) % space_len. With use_filter, a term must be in the WhiteList bloom filter and not
 in the BlackList one (bloom_filter.py; each list only when its length attr is non-zero). In training each term
