@@ -1,22 +1,21 @@
 """pyramid_hash (fluid.contrib.layers.search_pyramid_hash): hashed embeddings of the n-grams of each id sequence.
 
-For each LoD sequence of ids (X [T, 1], int32; see the kernel for [T, K]) and each n-gram length
-n = 2 .. pyramid_layer (shorter than the sequence), every window of n consecutive ids is one term, in the order
-(sequence, n, start). A term's bytes are its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its embedding is num_emb / rand_len
-slices of W [space_len + rand_len, 1]: slice j (j = 0, rand_len, 2 rand_len, ...) is W[p : p + rand_len] with
-p = XXH32(term bytes, seed=j) % space_len. With use_filter, a term must be in the WhiteList bloom filter and not
-in the BlackList one (bloom_filter.py; each list only when its length attr is non-zero). In training each term
-that passes is dropped when a glibc rand_r stream seeded with `seed` (restarted every run, as in Paddle) gives
-rand / RAND_MAX < drop_out_percent. Out holds the kept
-terms' embeddings, one sequence after another (Out's LoD); a sequence with none gets one zero row. Outside
-training Out is scaled by drop_out_percent (as Paddle's kernel does). DropPos [T * K * pyramid_layer, 1] holds the
-0/1 keep flag of every term in its first entries (LoD: kept terms per sequence), zeros after (Paddle leaves
-that memory unwritten).
+For each LoD sequence of ids (X [T, 1], int32; see the kernel for [T, K]) and each n-gram length n = 2 ..
+pyramid_layer (shorter than the sequence), every window of n consecutive ids is one term, in the order (sequence,
+n, start). A term's bytes are its ids as float32 (Paddle hashes the float copy it keeps in X_Temp_Out); its
+embedding is num_emb / rand_len slices of W [space_len + rand_len, 1]: slice j (j = 0, rand_len, 2 rand_len, ...)
+is W[p : p + rand_len] with p = XXH32(term bytes, seed=j) % space_len. With use_filter, a term must be in the
+WhiteList bloom filter and not in the BlackList one (bloom_filter.py; each list only when its length attr is
+nonzero). In training each term that passes is dropped when a glibc rand_r stream seeded with `seed` (restarted every
+run, as in Paddle) gives rand / RAND_MAX < drop_out_percent. Out holds the kept terms' embeddings, one sequence
+after another (Out's LoD); a sequence with none gets one zero row. Outside training Out is scaled by
+drop_out_percent (as Paddle's kernel does). DropPos [T * K * pyramid_layer, 1] holds the 0/1 keep flag of every
+term in its first entries (LoD: kept terms per sequence), zeros after (Paddle leaves that memory unwritten).
 
 Gradient: Out is a gather of W, so W@GRAD (when W's stop_gradient is cleared) is the scatter-add of Out@GRAD.
-Paddle's pyramid_hash_grad instead moves W in place by -lr * Out@GRAD, and only when X is not stop_gradient
-(never for a data variable), so in ordinary programs neither Paddle nor this op changes W. Outside training
-Paddle's update also leaves out the drop_out_percent factor of Out; W@GRAD here is Out's true derivative.
+Paddle's pyramid_hash_grad instead moves W in place by -lr * Out@GRAD, and only when X is not stop_gradient (never
+for a data variable), so in ordinary programs neither Paddle nor this op changes W. Outside training Paddle's
+update also leaves out the drop_out_percent factor of Out; W@GRAD here is Out's true derivative.
 """
 
 import numpy as np
