@@ -1,6 +1,6 @@
-"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py): sigmoid_focal_loss,
-roi_perspective_transform, retinanet_target_assign and retinanet_detection_output. The rest of
-fluid.layers.detection is not offered."""
+"""A few of Paddle 1.8's detection layers (ops in paddle_compat/ops/defs/detection_ops.py and retinanet_ops.py):
+sigmoid_focal_loss, roi_perspective_transform, retinanet_target_assign and retinanet_detection_output. The rest
+of fluid.layers.detection is not offered."""
 
 from ..dtypes import dtype_name
 from ..layer_helper import LayerHelper
