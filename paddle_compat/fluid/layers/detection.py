@@ -85,3 +85,18 @@ def roi_perspective_transform(input, rois, transformed_height, transformed_width
                            "spatial_scale": float(spatial_scale)}, helper=LayerHelper("roi_perspective_transform",
                                                                                       name=name))
     return outs["Out"][0], outs["Mask"][0], outs["TransformMatrix"][0]
+
+
+_NOT_OFFERED = frozenset([
+    "anchor_generator", "bipartite_match", "box_clip", "box_coder", "box_decoder_and_assign",
+    "collect_fpn_proposals", "density_prior_box", "detection_output", "distribute_fpn_proposals",
+    "generate_mask_labels", "generate_proposal_labels", "generate_proposals", "iou_similarity", "locality_aware_nms",
+    "matrix_nms", "multi_box_head", "multiclass_nms", "polygon_box_transform", "prior_box", "rpn_target_assign",
+    "ssd_loss", "target_assign", "yolo_box", "yolov3_loss"])
+
+
+def __getattr__(name):
+    if name in _NOT_OFFERED:
+        raise AttributeError("fluid.layers.detection.%s is not offered: of Paddle 1.8's detection layers only %s are"
+                             % (name, ", ".join(__all__)))
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
