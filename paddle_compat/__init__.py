@@ -6,8 +6,8 @@ Importing this package loads neither torch nor torch.distributed.rpc nor mpi4py.
 
 from . import fluid  # noqa: F401
 from .fluid import *  # noqa: F401,F403
-from .fluid import (backward, clip, compiler, core, executor, framework, initializer, io, layers,  # noqa: F401
-                    metrics, nets, optimizer, param_attr, profiler, regularizer, transpiler, unique_name)
+from .fluid import (backward, clip, compiler, core, evaluator, executor, framework, initializer, io,  # noqa: F401
+                    layers, metrics, nets, optimizer, param_attr, profiler, regularizer, transpiler, unique_name)
 from .fluid.reader_decorator import batch  # noqa: F401  (paddle.batch, for scripts that used it)
 from .fluid import __all__ as _fluid_all
 

@@ -82,7 +82,9 @@ WHY = {
     "test_fleet_rolemaker_2.py": "design: pslib",
     "test_fleet_api_input.py": "design: minimize on an already transpiled program raises (Paddle transpiles the "
                                "transpiled program again)",
-    "test_fleet_pyramid_hash.py": "left: contrib.layers.search_pyramid_hash (pyramid_hash op)",
+    "test_layers.py": "design: dygraph (Paddle 1.8.5 fails 19 of its 79 cases too; of the cases it passes, the ones "
+                      "failing here compare with a dygraph run or build fluid.dygraph.nn Layers: their static "
+                      "parts pass)",
     "test_communicator_half_async.py": "left: the test starts 1 of its 2 trainers; our RPC group (a fixed world "
                                        "of every pserver and trainer) waits for all to join, Paddle's "
                                        "half-async pserver serves whichever trainers come",

@@ -18,6 +18,7 @@ from .param_attr import ParamAttr, WeightNormParamAttr
 from . import transpiler  # noqa: E402
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory_optimize, release_memory
 from . import contrib  # noqa: E402
+from . import evaluator  # noqa: E402
 from . import install_check  # noqa: E402
 from .framework_misc import cuda_pinned_places, device_guard, get_flags, require_version, set_flags  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402

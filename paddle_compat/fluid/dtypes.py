@@ -83,7 +83,8 @@ for _k, _v in vars(VarType).items():
         _BY_CODE[_v.value] = _v
         if _v.np_name:
             _BY_NAME[_v.np_name] = _v
-_BY_NAME.update({"float": VarType.FP32, "double": VarType.FP64, "int": VarType.INT32, "long": VarType.INT64,
+# "float" and "int" are NumPy's spellings, as in Paddle (np.dtype): float64 and int64.
+_BY_NAME.update({"float": VarType.FP64, "double": VarType.FP64, "int": VarType.INT64, "long": VarType.INT64,
                  "fp32": VarType.FP32, "fp64": VarType.FP64, "fp16": VarType.FP16})
 
 FLOAT_TYPES = (VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16)

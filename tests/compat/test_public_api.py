@@ -10,7 +10,7 @@ import paddle_compat
 
 CLAIMED = {
     "paddle_compat": [
-        "Program", "Variable", "default_main_program", "default_startup_program", "program_guard", "name_scope",
+        "evaluator", "Program", "Variable", "default_main_program", "default_startup_program", "program_guard", "name_scope",
         "Executor", "global_scope", "scope_guard", "Scope", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace",
         "LoDTensor", "Tensor", "create_lod_tensor", "create_random_int_lodtensor", "ParamAttr",
         "WeightNormParamAttr", "CompiledProgram", "BuildStrategy", "ExecutionStrategy", "ParallelExecutor",
@@ -29,12 +29,12 @@ CLAIMED = {
                                     "partial_concat", "fused_elemwise_activation", "fused_embedding_seq_pool", "shuffle_batch", "tdm_child",
                                     "match_matrix_tensor", "sequence_topk_avg_pooling", "ctr_metric_bundle",
                                     "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm", "tree_conv",
-                                    "var_conv_2d", "multiclass_nms2"],
+                                    "var_conv_2d", "multiclass_nms2", "search_pyramid_hash", "rank_attention"],
     "paddle_compat.fluid.contrib.mixed_precision": ["decorate", "AutoMixedPrecisionLists"],
     "paddle_compat.fluid.contrib.layers": ["partial_sum", "partial_concat", "fused_elemwise_activation", "fused_embedding_seq_pool", "shuffle_batch", "tdm_child",
                                            "match_matrix_tensor", "sequence_topk_avg_pooling", "ctr_metric_bundle",
                                            "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm", "tree_conv",
-                                    "var_conv_2d", "multiclass_nms2"],
+                                    "var_conv_2d", "multiclass_nms2", "search_pyramid_hash", "rank_attention"],
     "paddle_compat.fluid.metrics": ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy",
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu", "scaled_dot_product_attention"],
@@ -42,6 +42,7 @@ CLAIMED = {
     "paddle_compat.fluid.reader_decorator": ["batch", "shuffle", "buffered", "chain", "compose", "map_readers",
                                              "firstn", "cache"],
     "paddle_compat.fluid.layers": [
+        "sigmoid_focal_loss", "retinanet_target_assign", "retinanet_detection_output", "roi_perspective_transform",
         "data", "fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "relu", "sigmoid", "tanh",
         "softmax", "leaky_relu", "cross_entropy", "softmax_with_cross_entropy", "square_error_cost",
         "sigmoid_cross_entropy_with_logits", "mean", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
@@ -140,8 +141,6 @@ KNOWN_GAPS = {
         "convert_dist_to_sparse_program": "PSLib (Baidu's closed parameter server) only",
         "load_persistables_for_increment": "PSLib (Baidu's closed parameter server) only: loads its sparse tables",
         "load_persistables_for_inference": "PSLib (Baidu's closed parameter server) only",
-        "search_pyramid_hash": "not implemented (text-matching contrib op)",
-        "rank_attention": "Paddle 1.8.5 has no CPU kernel for it (GPU only), so no reference numbers here",
         "tdm_sampler": "random negative sampling over a TDM tree: not implemented",
     },
     "paddle_compat": {
@@ -194,7 +193,7 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 1.0,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.58,
+    "paddle.fluid.contrib": 0.63,
     "paddle.fluid": 0.94,
     "paddle.fluid.nets": 1.0,
     "paddle.fluid.io": 1.0,

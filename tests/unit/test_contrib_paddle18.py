@@ -177,7 +177,7 @@ def test_partial_layers_name_bad_spans():
     with pytest.raises(ValueError, match="start_index=3, length=2"):
         fluid.contrib.layers.partial_sum([x, x], start_index=3, length=2)
     with pytest.raises(TypeError, match="non-empty list"):
-        fluid.contrib.layers.partial_concat(x)
+        fluid.contrib.layers.partial_concat([])
 
 
 @pytest.mark.parity

@@ -18,7 +18,8 @@ from . import beam_decode, seq_more
 from .seq_more import *  # noqa: F401,F403
 from .beam_decode import *  # noqa: F401,F403
 from . import control_flow
-from . import vision_more, misc_ext
+from . import vision_more, misc_ext, detection
+from .detection import *  # noqa: F401,F403
 from .misc_ext import *  # noqa: F401,F403
 from .vision_more import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
@@ -55,7 +56,7 @@ __all__ = (io.__all__ + nn.__all__ + ops.__all__ + tensor.__all__ + loss.__all__
            + sampled_loss.__all__ + ctc_chunk.__all__)
 __all__ += (math_more.__all__ + shape_more.__all__ + loss_more.__all__ + nn_more.__all__ + random_misc.__all__
             + io_more.__all__)
-__all__ += vision_more.__all__ + misc_ext.__all__
+__all__ += vision_more.__all__ + misc_ext.__all__ + detection.__all__
 
 from . import module_names as _module_names  # noqa: E402
 

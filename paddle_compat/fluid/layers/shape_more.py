@@ -67,18 +67,56 @@ def crop(x, shape=None, offsets=None, name=None):
     return single(append_defined("crop", ins, attrs, name=name))
 
 
+def _crop_arg(x, what, value, check, var_slot, list_slot, unknown, inputs, attrs):
+    """One of crop_tensor's shape/offsets: ints (an attr), one int Variable (var_slot), or a list mixing ints
+    and [1]-shaped Variables (list_slot, one [1] tensor per dimension, ints as fill_constant), as Paddle."""
+    from .tensor import fill_constant
+    if isinstance(value, Variable):
+        value.stop_gradient = True
+        inputs[var_slot] = value
+        attrs[what] = [unknown] * len(x.shape) if what == "offsets" else [-1] * len(x.shape)
+        return
+    if len(value) != len(x.shape):
+        raise ValueError("crop_tensor: %s has %d entries but x (%s) is %d-D" % (what, len(value), x.name,
+                                                                                len(x.shape)))
+    if not any(isinstance(e, Variable) for e in value):
+        for e in value:
+            check(e)
+        attrs[what] = list(value)
+        return
+    tensors, attr_vals = [], []
+    for e in value:
+        if isinstance(e, Variable):
+            e.stop_gradient = True
+            tensors.append(e)
+            attr_vals.append(unknown)
+        else:
+            check(e)
+            tensors.append(fill_constant([1], "int32", e, force_cpu=True))
+            attr_vals.append(e)
+    inputs[list_slot] = tensors
+    attrs[what] = attr_vals
+
+
 def crop_tensor(x, shape=None, offsets=None, name=None):
+    """x[offsets : offsets + shape] per dimension (shape -1: to the end). shape and offsets may be ints, an int
+    Variable, or lists mixing ints and [1]-shaped int Variables (read at run time)."""
     check_variable(x, "x", "crop_tensor")
+    if shape is None:
+        raise ValueError("crop_tensor: shape is required")
     offsets = [0] * len(x.shape) if offsets is None else offsets
-    for what, v in (("shape", shape), ("offsets", offsets)):
-        if isinstance(v, Variable) or any(isinstance(e, Variable) for e in v):
-            raise NotImplementedError("crop_tensor: %s given as Variables is not supported; pass ints" % what)
-    if any(s == 0 or s < -1 for s in shape):
-        raise ValueError("crop_tensor: shape entries must be positive or -1, got %s" % (list(shape),))
-    if any(o < 0 for o in offsets):
-        raise ValueError("crop_tensor: offsets must be >= 0, got %s" % (list(offsets),))
-    return single(append_defined("crop_tensor", {"X": x}, {"shape": list(shape), "offsets": list(offsets)},
-                                 name=name))
+
+    def check_shape(s):
+        if not isinstance(s, int) or s == 0 or s < -1:
+            raise ValueError("crop_tensor: shape entries must be positive ints or -1, got %r" % (s,))
+
+    def check_offset(o):
+        if not isinstance(o, int) or o < 0:
+            raise ValueError("crop_tensor: offsets must be ints >= 0, got %r" % (o,))
+    inputs, attrs = {"X": x}, {}
+    _crop_arg(x, "offsets", offsets, check_offset, "Offsets", "OffsetsTensor", -1, inputs, attrs)
+    _crop_arg(x, "shape", shape, check_shape, "Shape", "ShapeTensor", 0, inputs, attrs)
+    return single(append_defined("crop_tensor", inputs, attrs, name=name))
 
 
 def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_format="NCHW", name=None):

@@ -86,10 +86,11 @@ def _rois(input, rois, layer):
     check_variable(rois, "rois", layer)
 
 
-def roi_pool(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0):
-    """Max pooling over each RoI's pooled_height x pooled_width bins (RoI corners rounded to integers)."""
+def roi_pool(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0, rois_lod=None):
+    """Max pooling over each RoI's pooled_height x pooled_width bins (RoI corners rounded to integers).
+    rois_lod: the RoIs' offsets per image as a tensor, in place of rois' LoD."""
     _rois(input, rois, "roi_pool")
-    outs = append_defined("roi_pool", {"X": input, "ROIs": rois},
+    outs = append_defined("roi_pool", {"X": input, "ROIs": rois, "RoisLod": rois_lod},
                           {"pooled_height": pooled_height, "pooled_width": pooled_width,
                            "spatial_scale": spatial_scale})
     outs["Argmax"][0].stop_gradient = True

@@ -183,14 +183,40 @@ def _collect_chains(plan, block):
         if p not in pairs:
             pairs[p] = ParamChain(p, g)
         pairs[p].ops.append(i)
+    bp_updated = _bp_updated_params(plan, block)
+    for p in bp_updated:
+        if p not in pairs:
+            pairs[p] = ParamChain(p, p)
     if not pairs:
         raise ValueError("transpile: the program has no optimize ops; call optimizer.minimize(loss) before "
                          "DistributeTranspiler.transpile in pserver mode")
     for name in sorted(pairs):
         chain = pairs[name]
-        if not any(is_optimizer_op(block.ops[i]) for i in chain.ops):
+        if name not in bp_updated and not any(is_optimizer_op(block.ops[i]) for i in chain.ops):
             raise ValueError("transpile: parameter '%s' has clip/regularization ops but no optimizer op" % name)
         plan.chains[name] = chain
+
+
+def _bp_updated_params(plan, block):
+    """Parameters an op names in its `distribute_update_vars` attr (search_pyramid_hash's table): updated by
+    the op's backward rather than an optimizer op. As in Paddle they are exchanged like the parameters of the
+    optimize ops (a chain with no ops); only Geo-SGD, which exchanges parameter deltas, gives that meaning."""
+    names = []
+    for op in block.ops:
+        for n in (op.attrs.get("distribute_update_vars") or "").split(","):
+            n = n.strip()
+            if not n or n in names:
+                continue
+            if block._find_var_recursive(n) is None:
+                raise ValueError("transpile: op '%s' names '%s' in distribute_update_vars, which the program does "
+                                 "not declare" % (op.type, n))
+            if not plan.geo:
+                raise NotImplementedError(
+                    "transpile: op '%s' asks for '%s' (distribute_update_vars) to be updated in distributed "
+                    "training; only Geo-SGD (config.geo_sgd_mode) supports that (no optimizer op updates it)"
+                    % (op.type, n))
+            names.append(n)
+    return names
 
 
 def _classify_vars(plan, block):

@@ -1,8 +1,10 @@
 """fluid.contrib.layers ops: partial_sum and partial_concat (columns [start_index, start_index + length) of
-each 2-D input, summed or concatenated; length -1 means to the last column)."""
+each 2-D input, summed or concatenated; length -1 means to the last column), fused_elemwise_activation and
+rank_attention."""
 
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
+from ..shapes import first
 
 
 def _span(width, attrs, op_type):
@@ -98,4 +100,43 @@ def fused_elemwise_activation(op, ctx):
             return _BINARY[f1](x, bcast(x, inter)), inter
         inter = _BINARY[f2](x, bcast(x, y))
         return unary(f1, inter), inter
+    return k
+
+
+# rank_attention: row i of RankOffset [N, 1 + 2 MaxRank] is (rank_i, then (rank_ik, index_ik) per k); ranks are
+# 1-based, < 1 (-1) means absent. RankParam [MaxRank^2 D, C] holds MaxRank^2 blocks [D, C]; block
+# (rank_i - 1) MaxRank + (rank_ik - 1) maps X[index_ik] [D] for Out[i] = sum over present k of X[index_ik] @ block.
+# Paddle 1.8.5 has only a GPU kernel; its RankParam gradient sends neighbour k's part to block
+# (rank_i - 1, k), which is this derivative only when rank_ik = k + 1. Ours is autograd's.
+def _rank_attention_shape(ins, attrs):
+    x, off, p = first(ins, "X"), first(ins, "RankOffset"), first(ins, "RankParam")
+    r = int(attrs.get("MaxRank", 3))
+    if len(off.shape) != 2 or off.shape[1] != 1 + 2 * r:
+        raise ValueError("rank_attention: RankOffset must be [N, 1 + 2 * MaxRank] = [N, %d], got %s"
+                         % (1 + 2 * r, list(off.shape)))
+    if x.shape[1] >= 0 and p.shape[0] != x.shape[1] * r * r:
+        raise ValueError("rank_attention: RankParam must have MaxRank^2 * %d = %d rows, got %s"
+                         % (x.shape[1], x.shape[1] * r * r, list(p.shape)))
+    return {"Out": OutMeta((x.shape[0], p.shape[1]), x.dtype)}
+
+
+@defop("rank_attention", inputs=("X", "RankOffset", "RankParam"), infer_shape=_rank_attention_shape,
+       no_grad=("RankOffset",))
+def rank_attention(op, ctx):
+    r = int(attr(op, "MaxRank", 3))
+
+    def k(x, offset, param):
+        n, d = x.shape
+        off = offset.long()
+        lower = off[:, 0:1] - 1                                     # [N, 1]
+        faster = off[:, 1::2] - 1                                   # [N, R]
+        index = off[:, 2::2]                                        # [N, R]
+        valid = (lower >= 0) & (faster >= 0)
+        if bool((valid & ((index < 0) | (index >= n))).any()):
+            raise ValueError("rank_attention: RankOffset=%s indexes rows outside X=%s's %d"
+                             % (op.input("RankOffset")[0], op.input("X")[0], n))
+        block = (lower * r + faster).clamp(0, r * r - 1)
+        xs = x[index.clamp(0, n - 1)] * valid.unsqueeze(2).to(x.dtype)            # [N, R, D]
+        blocks = param.reshape(r * r, d, -1)[block]                                # [N, R, D, C]
+        return torch.einsum("nkd,nkdc->nc", xs, blocks)
     return k

@@ -1,16 +1,34 @@
-"""Linear-chain CRF on LoD input, in Paddle 1.8's layout: linear_chain_crf (negative log-likelihood per
-sequence) and crf_decoding (Viterbi path). Transition is [D + 2, D]: row 0 the start weights, row 1 the end
-weights, rows 2.. the tag-to-tag weights. All sequences run together, one loop over time steps."""
+"""Linear-chain CRF in Paddle 1.8's layout: linear_chain_crf (negative log-likelihood per sequence) and
+crf_decoding (Viterbi path). Transition is [D + 2, D]: row 0 the start weights, row 1 the end weights, rows 2..
+the tag-to-tag weights. Sequences come as LoD rows [T, D], or padded [N, L, D] with a Length input [N] (then
+the labels are [N, L] and the path is [N, L], 0 past each length). All sequences run together, one loop over
+time steps."""
 
 from ..lazy import torch
 from ..registry import OutMeta, defop
 from ..shapes import first
 
 
+def _packed(op, x, length):
+    """Padded Emission [N, L, D] and Length [N] -> (rows [sum(len), D], their LoD, their row in [N * L])."""
+    if x.dim() != 3:
+        raise ValueError("%s: with a Length input, Emission=%s must be padded [N, L, D], got %s"
+                         % (op.type, op.input("Emission")[0], list(x.shape)))
+    n, width = x.shape[0], x.shape[1]
+    lens = length.reshape(-1).long().to(x.device)
+    if lens.numel() != n or bool((lens < 0).any()) or bool((lens > width).any()):
+        raise ValueError("%s: Length=%s must hold %d lengths in [0, %d], got %s"
+                         % (op.type, op.input("Length")[0], n, width, lens.tolist()))
+    mask = torch.arange(width, device=x.device).unsqueeze(0) < lens.unsqueeze(1)
+    rows = torch.arange(n * width, device=x.device)[mask.reshape(-1)]
+    off = torch.cat([lens.new_zeros(1), torch.cumsum(lens, 0)])
+    return x.reshape(n * width, -1).index_select(0, rows), (off,), rows
+
+
 def _plan(op, x, lod):
     """([T_max, N] row index, [T_max, N] mask, lengths) of the LoD sequences of Emission."""
     if not lod:
-        raise ValueError("%s: Emission=%s carries no LoD (feed a LoDTensor; the Length input is not supported)"
+        raise ValueError("%s: Emission=%s carries no LoD (feed a LoDTensor, or give the Length input)"
                          % (op.type, op.input("Emission")[0]))
     off = lod[-1]
     if int(off[-1]) != x.shape[0]:
@@ -25,7 +43,7 @@ def _plan(op, x, lod):
 
 
 def _check_trans(op, x, w):
-    d = x.shape[1]
+    d = x.shape[-1]
     if tuple(w.shape) != (d + 2, d):
         raise ValueError("%s: Transition=%s is %s but Emission=%s has %d tags: need [%d, %d]"
                          % (op.type, op.input("Transition")[0], list(w.shape), op.input("Emission")[0], d, d + 2, d))
@@ -33,8 +51,9 @@ def _check_trans(op, x, w):
 
 def _crf_shape(ins, attrs):
     x, w = first(ins, "Emission"), first(ins, "Transition")
+    n = x.shape[0] if "Length" in ins else -1
     return {"Alpha": OutMeta(x.shape, x.dtype), "EmissionExps": OutMeta(x.shape, x.dtype),
-            "TransitionExps": OutMeta(w.shape, x.dtype), "LogLikelihood": OutMeta((-1, 1), x.dtype)}
+            "TransitionExps": OutMeta(w.shape, x.dtype), "LogLikelihood": OutMeta((n, 1), x.dtype)}
 
 
 # LogLikelihood is, as in Paddle, the NEGATIVE log-likelihood of each sequence's labels (a cost to minimise).
@@ -45,10 +64,11 @@ def _crf_shape(ins, attrs):
        infer_shape=_crf_shape, no_grad=("Label", "Length"))
 def linear_chain_crf(op, ctx):
     def k(x, w, label, length, lod):
-        if length is not None:
-            raise NotImplementedError("linear_chain_crf: the Length input (padded form) is not supported; "
-                                      "feed LoD sequences")
         _check_trans(op, x, w)
+        padded = x
+        if length is not None:
+            x, lod, rows = _packed(op, padded, length)
+            label = label.reshape(-1).index_select(0, rows.to(label.device))
         idx, mask, lengths = _plan(op, x, lod)
         n = idx.shape[1]
         em = x.index_select(0, idx.reshape(-1)).reshape(idx.shape[0], n, -1)          # [T_max, N, D]
@@ -68,11 +88,14 @@ def linear_chain_crf(op, ctx):
         last = lab.gather(0, (lengths - 1).clamp(min=0).unsqueeze(0)).reshape(-1)
         gold = gold + end[last]
         log_z = torch.logsumexp(log_alpha + end, 1)
-        nll = (log_z - gold).unsqueeze(1)
+        nll = torch.where(lengths > 0, log_z - gold, torch.zeros_like(gold)).unsqueeze(1)
         back = _back_index(idx, mask)
-        alpha = torch.softmax(torch.stack(alphas, 0), -1).reshape(-1, x.shape[1]).index_select(0, back)
-        em_exps = torch.exp(x - x.max(1, keepdim=True)[0])
-        return alpha.detach(), em_exps.detach(), torch.exp(w).detach(), nll
+        alpha = torch.softmax(torch.stack(alphas, 0), -1).reshape(-1, x.shape[1]).index_select(0, back).detach()
+        em_exps = torch.exp(padded - padded.max(-1, keepdim=True)[0]).detach()
+        if length is not None:
+            alpha = alpha.new_zeros(padded.shape[0] * padded.shape[1], x.shape[1]).index_copy(0, rows, alpha)
+            alpha = alpha.reshape(padded.shape)
+        return alpha, em_exps, torch.exp(w).detach(), nll
 
     return k
 
@@ -87,6 +110,8 @@ def _back_index(idx, mask):
 
 def _decode_shape(ins, attrs):
     x = first(ins, "Emission")
+    if "Length" in ins:
+        return {"ViterbiPath": OutMeta(tuple(x.shape[:2]), "int64")}
     return {"ViterbiPath": OutMeta((-1, 1), "int64", x.lod_level)}
 
 
@@ -95,10 +120,10 @@ def _decode_shape(ins, attrs):
        lod_in=("Emission",), infer_shape=_decode_shape, differentiable=False)
 def crf_decoding(op, ctx):
     def k(x, w, label, length, lod):
-        if length is not None:
-            raise NotImplementedError("crf_decoding: the Length input (padded form) is not supported; "
-                                      "feed LoD sequences")
         _check_trans(op, x, w)
+        padded = x
+        if length is not None:
+            x, lod, rows = _packed(op, padded, length)
         with torch.no_grad():
             idx, mask, lengths = _plan(op, x, lod)
             n = idx.shape[1]
@@ -119,6 +144,12 @@ def crf_decoding(op, ctx):
                 path.append(tag)
             path = torch.stack(path[::-1], 0)                                          # [T_max, N]
             out = path.reshape(-1).index_select(0, _back_index(idx, mask)).unsqueeze(1)
+            if length is not None:
+                if label is not None:       # 1 where the path agrees with the label, 0 past each length
+                    lab = label.reshape(-1).long().to(out.device).index_select(0, rows)
+                    out = (out.reshape(-1) == lab).long().unsqueeze(1)
+                flat = out.new_zeros(padded.shape[0] * padded.shape[1]).index_copy(0, rows, out.reshape(-1))
+                return flat.reshape(padded.shape[0], padded.shape[1])
             if label is not None:
                 out = (out == label.reshape(-1, 1).long()).long()
             return out

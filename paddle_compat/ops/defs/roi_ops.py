@@ -81,13 +81,15 @@ def _gather_bins(x, bidx, hs, he, ws, we):
     return vals, valid, spatial
 
 
-@defop("roi_pool", inputs=("X", "ROIs"), outputs=("Out", "Argmax"), lod_in=("ROIs",),
-       infer_shape=_roi_shape(lambda x, a: x.shape[1], "Argmax"), no_grad=("ROIs",))
+@defop("roi_pool", inputs=("X", "ROIs", "RoisLod"), outputs=("Out", "Argmax"), lod_in=("ROIs",),
+       infer_shape=_roi_shape(lambda x, a: x.shape[1], "Argmax"), no_grad=("ROIs", "RoisLod"))
 def roi_pool(op, ctx):
     ph, pw = int(attr(op, "pooled_height", 1)), int(attr(op, "pooled_width", 1))
     scale = float(attr(op, "spatial_scale", 1.0))
 
-    def k(x, rois, lod):
+    def k(x, rois, rois_lod, lod):
+        if rois_lod is not None:        # RoisLod: the offsets as a tensor, in place of a LoD
+            lod = (rois_lod.reshape(-1).long(),)
         bidx = _batch_index(op, x, rois, lod)
         r = _round(rois.detach() * scale)
         # Paddle: bins of an integer RoI [start, end] (inclusive), at least 1 wide.

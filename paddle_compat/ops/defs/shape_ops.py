@@ -102,10 +102,46 @@ def crop(op, ctx):
     return k
 
 
-@defop("crop_tensor", inputs=("X",), infer_shape=_crop_shape("__none__"))
+def _crop_tensor_shape(ins, attrs):
+    x = first(ins, "X")
+    if "Shape" in ins:                          # the whole shape comes at run time
+        return {"Out": OutMeta([-1] * len(x.shape), x.dtype)}
+    shape, offsets = list(attrs["shape"]), list(attrs.get("offsets") or [0] * len(x.shape))
+    out = []
+    for s, xs, o in zip(shape, x.shape, offsets):
+        if s == 0 or (s == -1 and (xs < 0 or o < 0 or "Offsets" in ins)):
+            out.append(-1)                      # a run-time size, or x's size less a run-time offset
+        else:
+            out.append(xs - o if s == -1 else s)
+    return {"Out": OutMeta(out, x.dtype)}
+
+
+def _ints(t):
+    return [int(v) for v in t.reshape(-1).tolist()]
+
+
+# shape/offsets: the attrs, where given as Variables overridden at run time by Shape/Offsets (one [rank] tensor)
+# or ShapeTensor/OffsetsTensor (one [1] tensor per dimension).
+@defop("crop_tensor", inputs=("X", "Shape", "Offsets", "ShapeTensor*", "OffsetsTensor*"),
+       infer_shape=_crop_tensor_shape, no_grad=("Shape", "Offsets", "ShapeTensor", "OffsetsTensor"))
 def crop_tensor(op, ctx):
-    shape, offsets = list(attr(op, "shape")), attr(op, "offsets")
-    return lambda x: _crop(x, shape, list(offsets) if offsets else [0] * x.dim())
+    shape_attr, offsets_attr = list(attr(op, "shape")), attr(op, "offsets")
+
+    def k(x, shape_t, offsets_t, shape_ts, offsets_ts):
+        shape = _ints(shape_t) if shape_t is not None else \
+            [v for t in shape_ts for v in _ints(t)] if shape_ts else shape_attr
+        offsets = _ints(offsets_t) if offsets_t is not None else \
+            [v for t in offsets_ts for v in _ints(t)] if offsets_ts else \
+            (list(offsets_attr) if offsets_attr else [0] * x.dim())
+        if len(shape) != x.dim() or len(offsets) != x.dim():
+            raise ValueError("crop_tensor: X=%s is %d-D but shape %s / offsets %s"
+                             % (op.input("X")[0], x.dim(), shape, offsets))
+        for s, o, xs in zip(shape, offsets, x.shape):
+            if o < 0 or (s != -1 and (s <= 0 or o + s > xs)) or o > xs:
+                raise ValueError("crop_tensor: shape %s at offsets %s does not fit X=%s of shape %s"
+                                 % (shape, offsets, op.input("X")[0], list(x.shape)))
+        return _crop(x, shape, offsets)
+    return k
 
 
 def _pad2d_shape(ins, attrs):
