@@ -302,10 +302,23 @@ def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None):
     else:
         have = _append_grad_ops(block, path, flows, set(target_names))
     sparse = _sparse_grad_params(block, path)
-    for n in have:
+    for n in _in_grad_op_order(block, have):
         fwd = block._find_var_recursive(n)
         _create_grad_var(block, grad_var_name(n), fwd, sparse=n in sparse)
     return have
+
+
+def _in_grad_op_order(block, names):
+    """`names` (a set) in the order their @GRAD first appears as a grad op output in `block`, as Paddle
+    creates grad vars; iterating the set itself would make the program's variable order (and its saved
+    bytes) depend on PYTHONHASHSEED."""
+    first = {}
+    for op in block.ops:
+        for n in op.output_arg_names:
+            base = n.split("@RENAME@")[0]
+            if base.endswith(GRAD_SUFFIX):
+                first.setdefault(base[: -len(GRAD_SUFFIX)], len(first))
+    return sorted(names, key=lambda n: (first.get(n, -1), n))
 
 
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
@@ -395,7 +408,7 @@ def _append_backward_in_sub_block(loss, parameter_list, no_grad_set):
             sparse |= _sparse_grad_params(b, path)
         b = b.parent
     _add_up_repeated_grads(grad_block, grad_ops, var_block=cur)
-    for n in have:
+    for n in _in_grad_op_order(grad_block, have):
         _create_grad_var(grad_block, grad_var_name(n), cur._find_var_recursive(n), sparse=n in sparse)
     gb = program.global_block()
     if parameter_list is not None:
