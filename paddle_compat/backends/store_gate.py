@@ -183,10 +183,10 @@ def _first_line(p, timeout, what):
     return box[0]
 
 
-def serve(host, port, what):
+def serve(host, port, what, bound=None):
     """Hold the endpoint (host, port) with a gate (in a helper process) in front of a store listening on a
     private loopback port. Returns the store's listening socket: give its fd to TCPStore (master_listen_fd).
-    OSError if the endpoint cannot be bound."""
+    OSError if the endpoint cannot be bound. `bound` (a list) gets the port bound (port 0 picks one)."""
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     front = socket.socket(fam, socket.SOCK_STREAM)
     front.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -196,6 +196,8 @@ def serve(host, port, what):
         front.listen(128)
         back.bind(("127.0.0.1", 0))
         back.listen(128)
+        if bound is not None:
+            bound.append(front.getsockname()[1])
     except OSError:
         front.close()
         back.close()

@@ -104,13 +104,17 @@ class Group:
         return [pserver_name(i) for i in range(len(self.endpoints))]
 
     # joining ---------------------------------------------------------------------------------------
-    def join(self, wait_port=True):
+    def join(self, wait_port=True, on_listening=None):
+        """on_listening(): called (pserver) once the endpoint accepts connections, before the wait for the
+        other members."""
         if self.active:
             return
         limit = deadline_s()
         deadline = time.monotonic() + limit
         if self.role == "pserver":
             self._listen(limit)
+            if on_listening is not None:
+                on_listening()
         elif wait_port:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
@@ -154,14 +158,17 @@ class Group:
             if self._store is None:
                 # pserver 0's own address only (TCPStore alone would listen on every interface), and there
                 # the token gate: the store itself listens on a private loopback port behind it
+                bound = []
                 try:
-                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0])
+                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0], bound)
                 except OSError as e:
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None
                 self._store = dist.TCPStore("127.0.0.1", back.getsockname()[1], None, True,
                                             timedelta(seconds=limit), multi_tenant=True,
                                             master_listen_fd=back.detach())
+                if port == 0:   # a server given port 0 (layers.io.ListenAndServ) learns its port here
+                    self.endpoints[0] = "%s:%d" % (host, bound[0])
             return
         if self._beacon is None:
             s = socket.socket()

@@ -115,8 +115,9 @@ def Send(endpoints, send_vars, dummy_output=None, sync=True):
     dummy_output = _var_list(dummy_output, "dummy_output", "Send")
     epmap, eps = _endpoints(endpoints, "Send")
     helper = LayerHelper("Send")
+    # (Paddle's send and recv ops keep only epmap: their op protos declare no `endpoints`)
     helper.append_op(type="send", inputs={"X": send_vars}, outputs={"Out": dummy_output},
-                     attrs={"endpoints": eps, "epmap": epmap, OP_ROLE_KEY: OpRole.RPC})
+                     attrs={"epmap": epmap, OP_ROLE_KEY: OpRole.RPC})
     if sync:
         helper.append_op(type="send_barrier", inputs={"X": dummy_output}, outputs={"Out": []},
                          attrs={"endpoints": eps})
@@ -129,8 +130,7 @@ def Recv(endpoints, get_vars, dummy_input=None, sync=True):
     dummy_input = _var_list(dummy_input, "dummy_input", "Recv")
     epmap, eps = _endpoints(endpoints, "Recv")
     helper = LayerHelper("Recv")
-    helper.append_op(type="recv", inputs={"X": dummy_input}, outputs={"Out": get_vars},
-                     attrs={"endpoints": eps, "epmap": epmap})
+    helper.append_op(type="recv", inputs={"X": dummy_input}, outputs={"Out": get_vars}, attrs={"epmap": epmap})
     if sync:
         helper.append_op(type="fetch_barrier", outputs={"Out": get_vars}, attrs={"endpoints": eps})
     return get_vars

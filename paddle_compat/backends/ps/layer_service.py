@@ -1,0 +1,352 @@
+"""Hand-built RPC programs (layers.io ListenAndServ / Send / Recv) on the pserver runtime's group.
+
+Server: a listen_and_serv op in a program that was not transpiled. Its group is pserver 0 of a job of
+`Fanin` clients, rendezvous at its endpoint (port 0 picks a free port; it is written to
+/tmp/paddle.<pid>.port once the endpoint accepts clients, as Paddle's server does). Each round, in sync
+mode (the only mode the layers build):
+
+  layer_send(tid, names, tensors)   variables staged for the round
+  layer_barrier(tid)                this client has sent its round; answered once every client still in
+                                    the job has, the variables are in the scope and the sub-block ran
+  layer_get(tid, names)             copies of scope variables (after this client's round ran: a get
+                                    with staged variables and no barrier is the barrier)
+  layer_fetch_barrier(tid)          answered at once: gets already wait for their round
+  done / abort                      the client's Executor.close() or exit, as in pserver mode
+
+Clients: send / send_barrier / recv / fetch_barrier ops without transpiler attributes. A client process
+is client PADDLE_TRAINER_ID (default 0) of PADDLE_TRAINERS_NUM (default 1) clients, and talks to one
+server (its group is one job).
+
+As in Paddle, SIGINT stops the server and its exe.run returns. Where we differ from Paddle: the server also
+returns once every client is done (Paddle's ran until stopped), and a round's variables are copied into
+the scope only when the round is complete.
+"""
+
+import os
+import threading
+import time
+
+import torch
+
+from . import rpc_entry
+from .errors import PsError, deadline_s
+from .group import get_group, trainer_name
+
+__all__ = ["LayerServer", "layer_client_kernels", "port_file"]
+
+SYNC = 0
+
+
+def _digest(fanin):
+    return "layers.io rpc, %d client(s)" % fanin
+
+
+def port_file(pid=None):
+    """Where a server started on port 0 tells its port (Paddle's convention, read by its tests)."""
+    return "/tmp/paddle.%d.port" % (os.getpid() if pid is None else pid)
+
+
+def _int_env(name, default):
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError("%s must be an int, got %r" % (name, raw)) from None
+
+
+class _Round:
+    def __init__(self):
+        self.vars = {}
+        self.sent = set()       # clients with variables staged
+        self.waiting = {}       # client -> [futures answered when the round ran]
+        self.started = time.monotonic()
+
+
+class LayerServer:
+    def __init__(self, op, program, scope, device, executor):
+        self.endpoint = op.attrs.get("endpoint")
+        if not isinstance(self.endpoint, str) or ":" not in self.endpoint:
+            raise PsError("listen_and_serv: endpoint must be 'ip:port', got %r" % (self.endpoint,))
+        mode = int(op.attrs.get("distributed_mode", SYNC))
+        if mode != SYNC:
+            raise PsError("listen_and_serv at %s: distributed_mode %d in a program that was not transpiled; "
+                          "hand-built servers (layers.io.ListenAndServ) run sync mode (0) only"
+                          % (self.endpoint, mode))
+        self.fanin = int(op.attrs.get("Fanin", 1))
+        blocks = op.attrs.get("optimize_blocks") or []
+        self.blocks = [b if isinstance(b, int) else b.idx for b in blocks]
+        self.program, self.scope, self.device, self.executor = program, scope, device, executor
+        self.lock = threading.RLock()
+        self.round = None
+        self.step = 0
+        self.done = set()
+        self.failure = None
+        self.finished = threading.Event()
+        self.fns = {}
+        self.group = None
+        self.port_path = None
+
+    # serving ---------------------------------------------------------------------------------------
+    def serve(self):
+        self.group = get_group([self.endpoint], self.fanin, "pserver", 0, _digest(self.fanin))
+        handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
+                    "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
+                    "abort": self._client_abort}
+        for name, fn in handlers.items():
+            rpc_entry.register_handler(name, fn)
+        self.group.listeners.append(self._on_lost)
+        limit = deadline_s()
+        interrupted = False
+        try:
+            self.group.join(on_listening=self._write_port)
+            self.endpoint = self.group.endpoints[0]
+            while not self.finished.wait(0.2):
+                self._check_deadline(limit)
+            if self.failure:
+                raise PsError(self.failure)
+        except KeyboardInterrupt:
+            # SIGINT stops the server and exe.run returns, as Paddle's listen_and_serv (its SIGINT handler)
+            interrupted = True
+        finally:
+            self._remove_port()
+            if self.group.active and not interrupted:
+                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
+            self.group.listeners.remove(self._on_lost)
+            self.group.leave(self.failure)
+
+    def _write_port(self):
+        port = int(self.group.endpoints[0].rpartition(":")[2])
+        path = port_file()
+        tmp = "%s.tmp" % path
+        with open(tmp, "w") as f:
+            f.write("%d" % port)
+        os.replace(tmp, path)       # a reader polling for the file never sees it half written
+        self.port_path = path
+
+    def _remove_port(self):
+        if self.port_path:
+            try:
+                os.unlink(self.port_path)
+            except OSError:
+                pass
+            self.port_path = None
+
+    def _check_deadline(self, limit):
+        with self.lock:
+            r = self.round
+            if r is None or time.monotonic() - r.started <= limit:
+                return
+            missing = sorted(set(range(self.fanin)) - self.done - set(r.waiting))
+            self._fail("server %s: round %d: client(s) %s sent no barrier within %.0fs (FLAGS_rpc_deadline) "
+                       "while client(s) %s waited" % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
+
+    def _fail(self, msg):
+        with self.lock:
+            if self.failure is None:
+                self.failure = msg
+            r, self.round = self.round, None
+            if r is not None:
+                for futs in r.waiting.values():
+                    for fut in futs:
+                        rpc_entry.fail_future(fut, PsError(self.failure))
+            self.finished.set()
+
+    def _on_lost(self, peer, reason):
+        self._fail("server %s: lost %s: %s" % (self.endpoint, self.group.describe(peer), reason))
+
+    # handlers --------------------------------------------------------------------------------------
+    def _check(self, tid):
+        if self.failure:
+            raise PsError(self.failure)
+        if tid in self.done:
+            raise PsError("server %s: client %d called after its Executor.close()" % (self.endpoint, tid))
+
+    def _send(self, tid, names, tensors):
+        self._check(tid)
+        with self.lock:
+            r = self.round
+            if r is None:
+                r = self.round = _Round()
+            if tid in r.waiting:
+                raise PsError("server %s: client %d sent variables %s after its barrier of round %d"
+                              % (self.endpoint, tid, list(names), self.step))
+            for n, t in zip(names, tensors):
+                r.vars[n] = t
+            r.sent.add(tid)
+        return True
+
+    def _barrier(self, tid):
+        self._check(tid)
+        fut = torch.futures.Future()
+        with self.lock:
+            r = self.round
+            if r is None:
+                r = self.round = _Round()
+            r.waiting.setdefault(tid, []).append(fut)
+            self._maybe_run()
+        return fut
+
+    def _get(self, tid, names):
+        self._check(tid)
+        with self.lock:
+            r = self.round
+            if r is None or tid not in r.sent:
+                return self._read(names)
+            ran = self._barrier(tid)
+        out = torch.futures.Future()
+
+        def after(f):
+            from torch.distributed.rpc.internal import RemoteException
+            v = f.value()
+            if isinstance(v, RemoteException):     # the round failed: pass its error on
+                out.set_result(v)
+                return
+            try:
+                out.set_result(self._read(names))
+            except Exception as e:
+                rpc_entry.fail_future(out, e)
+        ran.add_done_callback(after)
+        return out
+
+    def _read(self, names):
+        out = []
+        with self.lock:
+            for n in names:
+                h = self.scope.find_var(n)
+                if h is None or h.value is None:
+                    raise PsError("server %s holds no variable '%s' (its program never wrote it; the server "
+                                  "block writes: %s)" % (self.endpoint, n, ", ".join(self._written()) or "nothing"))
+                out.append(h.value.detach().clone().cpu())
+        return out
+
+    def _written(self):
+        names = []
+        for idx in self.blocks:
+            for op in self.program.block(idx).ops:
+                names += [n for n in op.output_arg_names if n not in names]
+        return names
+
+    def _maybe_run(self):
+        r = self.round
+        if r is None or not r.waiting or not set(range(self.fanin)) - self.done <= set(r.waiting):
+            return
+        self.round = None
+        try:
+            self._run(r.vars)
+        except Exception as e:
+            self._fail("server %s: its block failed in round %d: %s: %s"
+                       % (self.endpoint, self.step, type(e).__name__, e))
+            return
+        self.step += 1
+        for futs in r.waiting.values():
+            for fut in futs:
+                fut.set_result(True)
+
+    def _run(self, received):
+        from ..lowering.codegen import lower_block
+        for n, t in received.items():
+            self.scope.var(n).value = t.to(self.device) if self.device != "cpu" else t
+        for idx in self.blocks:
+            fn = self.fns.get(idx)
+            if fn is None:
+                outs = [n for n in self._written_by(idx)]
+                fn = self.fns[idx] = (lower_block(self.program, idx, self.scope, self.device, fetch_names=outs,
+                                                  executor=self.executor), outs)
+            lowered, outs = fn
+            for n, (v, _lod) in zip(outs, lowered([])):
+                self.scope.var(n).value = v
+
+    def _written_by(self, idx):
+        names = []
+        for op in self.program.block(idx).ops:
+            names += [n for n in op.output_arg_names if n not in names]
+        return names
+
+    def _client_done(self, tid):
+        self.group.mark_done(trainer_name(tid))
+        with self.lock:
+            self.done.add(tid)
+            self._maybe_run()
+            if len(self.done) >= self.fanin:
+                self.finished.set()
+        return True
+
+    def _client_abort(self, tid, reason):
+        self.group.mark_done(trainer_name(tid))
+        self._fail("server %s: client %d failed: %s" % (self.endpoint, tid, reason))
+        return True
+
+
+# clients ---------------------------------------------------------------------------------------------
+
+class _Client:
+    """The kernels of one lowered client block; they share the process's client of the one server."""
+
+    def __init__(self, ctx):
+        eps = []
+        for op in ctx.block.ops:
+            if op.type in ("send", "recv", "send_barrier", "fetch_barrier"):
+                for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
+                    if ep not in eps:
+                        eps.append(ep)
+        if len(eps) != 1:
+            raise PsError("hand-built send/recv ops address %s: a client process talks to exactly one "
+                          "server (layers.io.ListenAndServ) here" % (eps or "no endpoint"))
+        self.endpoint = eps[0]
+        self.trainers = _int_env("PADDLE_TRAINERS_NUM", 1)
+        self.trainer_id = _int_env("PADDLE_TRAINER_ID", 0)
+        if not 0 <= self.trainer_id < self.trainers:
+            raise PsError("PADDLE_TRAINER_ID=%d is not one of the %d client(s) of PADDLE_TRAINERS_NUM"
+                          % (self.trainer_id, self.trainers))
+        from .client import get_client
+        self.client = get_client({"pserver_endpoints": [self.endpoint], "trainers": self.trainers,
+                                  "trainer_id": self.trainer_id, "plan_digest": _digest(self.trainers),
+                                  "wait_port": True})
+        self.client.attach(ctx.executor)
+        self.device = ctx.device
+
+    def call(self, handler, *args):
+        fut = self.client.call_async(self.endpoint, handler, self.trainer_id, *args)
+        return self.client.wait(self.endpoint, fut, "'%s' call" % handler)
+
+    def check_ep(self, op):
+        for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
+            if ep != self.endpoint:
+                raise PsError("%s op addresses %s, this client's server is %s" % (op.type, ep, self.endpoint))
+
+
+def layer_client_kernels(ctx):
+    c = getattr(ctx, "ps_layer_client", None)
+    if c is None:
+        c = ctx.ps_layer_client = _Client(ctx)
+    return c
+
+
+def send_kernel(op, ctx):
+    c = layer_client_kernels(ctx)
+    names = op.input("X")
+
+    def k(xs):
+        tensors = [x.detach().cpu() for x in xs]
+        if any(t.is_sparse for t in tensors):
+            raise PsError("send to %s: row-sparse variables are not sent by hand-built send ops" % c.endpoint)
+        c.call("layer_send", list(names), tensors)
+    return k
+
+
+def barrier_kernel(op, ctx):
+    c = layer_client_kernels(ctx)
+    handler = "layer_barrier" if op.type == "send_barrier" else "layer_fetch_barrier"
+    return lambda: c.call(handler) and None
+
+
+def recv_kernel(op, ctx):
+    c = layer_client_kernels(ctx)
+    names = op.output("Out")
+
+    def k():
+        out = c.call("layer_get", list(names))
+        return [t.to(c.device) if c.device != "cpu" else t for t in out]
+    return k
