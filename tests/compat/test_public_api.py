@@ -70,7 +70,13 @@ CLAIMED = {
     ],
     "paddle_compat.fluid.incubate.fleet.base.fleet_base": ["Fleet", "DistributedOptimizer", "Mode"],
     "paddle_compat.fluid.incubate.fleet.collective": ["fleet", "Collective", "CollectiveOptimizer",
-                                                      "DistributedStrategy"],
+                                                      "DistributedStrategy", "TrainStatus"],
+    "paddle_compat.fluid.incubate.fleet.utils.fleet_barrier_util": ["check_all_trainers_ready"],
+    "paddle_compat.fluid.incubate.fleet.utils.hdfs": ["HDFSClient"],
+    "paddle_compat.fluid.incubate.fleet.utils.utils": ["load_program", "save_program", "check_pruned_program_vars"],
+    "paddle_compat.distributed.fs_wrapper": ["FS", "LocalFS", "BDFS"],
+    "paddle_compat.fluid.layers.io": ["ListenAndServ", "BlockGuardServ", "Send", "Recv"],
+    "paddle_compat.fluid.layers.ops": ["_scale"],
     "paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler": [
         "fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"],
     "paddle_compat.fluid.incubate.fleet.parameter_server.distributed_transpiler": [
