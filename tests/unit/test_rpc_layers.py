@@ -116,3 +116,15 @@ def test_async_server_mode_refused():
     main.global_block().ops[1]._set_attr("distributed_mode", 1)
     with pytest.raises(Exception, match="sync mode"):
         fluid.Executor(fluid.CPUPlace()).run(main)
+
+
+def test_transpiled_ops_without_job_facts_keep_the_transpiler_error():
+    """A trainer program's send ops (with send_varnames) in a program without _dist_info are not taken for
+    hand-built ones."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = layers.fill_constant([2], "float32", 1.0)
+        main.global_block().append_op(type="send", inputs={"X": [x]}, outputs={},
+                                      attrs={"epmap": ["127.0.0.1:1"], "send_varnames": ["x@GRAD"]})
+    with pytest.raises(Exception, match="run only in a trainer program of pserver mode"):
+        fluid.Executor(fluid.CPUPlace()).run(main)

@@ -15,8 +15,16 @@ def _plan(ctx):
 
 
 def _hand_built(ctx, role):
-    """Ops of a program that was not transpiled (layers.io ListenAndServ / Send / Recv)."""
-    return ctx.program._dist_info.get("role") != role
+    """Ops of a program that was not transpiled (layers.io ListenAndServ / Send / Recv). A transpiled
+    program that lost its job facts (a parsed copy) is not one: its ops name the pserver-side variables
+    (send_varnames / recv_varnames) or the pserver (pserver_id), and it keeps the transpiler's error."""
+    if ctx.program._dist_info.get("role") == role:
+        return False
+    for op in ctx.block.ops:
+        a = op.attrs
+        if a.get("send_varnames") or a.get("recv_varnames") or a.get("pserver_id", -1) not in (-1, None):
+            return False
+    return True
 
 
 @register("send", inputs=("X*",), outputs=())
