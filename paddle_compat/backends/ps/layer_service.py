@@ -32,7 +32,7 @@ from . import rpc_entry
 from .errors import PsError, deadline_s
 from .group import get_group, trainer_name
 
-__all__ = ["LayerServer", "layer_client_kernels", "port_file"]
+__all__ = ["LayerServer", "send_kernel", "barrier_kernel", "recv_kernel", "port_file"]
 
 SYNC = 0
 
@@ -216,17 +216,12 @@ class LayerServer:
             for n in names:
                 h = self.scope.find_var(n)
                 if h is None or h.value is None:
-                    raise PsError("server %s holds no variable '%s' (its program never wrote it; the server "
-                                  "block writes: %s)" % (self.endpoint, n, ", ".join(self._written()) or "nothing"))
+                    written = [w for idx in self.blocks for w in self._written_by(idx)]
+                    raise PsError("server %s holds no variable '%s' (no client sent it and the server block "
+                                  "did not write it; the block writes: %s)"
+                                  % (self.endpoint, n, ", ".join(written) or "nothing"))
                 out.append(h.value.detach().clone().cpu())
         return out
-
-    def _written(self):
-        names = []
-        for idx in self.blocks:
-            for op in self.program.block(idx).ops:
-                names += [n for n in op.output_arg_names if n not in names]
-        return names
 
     def _maybe_run(self):
         r = self.round
@@ -251,7 +246,7 @@ class LayerServer:
         for idx in self.blocks:
             fn = self.fns.get(idx)
             if fn is None:
-                outs = [n for n in self._written_by(idx)]
+                outs = self._written_by(idx)
                 fn = self.fns[idx] = (lower_block(self.program, idx, self.scope, self.device, fetch_names=outs,
                                                   executor=self.executor), outs)
             lowered, outs = fn
@@ -317,7 +312,7 @@ class _Client:
                 raise PsError("%s op addresses %s, this client's server is %s" % (op.type, ep, self.endpoint))
 
 
-def layer_client_kernels(ctx):
+def _client_for(ctx):
     c = getattr(ctx, "ps_layer_client", None)
     if c is None:
         c = ctx.ps_layer_client = _Client(ctx)
@@ -325,7 +320,7 @@ def layer_client_kernels(ctx):
 
 
 def send_kernel(op, ctx):
-    c = layer_client_kernels(ctx)
+    c = _client_for(ctx)
     names = op.input("X")
 
     def k(xs):
@@ -337,13 +332,13 @@ def send_kernel(op, ctx):
 
 
 def barrier_kernel(op, ctx):
-    c = layer_client_kernels(ctx)
+    c = _client_for(ctx)
     handler = "layer_barrier" if op.type == "send_barrier" else "layer_fetch_barrier"
     return lambda: c.call(handler) and None
 
 
 def recv_kernel(op, ctx):
-    c = layer_client_kernels(ctx)
+    c = _client_for(ctx)
     names = op.output("Out")
 
     def k():
