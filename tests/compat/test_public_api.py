@@ -140,9 +140,6 @@ KNOWN_GAPS = {
         "BeamSearchDecoder": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
         "Compressor": "PaddleSlim compression (pruning, distillation) is out of scope",
         "QuantizeTranspiler": "quantization-aware training is out of scope",
-        "HDFSClient": "needs a Hadoop client; out of scope",
-        "multi_download": "HDFS utility; out of scope",
-        "multi_upload": "HDFS utility; out of scope",
         "convert_dist_to_sparse_program": "PSLib (Baidu's closed parameter server) only",
         "load_persistables_for_increment": "PSLib (Baidu's closed parameter server) only: loads its sparse tables",
         "load_persistables_for_inference": "PSLib (Baidu's closed parameter server) only",
@@ -200,11 +197,11 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 1.0,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.58,
+    "paddle.fluid.contrib": 0.66,
     "paddle.fluid": 0.94,
     "paddle.fluid.nets": 1.0,
     "paddle.fluid.io": 1.0,
-    "overall": 0.96,
+    "overall": 0.968,
 }
 
 

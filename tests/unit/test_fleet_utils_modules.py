@@ -30,6 +30,8 @@ case $op in
   -mv) mv "$R$1" "$R$2" ;;
   -rm|-rmr) rm -rf "$R$1" ;;
   -cat) cat "$R$1" ;;
+  -lsr) [ -e "$R$1" ] || exit 1; find "$R$1" -type f | sort | while read -r f; do
+       echo "-rw-r--r-- 1 u g 0 2020-01-01 00:00 ${f#$R}"; done ;;
   -ls) [ -e "$R$1" ] || exit 1; for f in "$R$1"/*; do [ -e "$f" ] || continue
        t=-rw-r--r--; [ -d "$f" ] && t=drwxr-xr-x
        echo "$t 1 u g 0 2020-01-01 00:00 ${f#$R}"; done ;;
@@ -105,6 +107,23 @@ def test_hdfs_client(tmp_path, monkeypatch):
     assert c.delete("/a") and not c.is_exist("/a")
     assert c.ls("/missing") == []
     assert not HDFSClient(str(tmp_path / "none"), {}).is_exist("/a")
+
+
+def test_contrib_multi_upload_download(tmp_path, monkeypatch):
+    from paddle_compat.fluid.contrib import HDFSClient as ContribClient, multi_download, multi_upload
+    assert ContribClient is HDFSClient
+    home, root = _fake_hadoop(tmp_path, monkeypatch)
+    c = HDFSClient(home, {})
+    src = tmp_path / "src"
+    (src / "d").mkdir(parents=True)
+    for name in ("a", "b", "d/c"):
+        (src / name).write_text(name)
+    multi_upload(c, "/up", str(src))
+    assert sorted(c.lsr("/up")) == ["/up/a", "/up/b", "/up/d/c"]
+    got = [multi_download(c, "/up", str(tmp_path / ("t%d" % t)), t, 2) for t in range(2)]
+    files = sorted(os.path.relpath(f, str(tmp_path)) for g in got for f in g)
+    assert len(files) == 3 and all(os.path.exists(str(tmp_path / f)) for f in files)
+    assert sorted(open(str(tmp_path / f)).read() for f in files) == ["a", "b", "d/c"]
 
 
 def test_utils_programs(tmp_path):

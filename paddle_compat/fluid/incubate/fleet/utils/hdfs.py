@@ -22,8 +22,9 @@ class HDFSClient:
         for k, v in (configs or {}).items():
             self.pre_commands.append("-D%s=%s" % (k, v))
 
-    def _run(self, args, retry_times=5):
-        """(return code, stdout lines) of `hadoop fs <configs> args`; retried while it fails."""
+    def _run(self, args, retry_times=5, quiet=False):
+        """(return code, stdout lines) of `hadoop fs <configs> args`; retried while it fails (quiet: a
+        query whose "no" is an exit status, neither retried nor logged)."""
         cmd = self.pre_commands + list(args)
         rc, out = -1, ""
         for i in range(max(int(retry_times), 0) + 1):
@@ -32,7 +33,7 @@ class HDFSClient:
                 rc, out, err = p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
             except OSError as e:
                 rc, err = -1, str(e)
-            if rc == 0:
+            if rc == 0 or (quiet and rc != -1):
                 break
             _logger.warning("HDFSClient: try %d: `%s` failed (exit %d): %s", i, " ".join(cmd), rc, err.strip()[:300])
             if i < retry_times:
@@ -44,10 +45,10 @@ class HDFSClient:
         return "\n".join(lines) if rc == 0 else ""
 
     def is_exist(self, hdfs_path=None):
-        return self._run(["-test", "-e", hdfs_path], retry_times=1)[0] == 0
+        return self._run(["-test", "-e", hdfs_path], retry_times=1, quiet=True)[0] == 0
 
     def is_dir(self, hdfs_path=None):
-        return self._run(["-test", "-d", hdfs_path], retry_times=1)[0] == 0
+        return self._run(["-test", "-d", hdfs_path], retry_times=1, quiet=True)[0] == 0
 
     def is_file(self, hdfs_path=None):
         return self.is_exist(hdfs_path) and not self.is_dir(hdfs_path)
@@ -79,15 +80,15 @@ class HDFSClient:
             return []
         return [ln.split()[7] for ln in lines if len(ln.split()) == 8]
 
-    def lsr(self, hdfs_path, excludes=()):
-        """The files (not directories) anywhere under hdfs_path, oldest first."""
+    def lsr(self, hdfs_path, excludes=(), sort=True):
+        """The files (not directories) anywhere under hdfs_path, oldest first (sort=False: as listed)."""
         rc, lines = self._run(["-lsr", hdfs_path])
         if rc != 0:
             return []
         rows = [ln.split() for ln in lines]
         files = [(r[5] + " " + r[6], r[7]) for r in rows if len(r) == 8 and not r[0].startswith("d")
                  and not any(e in r[7] for e in excludes)]
-        return [p for _, p in sorted(files)]
+        return [p for _, p in (sorted(files, key=lambda f: f[0]) if sort else files)]
 
     def upload(self, hdfs_path, local_path, overwrite=False, retry_times=5):
         if not os.path.exists(local_path):
