@@ -159,3 +159,57 @@ def test_local_fs_and_bdfs_errors(tmp_path, monkeypatch):
     assert b.stat("/p") is False and b.list_dirs("/p") == []
     with pytest.raises(FSError, match="no_hadoop/bin/hadoop fs .*-put"):
         b.upload("a", "/p")
+
+
+KILLED_SAVE = r"""
+import sys
+sys.path.insert(0, %(tests)r)
+import paddle_compat as fluid
+from test_fleet_checkpoint import _fleet, _model
+from paddle_compat.fluid.incubate.fleet.collective import TrainStatus
+f = _fleet()
+main, scope, exe = _model()
+with fluid.scope_guard(scope):
+    f.save_check_point(exe, %(root)r, TrainStatus(1), main_program=main)
+    print("SAVED", flush=True)
+    f.save_check_point(exe, %(root)r, TrainStatus(2), main_program=main)   # paused, then killed
+"""
+
+
+def test_save_killed_midway_leaves_previous_checkpoint(tmp_path):
+    """A process killed after writing a checkpoint's files but before switching it in: the previous
+    checkpoint stays the newest and loads; the next save takes the number and removes the leftovers."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    root = str(tmp_path / "ckpt")
+    src = KILLED_SAVE % {"tests": os.path.dirname(os.path.abspath(__file__)), "root": root}
+    env = dict(os.environ, PADDLE_COMPAT_TEST_SAVE_PAUSE="fleet-checkpoint-written:2:%s" % tmp_path,
+               OMP_NUM_THREADS="1")
+    p = subprocess.Popen([sys.executable, "-c", src], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    try:
+        flag = tmp_path / "fleet-checkpoint-written.paused"
+        end = time.monotonic() + 120
+        while not flag.exists():
+            assert p.poll() is None, p.stdout.read().decode()
+            assert time.monotonic() < end, "the save never reached its pause"
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+    left = sorted(os.listdir(root))
+    assert left[0] == "__paddle_fleet_checkpoint__.0" and len(left) == 2
+    assert left[1].startswith("__paddle_fleet_checkpoint__.1.tmp-")      # the killed save's staging directory
+    f = _fleet()
+    main, scope, exe = _model()
+    with fluid.scope_guard(scope):
+        assert f._get_last_checkpoint_no(root) == 0
+        assert f.load_check_point(exe, root, 0, main_program=main) == TrainStatus(1)
+        f.save_check_point(exe, root, TrainStatus(2), main_program=main)
+        assert sorted(os.listdir(root)) == ["__paddle_fleet_checkpoint__.0", "__paddle_fleet_checkpoint__.1"]
+        assert f.load_check_point(exe, root, 0, main_program=main) == TrainStatus(2)

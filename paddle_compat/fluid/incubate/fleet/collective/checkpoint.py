@@ -117,13 +117,14 @@ def save(fleet, executor, path, train_status, main_program=None, fs=None, local_
         fs.mv(tmp, real)
         shutil.rmtree(cache, ignore_errors=True)
     else:
-        from .....backends.checkpoint_dir import Staging, file_record
+        from .....backends.checkpoint_dir import Staging, file_record, test_pause
         has_params = any(io.is_persistable(v) for v in program.list_vars())
         parts = {STATUS_FILE: "fleet worker 0"}
         if has_params:
             parts[PARAM_FILE] = "fleet worker 0"
         staging = Staging(real, parts)
         names = _write_into(executor, program, staging.path, train_status)
+        test_pause("fleet-checkpoint-written")      # (tests kill the process here: files written, not switched in)
         staging.commit({nm: file_record(os.path.join(staging.path, nm), [], "bytes", "fleet worker 0")
                         for nm in names})
     if not remain_all_checkpoint:
