@@ -183,10 +183,11 @@ def _first_line(p, timeout, what):
     return box[0]
 
 
-def serve(host, port, what, bound=None):
+def serve(host, port, what, on_bound=None):
     """Hold the endpoint (host, port) with a gate (in a helper process) in front of a store listening on a
     private loopback port. Returns the store's listening socket: give its fd to TCPStore (master_listen_fd).
-    OSError if the endpoint cannot be bound. `bound` (a list) gets the port bound (port 0 picks one)."""
+    OSError if the endpoint cannot be bound. on_bound(port) is called as soon as the endpoint listens (port 0
+    picks one); connections made from then on wait in its backlog until the gate takes them."""
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     front = socket.socket(fam, socket.SOCK_STREAM)
     front.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -196,12 +197,12 @@ def serve(host, port, what, bound=None):
         front.listen(128)
         back.bind(("127.0.0.1", 0))
         back.listen(128)
-        if bound is not None:
-            bound.append(front.getsockname()[1])
     except OSError:
         front.close()
         back.close()
         raise
+    if on_bound is not None:
+        on_bound(front.getsockname()[1])
     p = _spawn(["serve", front.fileno(), back.getsockname()[1], what], pass_fds=(front.fileno(),))
     _first_line(p, 30, what)
     # the endpoint stays open here too (it shows as this process's listener); only the helper accepts

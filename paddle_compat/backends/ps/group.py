@@ -105,16 +105,14 @@ class Group:
 
     # joining ---------------------------------------------------------------------------------------
     def join(self, wait_port=True, on_listening=None):
-        """on_listening(): called (pserver) once the endpoint accepts connections, before the wait for the
-        other members."""
+        """on_listening(): called (pserver) as soon as the endpoint listens, before the wait for the other
+        members (a server given port 0 has its port in self.endpoints by then)."""
         if self.active:
             return
         limit = deadline_s()
         deadline = time.monotonic() + limit
         if self.role == "pserver":
-            self._listen(limit)
-            if on_listening is not None:
-                on_listening()
+            self._listen(limit, on_listening or (lambda: None))
         elif wait_port:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
@@ -152,13 +150,16 @@ class Group:
             self._watch_futs[peer] = fut
             fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
 
-    def _listen(self, limit):
+    def _listen(self, limit, on_listening):
         host, port = _split(self.endpoints[self.index])
         if self.index == 0:
             if self._store is None:
+                def bound(got):
+                    if port == 0:   # a server given port 0 (layers.io.ListenAndServ) learns its port here
+                        self.endpoints[0] = "%s:%d" % (host, got)
+                    on_listening()
                 # pserver 0's own address only (TCPStore alone would listen on every interface), and there
                 # the token gate: the store itself listens on a private loopback port behind it
-                bound = []
                 try:
                     back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0], bound)
                 except OSError as e:
@@ -167,8 +168,8 @@ class Group:
                 self._store = dist.TCPStore("127.0.0.1", back.getsockname()[1], None, True,
                                             timedelta(seconds=limit), multi_tenant=True,
                                             master_listen_fd=back.detach())
-                if port == 0:   # a server given port 0 (layers.io.ListenAndServ) learns its port here
-                    self.endpoints[0] = "%s:%d" % (host, bound[0])
+            else:
+                on_listening()
             return
         if self._beacon is None:
             s = socket.socket()
@@ -182,6 +183,7 @@ class Group:
             s.listen(64)
             self._beacon = s
             threading.Thread(target=_serve_beacon, args=(s,), daemon=True, name="pserver-beacon").start()
+        on_listening()
 
     def _wait_ports(self, deadline, limit):
         """Paddle's wait_port: every pserver endpoint accepts connections, or name those that never did."""

@@ -25,6 +25,7 @@ the scope only when the round is complete.
 import os
 import threading
 import time
+import warnings
 
 import torch
 
@@ -120,9 +121,13 @@ class LayerServer:
         port = int(self.group.endpoints[0].rpartition(":")[2])
         path = port_file()
         tmp = "%s.tmp" % path
-        with open(tmp, "w") as f:
-            f.write("%d" % port)
-        os.replace(tmp, path)       # a reader polling for the file never sees it half written
+        try:
+            with open(tmp, "w") as f:
+                f.write("%d" % port)
+            os.replace(tmp, path)       # a reader polling for the file never sees it half written
+        except OSError as e:            # only a convenience for whoever started the server
+            warnings.warn("listen_and_serv at %s: cannot write %s: %s" % (self.group.endpoints[0], path, e))
+            return
         self.port_path = path
 
     def _remove_port(self):
