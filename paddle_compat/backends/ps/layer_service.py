@@ -13,9 +13,7 @@ mode (the only mode the layers build):
   layer_fetch_barrier(tid)          answered at once: gets already wait for their round
   done / abort                      the client's Executor.close() or exit, as in pserver mode
 
-Clients: send / send_barrier / recv / fetch_barrier ops without transpiler attributes. A client process
-is client PADDLE_TRAINER_ID (default 0) of PADDLE_TRAINERS_NUM (default 1) clients, and talks to one
-server (its group is one job).
+Clients: layer_client.py.
 
 As in Paddle, SIGINT stops the server and its exe.run returns. Where we differ from Paddle: the server also
 returns once every client is done (Paddle's ran until stopped), and a round's variables are copied into
@@ -33,28 +31,18 @@ from . import rpc_entry
 from .errors import PsError, deadline_s
 from .group import get_group, trainer_name
 
-__all__ = ["LayerServer", "send_kernel", "barrier_kernel", "recv_kernel", "port_file"]
+__all__ = ["LayerServer", "port_file", "digest"]
 
 SYNC = 0
 
 
-def _digest(fanin):
+def digest(fanin):
     return "layers.io rpc, %d client(s)" % fanin
 
 
 def port_file(pid=None):
     """Where a server started on port 0 tells its port (Paddle's convention, read by its tests)."""
     return "/tmp/paddle.%d.port" % (os.getpid() if pid is None else pid)
-
-
-def _int_env(name, default):
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError("%s must be an int, got %r" % (name, raw)) from None
 
 
 class _Round:
@@ -91,7 +79,7 @@ class LayerServer:
 
     # serving ---------------------------------------------------------------------------------------
     def serve(self):
-        self.group = get_group([self.endpoint], self.fanin, "pserver", 0, _digest(self.fanin))
+        self.group = get_group([self.endpoint], self.fanin, "pserver", 0, digest(self.fanin))
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
                     "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
                     "abort": self._client_abort}
@@ -277,76 +265,3 @@ class LayerServer:
         self.group.mark_done(trainer_name(tid))
         self._fail("server %s: client %d failed: %s" % (self.endpoint, tid, reason))
         return True
-
-
-# clients ---------------------------------------------------------------------------------------------
-
-class _Client:
-    """The kernels of one lowered client block; they share the process's client of the one server."""
-
-    def __init__(self, ctx):
-        eps = []
-        for op in ctx.block.ops:
-            if op.type in ("send", "recv", "send_barrier", "fetch_barrier"):
-                for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
-                    if ep not in eps:
-                        eps.append(ep)
-        if len(eps) != 1:
-            raise PsError("hand-built send/recv ops address %s: a client process talks to exactly one "
-                          "server (layers.io.ListenAndServ) here" % (eps or "no endpoint"))
-        self.endpoint = eps[0]
-        self.trainers = _int_env("PADDLE_TRAINERS_NUM", 1)
-        self.trainer_id = _int_env("PADDLE_TRAINER_ID", 0)
-        if not 0 <= self.trainer_id < self.trainers:
-            raise PsError("PADDLE_TRAINER_ID=%d is not one of the %d client(s) of PADDLE_TRAINERS_NUM"
-                          % (self.trainer_id, self.trainers))
-        from .client import get_client
-        self.client = get_client({"pserver_endpoints": [self.endpoint], "trainers": self.trainers,
-                                  "trainer_id": self.trainer_id, "plan_digest": _digest(self.trainers),
-                                  "wait_port": True})
-        self.client.attach(ctx.executor)
-        self.device = ctx.device
-
-    def call(self, handler, *args):
-        fut = self.client.call_async(self.endpoint, handler, self.trainer_id, *args)
-        return self.client.wait(self.endpoint, fut, "'%s' call" % handler)
-
-    def check_ep(self, op):
-        for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
-            if ep != self.endpoint:
-                raise PsError("%s op addresses %s, this client's server is %s" % (op.type, ep, self.endpoint))
-
-
-def _client_for(ctx):
-    c = getattr(ctx, "ps_layer_client", None)
-    if c is None:
-        c = ctx.ps_layer_client = _Client(ctx)
-    return c
-
-
-def send_kernel(op, ctx):
-    c = _client_for(ctx)
-    names = op.input("X")
-
-    def k(xs):
-        tensors = [x.detach().cpu() for x in xs]
-        if any(t.is_sparse for t in tensors):
-            raise PsError("send to %s: row-sparse variables are not sent by hand-built send ops" % c.endpoint)
-        c.call("layer_send", list(names), tensors)
-    return k
-
-
-def barrier_kernel(op, ctx):
-    c = _client_for(ctx)
-    handler = "layer_barrier" if op.type == "send_barrier" else "layer_fetch_barrier"
-    return lambda: c.call(handler) and None
-
-
-def recv_kernel(op, ctx):
-    c = _client_for(ctx)
-    names = op.output("Out")
-
-    def k():
-        out = c.call("layer_get", list(names))
-        return [t.to(c.device) if c.device != "cpu" else t for t in out]
-    return k

@@ -30,7 +30,7 @@ def _hand_built(ctx, role):
 @register("send", inputs=("X*",), outputs=())
 def send(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_service import send_kernel
+        from ...ps.layer_client import send_kernel
         return send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
@@ -38,7 +38,7 @@ def send(op, ctx):
 @register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
 def barrier(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_service import barrier_kernel
+        from ...ps.layer_client import barrier_kernel
         return barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
@@ -46,7 +46,7 @@ def barrier(op, ctx):
 @register("recv", inputs=(), outputs=("Out*",))
 def recv(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_service import recv_kernel
+        from ...ps.layer_client import recv_kernel
         return recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
