@@ -2,8 +2,8 @@
 listen_and_serv op runs its sub-block on every set of variables its clients send, and client programs
 with send / send_barrier / recv / fetch_barrier ops addressed to endpoints.
 
-They are not transpiled: the ops carry only endpoints and the variables' own names. The runtime that
-serves and calls them is backends/ps/layer_service.py (server) and layer_client.py (the pserver runtime's group, auth and liveness).
+They are not transpiled: the ops carry only endpoints and the variables' own names. They run on the
+pserver runtime's group, auth and liveness: backends/ps/layer_service.py (server) and layer_client.py.
 """
 
 from ...ops.roles import OP_ROLE_KEY, OpRole
