@@ -42,8 +42,8 @@ def test_port0_server_two_clients_three_rounds(tmp_path):
         assert not os.path.exists(path)
         for t, p in enumerate(clients):
             rec = json.loads([l for l in p.output.splitlines() if l.startswith("RESULT ")][0][7:])
-            # round r: 10 * ((0 + r + .5) + (1 + r + .5)) + (r + 1)
-            assert rec["outs"] == pytest.approx([21.0 * r + 21.0 for r in range(rounds)], rel=1e-6), c.report()
+            # round r: 10 * ((0 + r + .5) + (1 + r + .5)) + (r + 1) + 0.25
+            assert rec["outs"] == pytest.approx([21.0 * r + 21.25 for r in range(rounds)], rel=1e-6), c.report()
 
 
 def test_sigint_stops_server(tmp_path):

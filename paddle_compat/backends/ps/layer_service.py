@@ -74,11 +74,43 @@ class LayerServer:
         self.failure = None
         self.finished = threading.Event()
         self.fns = {}
+        self.op = op
         self.group = None
         self.port_path = None
 
     # serving ---------------------------------------------------------------------------------------
+    def _initial_values(self):
+        """What the server's main program computed before listen_and_serv (Paddle's tests fill the variable
+        they receive there): those ops run again into the scope, since the main run keeps them local. Names
+        already in the scope (the startup program's) are left as they are."""
+        from ...fluid.framework import Program
+        from ..lowering.codegen import lower_block
+        gb = self.op.block
+        before = gb.ops[:gb.ops.index(self.op)]
+        names = []
+        for o in before:
+            names += [n for n in o.output_arg_names if n not in names]
+        names = [n for n in names if self.scope.find_var(n) is None or self.scope.find_var(n).value is None]
+        if not names:
+            return
+        prog = Program()
+        pb = prog.global_block()
+        for v in gb.vars.values():
+            pb.vars[v.name] = v._copy_meta_to(pb)
+        for o in before:
+            pb.ops.append(o.copy_to(pb))
+        prog._bump()
+        try:
+            values = lower_block(prog, 0, self.scope, self.device, fetch_names=names, executor=self.executor)([])
+        except Exception as e:     # e.g. ops reading a feed: the block then sees only what clients send
+            warnings.warn("listen_and_serv at %s: the ops before it could not run again (%s: %s); its block "
+                          "sees only the scope and what clients send" % (self.endpoint, type(e).__name__, e))
+            return
+        for n, (v, _lod) in zip(names, values):
+            self.scope.var(n).value = v
+
     def serve(self):
+        self._initial_values()
         self.group = get_group([self.endpoint], self.fanin, "pserver", 0, digest(self.fanin))
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
                     "layer_fetch_barrier": lambda tid: True, "done": self._client_done,

@@ -2,7 +2,7 @@
 
     python rpc_layers_node.py server <endpoint> <fan_in>
         serves: each round out = 10 * (X_0 + ... + X_{fan_in-1}) + r + 1 (`rounds`, a persistable the
-        block increments: state kept across rounds), then prints `SERVED <rounds>` when its clients are done (or SIGINT)
+        block increments: state kept across rounds) + 0.25 (`bias`, filled by the main program), then prints `SERVED <rounds>` when its clients are done (or SIGINT)
     PADDLE_TRAINER_ID=t PADDLE_TRAINERS_NUM=n python rpc_layers_node.py client <endpoint> <rounds>
         round r sends X_t = t + r + 0.5 (a 4x3 block) and fetches out; prints `RESULT {"trainer": t,
         "outs": [mean of out per round]}`, then closes its Executor
@@ -28,6 +28,8 @@ def server(endpoint, fan_in):
         gb = main.global_block()
         xs = ["X_%d" % t for t in range(fan_in)]
         counter = layers.create_global_var([1], 0.0, "float32", persistable=True, name="rounds")
+        bias = gb.create_var(name="bias", shape=[1], dtype="float32")    # filled by the main program
+        fluid.initializer.Constant(0.25)(bias, gb)
         serv = ListenAndServ(endpoint, xs, fan_in=fan_in, optimizer_mode=False)
         with serv.do():
             out = gb.create_var(name="out", dtype="float32", shape=SHAPE)
@@ -36,7 +38,8 @@ def server(endpoint, fan_in):
                 x = layers.data(name=n, shape=SHAPE, dtype="float32", append_batch_size=False)
                 total = x if total is None else layers.elementwise_add(total, x)
             layers.increment(counter, 1.0, in_place=True)
-            ops._scale(x=layers.elementwise_add(layers.scale(total, 10.0), counter), scale=1.0, out=out)
+            ops._scale(x=layers.elementwise_add(layers.elementwise_add(layers.scale(total, 10.0), counter), bias),
+                       scale=1.0, out=out)
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
     exe.run(main)
