@@ -239,6 +239,10 @@ class Executor:
 
     def _prepare_cached(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
+        if any(op.type == "listen_and_serv" for op in program.global_block().ops):
+            # a hand-built server announces its port before the lowering loads torch
+            from ..backends.ps.layer_listen import bind_early
+            bind_early(program)
         tables = sys.modules.get(__package__ + ".transpiler.ps_table_trainer")
         if tables is not None and not program._dist_info.get("role"):
             # a test program cloned before transpile, looking up a table only the pservers hold

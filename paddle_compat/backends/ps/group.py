@@ -104,15 +104,16 @@ class Group:
         return [pserver_name(i) for i in range(len(self.endpoints))]
 
     # joining ---------------------------------------------------------------------------------------
-    def join(self, wait_port=True, on_listening=None):
+    def join(self, wait_port=True, on_listening=None, listen_sock=None):
         """on_listening(): called (pserver) as soon as the endpoint listens, before the wait for the other
-        members (a server given port 0 has its port in self.endpoints by then)."""
+        members (a server given port 0 has its port in self.endpoints by then). listen_sock: pserver 0's
+        endpoint, already bound and listening."""
         if self.active:
             return
         limit = deadline_s()
         deadline = time.monotonic() + limit
         if self.role == "pserver":
-            self._listen(limit, on_listening or (lambda: None))
+            self._listen(limit, on_listening or (lambda: None), listen_sock)
         elif wait_port:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
@@ -150,7 +151,7 @@ class Group:
             self._watch_futs[peer] = fut
             fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
 
-    def _listen(self, limit, on_listening):
+    def _listen(self, limit, on_listening, listen_sock=None):
         host, port = _split(self.endpoints[self.index])
         if self.index == 0:
             if self._store is None:
@@ -161,7 +162,8 @@ class Group:
                 # pserver 0's own address only (TCPStore alone would listen on every interface), and there
                 # the token gate: the store itself listens on a private loopback port behind it
                 try:
-                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0], bound)
+                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0], bound,
+                                            front=listen_sock)
                 except OSError as e:
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None

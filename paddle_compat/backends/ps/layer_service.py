@@ -2,8 +2,8 @@
 
 Server: a listen_and_serv op in a program that was not transpiled. Its group is pserver 0 of a job of
 `Fanin` clients, rendezvous at its endpoint (port 0 picks a free port; it is written to
-/tmp/paddle.<pid>.port once the endpoint accepts clients, as Paddle's server does). Each round, in sync
-mode (the only mode the layers build):
+/tmp/paddle.<pid>.port as soon as the endpoint listens, as Paddle's server does: layer_listen.py). Each
+round, in sync mode (the only mode the layers build):
 
   layer_send(tid, names, tensors)   variables staged for the round
   layer_barrier(tid)                this client has sent its round; answered once every client still in
@@ -27,22 +27,17 @@ import warnings
 
 import torch
 
-from . import rpc_entry
+from . import layer_listen, rpc_entry
 from .errors import PsError, deadline_s
 from .group import get_group, trainer_name
 
-__all__ = ["LayerServer", "port_file", "digest"]
+__all__ = ["LayerServer", "digest"]
 
 SYNC = 0
 
 
 def digest(fanin):
     return "layers.io rpc, %d client(s)" % fanin
-
-
-def port_file(pid=None):
-    """Where a server started on port 0 tells its port (Paddle's convention, read by its tests)."""
-    return "/tmp/paddle.%d.port" % (os.getpid() if pid is None else pid)
 
 
 class _Round:
@@ -76,7 +71,7 @@ class LayerServer:
         self.fns = {}
         self.op = op
         self.group = None
-        self.port_path = None
+        self.early = False
 
     # serving ---------------------------------------------------------------------------------------
     def _initial_values(self):
@@ -110,7 +105,19 @@ class LayerServer:
             self.scope.var(n).value = v
 
     def serve(self):
-        self._initial_values()
+        layer_listen.sigint_guard()
+        try:
+            if not layer_listen.stop_requested():
+                self._serve()
+            else:                                     # a SIGINT came while torch was loading
+                sock = layer_listen.take(self.endpoint)
+                if sock is not None:
+                    sock.close()
+        finally:
+            layer_listen.remove_port_file()
+            layer_listen.release()
+
+    def _serve(self):
         self.group = get_group([self.endpoint], self.fanin, "pserver", 0, digest(self.fanin))
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
                     "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
@@ -121,7 +128,12 @@ class LayerServer:
         limit = deadline_s()
         interrupted = False
         try:
-            self.group.join(on_listening=self._write_port)
+            sock = layer_listen.take(self.endpoint)
+            self.early = sock is not None
+            layer_listen.serving(True)
+            if layer_listen.stop_requested():
+                raise KeyboardInterrupt
+            self.group.join(on_listening=self._listening, listen_sock=sock)
             self.endpoint = self.group.endpoints[0]
             while not self.finished.wait(0.2):
                 self._check_deadline(limit)
@@ -131,32 +143,18 @@ class LayerServer:
             # SIGINT stops the server and exe.run returns, as Paddle's listen_and_serv (its SIGINT handler)
             interrupted = True
         finally:
-            self._remove_port()
+            layer_listen.serving(False)
             if self.group.active and not interrupted:
                 self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
             self.group.listeners.remove(self._on_lost)
             self.group.leave(self.failure)
 
-    def _write_port(self):
-        port = int(self.group.endpoints[0].rpartition(":")[2])
-        path = port_file()
-        tmp = "%s.tmp" % path
-        try:
-            with open(tmp, "w") as f:
-                f.write("%d" % port)
-            os.replace(tmp, path)       # a reader polling for the file never sees it half written
-        except OSError as e:            # only a convenience for whoever started the server
-            warnings.warn("listen_and_serv at %s: cannot write %s: %s" % (self.group.endpoints[0], path, e))
-            return
-        self.port_path = path
-
-    def _remove_port(self):
-        if self.port_path:
-            try:
-                os.unlink(self.port_path)
-            except OSError:
-                pass
-            self.port_path = None
+    def _listening(self):
+        # the port first (unless it was announced when Executor.run began), then the values: no client can
+        # call before the group is joined, which is after this returns
+        if not self.early:
+            layer_listen.write_port_file(int(self.group.endpoints[0].rpartition(":")[2]))
+        self._initial_values()
 
     def _check_deadline(self, limit):
         with self.lock:
