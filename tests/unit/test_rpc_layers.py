@@ -128,3 +128,39 @@ def test_transpiled_ops_without_job_facts_keep_the_transpiler_error():
                                       attrs={"epmap": ["127.0.0.1:1"], "send_varnames": ["x@GRAD"]})
     with pytest.raises(Exception, match="run only in a trainer program of pserver mode"):
         fluid.Executor(fluid.CPUPlace()).run(main)
+
+
+def test_port_announced_when_run_begins_and_removed_after_a_failed_run(monkeypatch):
+    """The endpoint is bound and its port file written before the lowering; a run that fails before serving
+    (a bad distributed_mode, or a failure right after the announcement) releases them, and a taken endpoint
+    is named."""
+    import os
+    from paddle_compat.backends.ps import layer_listen
+    main = _server_program()
+    main.global_block().ops[1]._set_attr("distributed_mode", 1)
+    with pytest.raises(Exception, match="sync mode"):
+        fluid.Executor(fluid.CPUPlace()).run(main)
+    # the failed run released what it announced: no port file, no socket, SIGINT as before
+    assert not os.path.exists(layer_listen.port_file())
+    assert layer_listen.take("127.0.0.1:0") is None
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    seen = []
+    real_bind = layer_listen.bind_early
+
+    def spy(program):
+        real_bind(program)
+        seen.append(int(open(layer_listen.port_file()).read()))
+        raise RuntimeError("stop after the announcement")
+    monkeypatch.setattr(layer_listen, "bind_early", spy)
+    with pytest.raises(RuntimeError, match="stop after"):
+        fluid.Executor(fluid.CPUPlace()).run(_server_program())
+    assert seen and seen[0] > 0 and not os.path.exists(layer_listen.port_file())
+    monkeypatch.undo()
+    taken = __import__("socket").socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = _server_program("127.0.0.1:%d" % taken.getsockname()[1])
+    with pytest.raises(OSError, match="cannot listen on its endpoint"):
+        fluid.Executor(fluid.CPUPlace()).run(busy)
+    taken.close()

@@ -8,6 +8,7 @@ SIGINT that arrives before the server serves (torch still loading) is remembered
 once when it starts; one that arrives while it serves ends its wait (KeyboardInterrupt, which it catches).
 """
 
+import atexit
 import os
 import signal
 import socket
@@ -24,9 +25,9 @@ _STATE = {"serving": False, "prev": None}
 
 
 def _on_sigint(signum, frame):
-    _STOP.set()
-    if _STATE["serving"]:
+    if _STATE["serving"] or not _BOUND:
         raise KeyboardInterrupt
+    _STOP.set()     # announced, not serving yet: the server returns when it gets there
 
 
 def sigint_guard():
@@ -44,7 +45,11 @@ def stop_requested():
 
 
 def release():
-    """The server has returned: SIGINT means what it meant before."""
+    """The server's run has ended (served, or failed before): sockets it did not take are closed, its port
+    file removed, and SIGINT means what it meant before."""
+    while _BOUND:
+        _BOUND.popitem()[1].close()
+    remove_port_file()
     _STATE["serving"] = False
     _STOP.clear()
     if _STATE["prev"] is not None:
@@ -68,6 +73,8 @@ def write_port_file(port):
         warnings.warn("listen_and_serv: cannot write %s: %s" % (path, e))
         return
     if path not in _WRITTEN:
+        if not _WRITTEN:
+            atexit.register(remove_port_file)     # (a run that fails before serving leaves none behind)
         _WRITTEN.append(path)
 
 
