@@ -58,13 +58,14 @@ def test_sigint_stops_server(tmp_path):
         assert not os.path.exists(path)
 
 
-def test_sigint_right_after_the_port_is_announced(tmp_path):
-    """The port is announced when exe.run begins, before the lowering; a SIGINT at once, whatever the server
-    is doing by then, stops it cleanly (one before it serves is remembered until it does)."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_right_after_the_port_is_announced(tmp_path, sig):
+    """The port is announced when exe.run begins, before the lowering; a SIGINT or SIGTERM at once, whatever
+    the server is doing by then, stops it cleanly (one before it serves is remembered until it does)."""
     with Cluster(tmp_path) as c:
         srv = c.start("server", [SCRIPT, "server", "%s:0" % LOOPBACK, "1"], base_env(**ENV))
         path, _ = _wait_port_file(srv)
-        os.kill(srv.popen.pid, signal.SIGINT)
+        os.kill(srv.popen.pid, sig)
         assert c.wait(60) == {"server": 0}, c.report()
         assert "SERVED 0" in srv.output, c.report()
         assert not os.path.exists(path)

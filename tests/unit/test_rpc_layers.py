@@ -145,6 +145,7 @@ def test_port_announced_when_run_begins_and_removed_after_a_failed_run(monkeypat
     assert layer_listen.take("127.0.0.1:0") is None
     import signal
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     seen = []
     real_bind = layer_listen.bind_early
 

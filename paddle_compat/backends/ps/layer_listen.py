@@ -3,9 +3,10 @@ before torch loads (that alone can take seconds on a busy machine): the port (po
 to /tmp/paddle.<pid>.port at once, as Paddle's server does, and the server's rendezvous takes the socket
 over when it starts (clients that connect meanwhile wait in its backlog). Standard library only.
 
-SIGINT stops a server, as Paddle's listen_and_serv handler did: from the moment the port is announced, a
-SIGINT that arrives before the server serves (torch still loading) is remembered and the server returns at
-once when it starts; one that arrives while it serves ends its wait (KeyboardInterrupt, which it catches).
+SIGINT and SIGTERM stop a server, as Paddle's listen_and_serv handler did: from the moment the port is
+announced, one that arrives before the server serves (torch still loading) is remembered and the server
+returns at once when it starts; one that arrives while it serves ends its wait (KeyboardInterrupt, which it
+catches), so its port file is removed and its clients are told.
 """
 
 import atexit
@@ -15,25 +16,27 @@ import socket
 import threading
 import warnings
 
-__all__ = ["bind_early", "take", "port_file", "write_port_file", "remove_port_file", "sigint_guard",
+__all__ = ["bind_early", "take", "port_file", "write_port_file", "remove_port_file", "signal_guard",
            "serving", "stop_requested", "release"]
 
 _BOUND = {}          # endpoint attribute -> listening socket not yet taken by its server
 _WRITTEN = []        # port files this process wrote
 _STOP = threading.Event()
-_STATE = {"serving": False, "prev": None}
+_STATE = {"serving": False, "prev": {}}
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _on_sigint(signum, frame):
+def _on_signal(signum, frame):
     if _STATE["serving"] or not _BOUND:
         raise KeyboardInterrupt
     _STOP.set()     # announced, not serving yet: the server returns when it gets there
 
 
-def sigint_guard():
-    """Take SIGINT over (main thread only; a server run from another thread keeps Python's default)."""
-    if _STATE["prev"] is None and threading.current_thread() is threading.main_thread():
-        _STATE["prev"] = signal.signal(signal.SIGINT, _on_sigint)
+def signal_guard():
+    """Take SIGINT and SIGTERM over (main thread only; a server run from another thread keeps the defaults)."""
+    if not _STATE["prev"] and threading.current_thread() is threading.main_thread():
+        for sig in _SIGNALS:
+            _STATE["prev"][sig] = signal.signal(sig, _on_signal)
 
 
 def serving(flag):
@@ -52,9 +55,9 @@ def release():
     remove_port_file()
     _STATE["serving"] = False
     _STOP.clear()
-    if _STATE["prev"] is not None:
-        signal.signal(signal.SIGINT, _STATE["prev"])
-        _STATE["prev"] = None
+    while _STATE["prev"]:
+        sig, prev = _STATE["prev"].popitem()
+        signal.signal(sig, prev)
 
 
 def port_file(pid=None):
@@ -109,7 +112,7 @@ def bind_early(program):
             raise OSError("listen_and_serv cannot listen on its endpoint %s: %s (is the port taken, or the address "
                           "not this machine's?)" % (ep, e)) from None
         _BOUND[ep] = s
-        sigint_guard()
+        signal_guard()
         write_port_file(s.getsockname()[1])
 
 

@@ -105,7 +105,7 @@ class LayerServer:
             self.scope.var(n).value = v
 
     def serve(self):
-        layer_listen.sigint_guard()
+        layer_listen.signal_guard()
         try:
             if not layer_listen.stop_requested():
                 self._serve()
@@ -140,7 +140,7 @@ class LayerServer:
             if self.failure:
                 raise PsError(self.failure)
         except KeyboardInterrupt:
-            # SIGINT stops the server and exe.run returns, as Paddle's listen_and_serv (its SIGINT handler)
+            # SIGINT / SIGTERM stop the server and exe.run returns, as Paddle's listen_and_serv (its handler)
             interrupted = True
         finally:
             layer_listen.serving(False)
