@@ -225,7 +225,16 @@ def _ps_explicit(args):
     for ep in servers:
         if not isinstance(ep, str):
             raise TypeError("every element of server_endpoints must be a string, got %r" % (ep,))
-    servers = tuple(parse_endpoints(servers, "server_endpoints"))
+    if role == WORKER:
+        # Paddle accepts any strings here, and scripts that never transpile pass e.g. ['127.0.0.1'] (a
+        # barrier over files needs only the worker count): a worker's server list is checked where it is
+        # used (DistributeTranspiler.transpile names a bad one); a server listens on its entry, checked now
+        try:
+            servers = tuple(parse_endpoints(servers, "server_endpoints"))
+        except ValueError:
+            servers = tuple(ep.strip() for ep in servers)
+    else:
+        servers = tuple(parse_endpoints(servers, "server_endpoints"))
     if role not in (WORKER, SERVER):
         raise TypeError("role must be Role.WORKER or Role.SERVER, got %r" % (role,))
     if not isinstance(current_id, int) or isinstance(current_id, bool):

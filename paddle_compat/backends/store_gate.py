@@ -183,23 +183,28 @@ def _first_line(p, timeout, what):
     return box[0]
 
 
-def serve(host, port, what):
+def serve(host, port, what, on_bound=None, front=None):
     """Hold the endpoint (host, port) with a gate (in a helper process) in front of a store listening on a
     private loopback port. Returns the store's listening socket: give its fd to TCPStore (master_listen_fd).
-    OSError if the endpoint cannot be bound."""
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    front = socket.socket(fam, socket.SOCK_STREAM)
-    front.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    OSError if the endpoint cannot be bound. on_bound(port) is called as soon as the endpoint listens (port 0
+    picks one); connections made from then on wait in its backlog until the gate takes them. front: the
+    endpoint's socket, already listening (bound earlier by the caller)."""
     back = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        front.bind((host, port))
-        front.listen(128)
+        if front is None:
+            front = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            front.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            front.bind((host, port))
+            front.listen(128)
         back.bind(("127.0.0.1", 0))
         back.listen(128)
     except OSError:
-        front.close()
+        if front is not None:
+            front.close()
         back.close()
         raise
+    if on_bound is not None:
+        on_bound(front.getsockname()[1])
     p = _spawn(["serve", front.fileno(), back.getsockname()[1], what], pass_fds=(front.fileno(),))
     _first_line(p, 30, what)
     # the endpoint stays open here too (it shows as this process's listener); only the helper accepts

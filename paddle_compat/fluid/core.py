@@ -441,6 +441,32 @@ def _switch_scope(scope):
     return old
 
 
+class op_proto_and_checker_maker:   # noqa: N801  (Paddle's name)
+    """The op attribute names and role bits Paddle's scripts read from fluid.core (hand-built RPC and
+    transpiler programs set op_role by hand)."""
+    from ..ops.roles import OpRole
+
+    @staticmethod
+    def kOpRoleAttrName():   # noqa: N802
+        return "op_role"
+
+    @staticmethod
+    def kOpRoleVarAttrName():   # noqa: N802
+        return "op_role_var"
+
+    @staticmethod
+    def kOpNameScopeAttrName():   # noqa: N802
+        return "op_namescope"
+
+    @staticmethod
+    def kOpCreationCallstackAttrName():   # noqa: N802
+        return "op_callstack"
+
+    @staticmethod
+    def kOpDeviceAttrName():   # noqa: N802
+        return "op_device"
+
+
 # Paddle's inference API lives in fluid.core too (fluid.core.AnalysisConfig, create_paddle_predictor, ...)
 from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativePaddlePredictor,  # noqa: E402,F401
                         PaddleBuf, PaddleDType, PaddlePlace, PaddlePredictor, PaddleTensor, ZeroCopyTensor,

@@ -235,9 +235,33 @@ class Executor:
                 prepared = self._cache.get(key)
                 if prepared is None:
                     prepared = self._prepare_cached(program, feed, fetch_names, scope, autograd_for, worker, key)
+        if getattr(prepared, "serves", False):
+            # a hand-built server (layers.io.ListenAndServ): whatever happens, its early-bound endpoint, port
+            # file and SIGINT handling end with the run
+            from ..backends.ps import layer_listen
+            try:
+                return prepared.run(feed, return_numpy)
+            finally:
+                layer_listen.release()
         return prepared.run(feed, return_numpy)
 
     def _prepare_cached(self, program, feed, fetch_names, scope, autograd_for, worker, key):
+        run = program
+        serves = any(op.type == "listen_and_serv" for op in program.global_block().ops)
+        if serves:
+            # a hand-built server announces its port before the lowering loads torch
+            from ..backends.ps import layer_listen
+            try:
+                layer_listen.bind_early(program)
+                prepared = self._prepare_cached_program(program, feed, fetch_names, scope, autograd_for, worker, key)
+            except BaseException:
+                layer_listen.release()
+                raise
+            prepared.serves = True
+            return prepared
+        return self._prepare_cached_program(program, feed, fetch_names, scope, autograd_for, worker, key)
+
+    def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
         tables = sys.modules.get(__package__ + ".transpiler.ps_table_trainer")
         if tables is not None and not program._dist_info.get("role"):

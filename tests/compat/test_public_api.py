@@ -71,7 +71,13 @@ CLAIMED = {
     ],
     "paddle_compat.fluid.incubate.fleet.base.fleet_base": ["Fleet", "DistributedOptimizer", "Mode"],
     "paddle_compat.fluid.incubate.fleet.collective": ["fleet", "Collective", "CollectiveOptimizer",
-                                                      "DistributedStrategy"],
+                                                      "DistributedStrategy", "TrainStatus"],
+    "paddle_compat.fluid.incubate.fleet.utils.fleet_barrier_util": ["check_all_trainers_ready"],
+    "paddle_compat.fluid.incubate.fleet.utils.hdfs": ["HDFSClient"],
+    "paddle_compat.fluid.incubate.fleet.utils.utils": ["load_program", "save_program", "check_pruned_program_vars"],
+    "paddle_compat.distributed.fs_wrapper": ["FS", "LocalFS", "BDFS"],
+    "paddle_compat.fluid.layers.io": ["ListenAndServ", "BlockGuardServ", "Send", "Recv"],
+    "paddle_compat.fluid.layers.ops": ["_scale"],
     "paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler": [
         "fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"],
     "paddle_compat.fluid.incubate.fleet.parameter_server.distributed_transpiler": [
@@ -135,9 +141,6 @@ KNOWN_GAPS = {
         "BeamSearchDecoder": "contrib.decoder (InitState/StateCell/TrainingDecoder) is not built; fluid.layers' decoders are",
         "Compressor": "PaddleSlim compression (pruning, distillation) is out of scope",
         "QuantizeTranspiler": "quantization-aware training is out of scope",
-        "HDFSClient": "needs a Hadoop client; out of scope",
-        "multi_download": "HDFS utility; out of scope",
-        "multi_upload": "HDFS utility; out of scope",
         "convert_dist_to_sparse_program": "PSLib (Baidu's closed parameter server) only",
         "load_persistables_for_increment": "PSLib (Baidu's closed parameter server) only: loads its sparse tables",
         "load_persistables_for_inference": "PSLib (Baidu's closed parameter server) only",
@@ -193,11 +196,11 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 1.0,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.63,
+    "paddle.fluid.contrib": 0.66,
     "paddle.fluid": 0.94,
     "paddle.fluid.nets": 1.0,
     "paddle.fluid.io": 1.0,
-    "overall": 0.96,
+    "overall": 0.968,
 }
 
 

@@ -3,6 +3,8 @@
 
 import pytest
 
+import paddle_compat as fluid
+
 from paddle_compat.backends.cluster import SERVER, WORKER, ClusterEnvError, resolve_cluster, resolve_general
 from paddle_compat.fluid.incubate.fleet.base import role_maker as rm
 
@@ -91,7 +93,7 @@ def test_user_defined_role_maker():
     (dict(server_endpoints=[]), ValueError, "must not be empty"),
     (dict(server_endpoints=["127.0.0.1:1", "127.0.0.1:1"]), ValueError, "duplicate"),
     (dict(server_endpoints=[6001]), TypeError, "must be a string"),
-    (dict(server_endpoints=["127.0.0.1"]), ValueError, "ip:port"),
+    (dict(role=rm.Role.SERVER, server_endpoints=["127.0.0.1"]), ValueError, "ip:port"),
     (dict(role=3), TypeError, "role must be Role.WORKER or Role.SERVER"),
     (dict(current_id="0"), TypeError, "current_id must be an int"),
     (dict(current_id=-1), ValueError, "current_id must be >= 0"),
@@ -105,6 +107,21 @@ def test_user_defined_role_maker_rejects(kw, exc, msg):
     args.update(kw)
     with pytest.raises(exc, match=msg):
         rm.UserDefinedRoleMaker(**args)
+
+
+def test_worker_server_endpoints_checked_where_used():
+    """Paddle accepts a worker's server list as given (scripts that never transpile pass ['127.0.0.1']);
+    transpiling with it names the bad entry."""
+    from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler import fleet
+    r = rm.UserDefinedRoleMaker(current_id=0, role=rm.Role.WORKER, worker_num=1, server_endpoints=["127.0.0.1"])
+    assert r.get_pserver_endpoints() == ["127.0.0.1"] and r.worker_num() == 1
+    fleet.init(r)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data(name="x", shape=[None, 2], dtype="float32")
+        loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+        with pytest.raises(ValueError, match="'127.0.0.1' is not of the form ip:port"):
+            fleet.distributed_optimizer(fluid.optimizer.SGD(0.1)).minimize(loss)
 
 
 def test_mpi_symmetric_resolution_is_pure():

@@ -104,13 +104,16 @@ class Group:
         return [pserver_name(i) for i in range(len(self.endpoints))]
 
     # joining ---------------------------------------------------------------------------------------
-    def join(self, wait_port=True):
+    def join(self, wait_port=True, on_listening=None, listen_sock=None):
+        """on_listening(): called (pserver) as soon as the endpoint listens, before the wait for the other
+        members (a server given port 0 has its port in self.endpoints by then). listen_sock: pserver 0's
+        endpoint, already bound and listening."""
         if self.active:
             return
         limit = deadline_s()
         deadline = time.monotonic() + limit
         if self.role == "pserver":
-            self._listen(limit)
+            self._listen(limit, on_listening or (lambda: None), listen_sock)
         elif wait_port:
             self._wait_ports(deadline, limit)
         store = self._store_client(deadline, limit)
@@ -148,20 +151,27 @@ class Group:
             self._watch_futs[peer] = fut
             fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
 
-    def _listen(self, limit):
+    def _listen(self, limit, on_listening, listen_sock=None):
         host, port = _split(self.endpoints[self.index])
         if self.index == 0:
             if self._store is None:
+                def bound(got):
+                    if port == 0:   # a server given port 0 (layers.io.ListenAndServ) learns its port here
+                        self.endpoints[0] = "%s:%d" % (host, got)
+                    on_listening()
                 # pserver 0's own address only (TCPStore alone would listen on every interface), and there
                 # the token gate: the store itself listens on a private loopback port behind it
                 try:
-                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0])
+                    back = store_gate.serve(host, port, "pserver 0's rendezvous (%s)" % self.endpoints[0], bound,
+                                            front=listen_sock)
                 except OSError as e:
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None
                 self._store = dist.TCPStore("127.0.0.1", back.getsockname()[1], None, True,
                                             timedelta(seconds=limit), multi_tenant=True,
                                             master_listen_fd=back.detach())
+            else:
+                on_listening()
             return
         if self._beacon is None:
             s = socket.socket()
@@ -175,6 +185,7 @@ class Group:
             s.listen(64)
             self._beacon = s
             threading.Thread(target=_serve_beacon, args=(s,), daemon=True, name="pserver-beacon").start()
+        on_listening()
 
     def _wait_ports(self, deadline, limit):
         """Paddle's wait_port: every pserver endpoint accepts connections, or name those that never did."""

@@ -30,7 +30,7 @@ import time
 
 import torch
 
-from . import rpc_entry
+from . import layer_listen, rpc_entry
 from .errors import PsError, deadline_s
 from .group import get_group, trainer_name
 from .optimize import OptimizeRunner
@@ -94,7 +94,9 @@ class PServerService:
         self.group.listeners.append(self._on_lost)
         limit = deadline_s()
         try:
-            self.group.join()
+            # as Paddle's listen_and_serv: the port goes to /tmp/paddle.<pid>.port once the endpoint listens
+            self.group.join(on_listening=lambda: layer_listen.write_port_file(
+                int(self.group.endpoints[self.pserver_id].rpartition(":")[2])))
             while not self.finished.wait(0.2):
                 self._check_deadline(limit)
             if self.failure:
@@ -105,6 +107,7 @@ class PServerService:
                 self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
             self.group.listeners.remove(self._on_lost)
             self.group.leave(self.failure)
+            layer_listen.remove_port_file()
 
     def _check_deadline(self, limit):
         with self.lock:

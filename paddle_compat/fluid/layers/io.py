@@ -81,3 +81,7 @@ def read_file(reader):
     if feed_vars is None:
         raise TypeError("read_file: expected the reader returned by fluid.layers.py_reader, got %r" % (reader,))
     return feed_vars[0] if len(feed_vars) == 1 else list(feed_vars)
+
+
+# hand-built RPC programs: reachable as layers.io.X, as in Paddle (not in fluid.layers' namespace)
+from .rpc import BlockGuardServ, ListenAndServ, Recv, Send  # noqa: E402,F401

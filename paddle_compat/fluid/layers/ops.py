@@ -70,6 +70,19 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return helper.append_activation(out)
 
 
+def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, out=None, name=None):
+    """Paddle's generated `layers.ops._scale`: the scale op, writing into `out` when given (a variable
+    made beforehand, e.g. one a server program's clients fetch by name)."""
+    check_variable(x, "x", "_scale")
+    attrs = {"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale}
+    if out is None:
+        return single(append_defined("scale", {"X": x}, attrs, name=name))
+    check_variable(out, "out", "_scale")
+    LayerHelper("scale", name=name).append_op(type="scale", inputs={"X": [x]}, outputs={"Out": [out]},
+                                              attrs=attrs)
+    return out
+
+
 def clip(x, min, max, name=None):
     return single(append_defined("clip", {"X": x}, {"min": float(min), "max": float(max)}, name=name))
 

@@ -14,24 +14,50 @@ def _plan(ctx):
     return comm_plan_for(ctx)
 
 
+def _hand_built(ctx, role):
+    """Ops of a program that was not transpiled (layers.io ListenAndServ / Send / Recv). A transpiled
+    program that lost its job facts (a parsed copy) is not one: its ops name the pserver-side variables
+    (send_varnames / recv_varnames) or the pserver (pserver_id), and it keeps the transpiler's error."""
+    if ctx.program._dist_info.get("role") == role:
+        return False
+    for op in ctx.block.ops:
+        a = op.attrs
+        if a.get("send_varnames") or a.get("recv_varnames") or a.get("pserver_id", -1) not in (-1, None):
+            return False
+    return True
+
+
 @register("send", inputs=("X*",), outputs=())
 def send(op, ctx):
+    if _hand_built(ctx, "trainer"):
+        from ...ps.layer_client import send_kernel
+        return send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
 
 @register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
 def barrier(op, ctx):
+    if _hand_built(ctx, "trainer"):
+        from ...ps.layer_client import barrier_kernel
+        return barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
 
 @register("recv", inputs=(), outputs=("Out*",))
 def recv(op, ctx):
+    if _hand_built(ctx, "trainer"):
+        from ...ps.layer_client import recv_kernel
+        return recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
 
 @register("listen_and_serv", inputs=(), outputs=())
 def listen_and_serv(op, ctx):
     def k():
+        if _hand_built(ctx, "pserver"):
+            from ...ps.layer_service import LayerServer
+            LayerServer(op, ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
+            return
         from ...ps import table_service  # noqa: F401  (serves the distributed tables' prefetch and save)
         from ...ps.service import PServerService
         PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()

@@ -18,7 +18,10 @@ from ....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ..base.role_maker import PaddleCloudRoleMaker
 
-__all__ = ["fleet", "Collective", "CollectiveOptimizer", "DistributedStrategy"]
+from . import checkpoint as _ckpt
+from .checkpoint import TrainStatus
+
+__all__ = ["fleet", "Collective", "CollectiveOptimizer", "DistributedStrategy", "TrainStatus"]
 
 
 class DistributedStrategy(BuildStrategy):
@@ -94,6 +97,24 @@ class Collective(Fleet):
         if not self.is_first_worker():
             return None
         return io.save_persistables(executor, dirname, program, filename)
+
+    # checkpoints (checkpoint.py: layout, crash safety) ---------------------------------------------
+    def save_check_point(self, executor, path, train_status, main_program=None, fs=None, local_cache_path=".cache",
+                         remain_all_checkpoint=True):
+        """Save the persistables and train_status as checkpoint <path>/__paddle_fleet_checkpoint__.<n+1>."""
+        return _ckpt.save(self, executor, path, train_status, main_program, fs, local_cache_path,
+                          remain_all_checkpoint)
+
+    def load_check_point(self, executor, path, trainer_id, main_program=None, fs=None, local_cache_path=".cache",
+                         ignore_empty=True):
+        """Load the newest checkpoint under path; returns its TrainStatus (None if there is none)."""
+        return _ckpt.load(self, executor, path, trainer_id, main_program, fs, local_cache_path, ignore_empty)
+
+    def clean_redundant_check_points(self, root_path, fs=None, checkpoint_num=1):
+        return _ckpt.clean(root_path, fs, checkpoint_num)
+
+    def _get_last_checkpoint_no(self, root_path, fs=None):
+        return _ckpt.last_checkpoint_no(root_path, fs)
 
 
 fleet = Collective()

@@ -1,0 +1,297 @@
+"""Hand-built RPC programs (layers.io ListenAndServ / Send / Recv) on the pserver runtime's group.
+
+Server: a listen_and_serv op in a program that was not transpiled. Its group is pserver 0 of a job of
+`Fanin` clients, rendezvous at its endpoint (port 0 picks a free port; it is written to
+/tmp/paddle.<pid>.port as soon as the endpoint listens, as Paddle's server does: layer_listen.py). Each
+round, in sync mode (the only mode the layers build):
+
+  layer_send(tid, names, tensors)   variables staged for the round
+  layer_barrier(tid)                this client has sent its round; answered once every client still in
+                                    the job has, the variables are in the scope and the sub-block ran
+  layer_get(tid, names)             copies of scope variables (after this client's round ran: a get
+                                    with staged variables and no barrier is the barrier)
+  layer_fetch_barrier(tid)          answered at once: gets already wait for their round
+  done / abort                      the client's Executor.close() or exit, as in pserver mode
+
+Clients: layer_client.py.
+
+As in Paddle, SIGINT stops the server and its exe.run returns. Where we differ from Paddle: the server also
+returns once every client is done (Paddle's ran until stopped), and a round's variables are copied into
+the scope only when the round is complete.
+"""
+
+import os
+import threading
+import time
+import warnings
+
+import torch
+
+from . import layer_listen, rpc_entry
+from .errors import PsError, deadline_s
+from .group import get_group, trainer_name
+
+__all__ = ["LayerServer", "digest"]
+
+SYNC = 0
+
+
+def digest(fanin):
+    return "layers.io rpc, %d client(s)" % fanin
+
+
+class _Round:
+    def __init__(self):
+        self.vars = {}
+        self.sent = set()       # clients with variables staged
+        self.waiting = {}       # client -> [futures answered when the round ran]
+        self.started = time.monotonic()
+
+
+class LayerServer:
+    def __init__(self, op, program, scope, device, executor):
+        self.endpoint = op.attrs.get("endpoint")
+        if not isinstance(self.endpoint, str) or ":" not in self.endpoint:
+            raise PsError("listen_and_serv: endpoint must be 'ip:port', got %r" % (self.endpoint,))
+        mode = int(op.attrs.get("distributed_mode", SYNC))
+        if mode != SYNC:
+            raise PsError("listen_and_serv at %s: distributed_mode %d in a program that was not transpiled; "
+                          "hand-built servers (layers.io.ListenAndServ) run sync mode (0) only"
+                          % (self.endpoint, mode))
+        self.fanin = int(op.attrs.get("Fanin", 1))
+        blocks = op.attrs.get("optimize_blocks") or []
+        self.blocks = [b if isinstance(b, int) else b.idx for b in blocks]
+        self.program, self.scope, self.device, self.executor = program, scope, device, executor
+        self.lock = threading.RLock()
+        self.round = None
+        self.step = 0
+        self.done = set()
+        self.failure = None
+        self.finished = threading.Event()
+        self.fns = {}
+        self.op = op
+        self.group = None
+        self.early = False
+
+    # serving ---------------------------------------------------------------------------------------
+    def _initial_values(self):
+        """What the server's main program computed before listen_and_serv (Paddle's tests fill the variable
+        they receive there): those ops run again into the scope, since the main run keeps them local. Names
+        already in the scope (the startup program's) are left as they are."""
+        from ...fluid.framework import Program
+        from ..lowering.codegen import lower_block
+        gb = self.op.block
+        before = gb.ops[:gb.ops.index(self.op)]
+        names = []
+        for o in before:
+            names += [n for n in o.output_arg_names if n not in names]
+        names = [n for n in names if self.scope.find_var(n) is None or self.scope.find_var(n).value is None]
+        if not names:
+            return
+        prog = Program()
+        pb = prog.global_block()
+        for v in gb.vars.values():
+            pb.vars[v.name] = v._copy_meta_to(pb)
+        for o in before:
+            pb.ops.append(o.copy_to(pb))
+        prog._bump()
+        try:
+            values = lower_block(prog, 0, self.scope, self.device, fetch_names=names, executor=self.executor)([])
+        except Exception as e:     # e.g. ops reading a feed: the block then sees only what clients send
+            warnings.warn("listen_and_serv at %s: the ops before it could not run again (%s: %s); its block "
+                          "sees only the scope and what clients send" % (self.endpoint, type(e).__name__, e))
+            return
+        for n, (v, _lod) in zip(names, values):
+            self.scope.var(n).value = v
+
+    def serve(self):
+        layer_listen.signal_guard()
+        try:
+            if not layer_listen.stop_requested():
+                self._serve()
+            else:                                     # a SIGINT came while torch was loading
+                sock = layer_listen.take(self.endpoint)
+                if sock is not None:
+                    sock.close()
+        finally:
+            layer_listen.remove_port_file()
+            layer_listen.release()
+
+    def _serve(self):
+        self.group = get_group([self.endpoint], self.fanin, "pserver", 0, digest(self.fanin))
+        handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
+                    "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
+                    "abort": self._client_abort}
+        for name, fn in handlers.items():
+            rpc_entry.register_handler(name, fn)
+        self.group.listeners.append(self._on_lost)
+        limit = deadline_s()
+        interrupted = False
+        try:
+            sock = layer_listen.take(self.endpoint)
+            self.early = sock is not None
+            layer_listen.serving(True)
+            if layer_listen.stop_requested():
+                raise KeyboardInterrupt
+            self.group.join(on_listening=self._listening, listen_sock=sock)
+            self.endpoint = self.group.endpoints[0]
+            while not self.finished.wait(0.2):
+                self._check_deadline(limit)
+            if self.failure:
+                raise PsError(self.failure)
+        except KeyboardInterrupt:
+            # SIGINT / SIGTERM stop the server and exe.run returns, as Paddle's listen_and_serv (its handler)
+            interrupted = True
+        finally:
+            layer_listen.serving(False)
+            if self.group.active and not interrupted:
+                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
+            self.group.listeners.remove(self._on_lost)
+            self.group.leave(self.failure)
+
+    def _listening(self):
+        # the port first (unless it was announced when Executor.run began), then the values: no client can
+        # call before the group is joined, which is after this returns
+        if not self.early:
+            layer_listen.write_port_file(int(self.group.endpoints[0].rpartition(":")[2]))
+        self._initial_values()
+
+    def _check_deadline(self, limit):
+        with self.lock:
+            r = self.round
+            if r is None or time.monotonic() - r.started <= limit:
+                return
+            missing = sorted(set(range(self.fanin)) - self.done - set(r.waiting))
+            self._fail("server %s: round %d: client(s) %s sent no barrier within %.0fs (FLAGS_rpc_deadline) "
+                       "while client(s) %s waited" % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
+
+    def _fail(self, msg):
+        with self.lock:
+            if self.failure is None:
+                self.failure = msg
+            r, self.round = self.round, None
+            if r is not None:
+                for futs in r.waiting.values():
+                    for fut in futs:
+                        rpc_entry.fail_future(fut, PsError(self.failure))
+            self.finished.set()
+
+    def _on_lost(self, peer, reason):
+        self._fail("server %s: lost %s: %s" % (self.endpoint, self.group.describe(peer), reason))
+
+    # handlers --------------------------------------------------------------------------------------
+    def _check(self, tid):
+        if self.failure:
+            raise PsError(self.failure)
+        if tid in self.done:
+            raise PsError("server %s: client %d called after its Executor.close()" % (self.endpoint, tid))
+
+    def _send(self, tid, names, tensors):
+        self._check(tid)
+        with self.lock:
+            r = self.round
+            if r is None:
+                r = self.round = _Round()
+            if tid in r.waiting:
+                raise PsError("server %s: client %d sent variables %s after its barrier of round %d"
+                              % (self.endpoint, tid, list(names), self.step))
+            for n, t in zip(names, tensors):
+                r.vars[n] = t
+            r.sent.add(tid)
+        return True
+
+    def _barrier(self, tid):
+        self._check(tid)
+        fut = torch.futures.Future()
+        with self.lock:
+            r = self.round
+            if r is None:
+                r = self.round = _Round()
+            r.waiting.setdefault(tid, []).append(fut)
+            self._maybe_run()
+        return fut
+
+    def _get(self, tid, names):
+        self._check(tid)
+        with self.lock:
+            r = self.round
+            if r is None or tid not in r.sent:
+                return self._read(names)
+            ran = self._barrier(tid)
+        out = torch.futures.Future()
+
+        def after(f):
+            from torch.distributed.rpc.internal import RemoteException
+            v = f.value()
+            if isinstance(v, RemoteException):     # the round failed: pass its error on
+                out.set_result(v)
+                return
+            try:
+                out.set_result(self._read(names))
+            except Exception as e:
+                rpc_entry.fail_future(out, e)
+        ran.add_done_callback(after)
+        return out
+
+    def _read(self, names):
+        out = []
+        with self.lock:
+            for n in names:
+                h = self.scope.find_var(n)
+                if h is None or h.value is None:
+                    written = [w for idx in self.blocks for w in self._written_by(idx)]
+                    raise PsError("server %s holds no variable '%s' (no client sent it and the server block "
+                                  "did not write it; the block writes: %s)"
+                                  % (self.endpoint, n, ", ".join(written) or "nothing"))
+                out.append(h.value.detach().clone().cpu())
+        return out
+
+    def _maybe_run(self):
+        r = self.round
+        if r is None or not r.waiting or not set(range(self.fanin)) - self.done <= set(r.waiting):
+            return
+        self.round = None
+        try:
+            self._run(r.vars)
+        except Exception as e:
+            self._fail("server %s: its block failed in round %d: %s: %s"
+                       % (self.endpoint, self.step, type(e).__name__, e))
+            return
+        self.step += 1
+        for futs in r.waiting.values():
+            for fut in futs:
+                fut.set_result(True)
+
+    def _run(self, received):
+        from ..lowering.codegen import lower_block
+        for n, t in received.items():
+            self.scope.var(n).value = t.to(self.device) if self.device != "cpu" else t
+        for idx in self.blocks:
+            fn = self.fns.get(idx)
+            if fn is None:
+                outs = self._written_by(idx)
+                fn = self.fns[idx] = (lower_block(self.program, idx, self.scope, self.device, fetch_names=outs,
+                                                  executor=self.executor), outs)
+            lowered, outs = fn
+            for n, (v, _lod) in zip(outs, lowered([])):
+                self.scope.var(n).value = v
+
+    def _written_by(self, idx):
+        names = []
+        for op in self.program.block(idx).ops:
+            names += [n for n in op.output_arg_names if n not in names]
+        return names
+
+    def _client_done(self, tid):
+        self.group.mark_done(trainer_name(tid))
+        with self.lock:
+            self.done.add(tid)
+            self._maybe_run()
+            if len(self.done) >= self.fanin:
+                self.finished.set()
+        return True
+
+    def _client_abort(self, tid, reason):
+        self.group.mark_done(trainer_name(tid))
+        self._fail("server %s: client %d failed: %s" % (self.endpoint, tid, reason))
+        return True
