@@ -156,9 +156,14 @@ def build_trainer_startup(plan, snapshot, main_snapshot):
     """The trainer startup: parameter inits, no optimizer-state inits, then pull the pservers' weights."""
     prog = snapshot.clone()
     block = prog.global_block()
-    remote_only = set(plan.global_vars)
+    # as Paddle: the inits of what the optimize ops read (learning rate, optimizer state) leave; an
+    # LR-schedule var no optimize op reads (the step counter) keeps its init, unused here
+    main = main_snapshot.global_block()
+    remote_only = set()
     for chain in plan.chains.values():
         remote_only.update(chain.state)
+        for i in chain.ops:
+            remote_only.update(n for n in main.ops[i].input_arg_names if n not in (chain.param, chain.grad))
     # a var the trainer program still uses keeps its init (e.g. a learning rate the user also fetches)
     still_used = set()
     for i, op in enumerate(main_snapshot.global_block().ops):
