@@ -21,6 +21,7 @@ import numpy as np
 from ..dtypes import dtype_name
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from ...ops.roles import is_autograd_op
+from .details.vars_distributed import VarsDistributed, VarStruct
 from .ps_slicing import VarBlock, block_rows, table_rows
 
 __all__ = ["PsPlan", "build_plan", "is_optimizer_op"]
@@ -109,6 +110,7 @@ class PsPlan:
         self.dispatch = []          # VarBlock in dispatch order
         self.var_meta = {}          # name -> (shape, dtype name) of every var the pservers hold
         self.digest = ""
+        self.overview = None        # details.VarsDistributed (Program._parameters_on_pservers)
 
     @property
     def suffixed(self):
@@ -409,6 +411,34 @@ def _digest(plan):
     return h.hexdigest()[:16]
 
 
+def _overview(plan, block):
+    """Paddle's record of the cluster (Program._parameters_on_pservers): a "Param" entry per parameter block
+    ("RemotePrefetch" for a distributed table's shard), then per pserver an "Optimizer" entry per optimizer
+    state var of its blocks. offset counts elements before the block, as Paddle's."""
+    ov = VarsDistributed()
+
+    def struct(v, name=None, shape=None):
+        return VarStruct(name or v.name, tuple(shape if shape is not None else v.shape), v.dtype, v.type,
+                         v.lod_level, v.persistable)
+
+    def add(v, b, name, shape, vtype, kind="rows"):
+        width = int(np.prod(v.shape[1:])) if len(v.shape) > 1 else 1
+        sliced = b.split and kind == "rows"
+        ov.add_distributed_var(struct(v), struct(v, name, shape), is_slice=sliced,
+                               block_id=b.index if sliced else 0, offset=b.offset * width if sliced else 0,
+                               vtype=vtype, endpoint=b.endpoint)
+
+    tables = [b for t in plan.tables for b in plan.chains[t].blocks]
+    for b in plan.dispatch + tables:
+        add(_var(block, b.param), b, b.name, b.shape, "RemotePrefetch" if b.table else "Param")
+    for ep in plan.endpoints:
+        for b in plan.ordered_blocks_on(ep):
+            for s, kind in plan.chains[b.param].state.items():
+                v = _var(block, s)
+                add(v, b, b.state_name(s), b.shape if kind == "rows" else v.shape, "Optimizer", kind)
+    return ov
+
+
 def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
     plan = PsPlan(cfg, trainer_id, endpoints, trainers, sync_mode)
     block = program.global_block()
@@ -420,4 +450,5 @@ def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
     _dispatch(plan, program)
     _record_meta(plan, block)
     plan.digest = _digest(plan)
+    plan.overview = _overview(plan, block)
     return plan
