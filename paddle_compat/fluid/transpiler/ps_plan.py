@@ -105,6 +105,7 @@ class PsPlan:
         self.tables = collections.OrderedDict()   # table name -> TableInfo (distributed lookup tables)
         self.lr_ops = []            # op indices of LR-schedule ops
         self.lr_outputs = set()     # vars the LR ops produce that the chains read
+        self.step_counters = {}     # async: LR `increment` op index -> (counter, per-trainer counters, step)
         self.global_vars = []       # persistable/LR vars shared by all chains (learning rate, counters)
         self.removed_ops = set()    # op indices that leave the trainer program
         self.dispatch = []          # VarBlock in dispatch order
@@ -257,6 +258,30 @@ def _classify_vars(plan, block):
             global_vars.append(n)
     plan.lr_outputs = set(n for n in global_vars if n in lr_produced and not _var(block, n).persistable)
     plan.global_vars = global_vars
+
+
+def _split_step_counters(plan, block):
+    """Async mode (not Geo-SGD), as Paddle 1.8: an LR-schedule step counter (`increment` op) becomes the
+    sum of per-trainer counters `<counter>.trainer_N`; each trainer sends its own every step (its value is
+    the step, added to the pservers' copy) and the pservers' LR block sums them. Declared in the snapshot
+    (the transpiler's own copy of the program) like the other vars the passes read."""
+    if plan.sync_mode or plan.geo:
+        return
+    for i in plan.lr_ops:
+        op = block.ops[i]
+        if op.type != "increment":
+            continue
+        counter = op.output("Out")[0]
+        if op.input("X") != [counter]:
+            continue
+        cv = _var(block, counter)
+        names = ["%s.trainer_%d" % (counter, t) for t in range(plan.trainers)]
+        for n in names:
+            if not block.has_var(n):
+                block.create_var(name=n, shape=cv.shape, dtype=cv.dtype, persistable=True)
+            if n not in plan.global_vars:
+                plan.global_vars.append(n)
+        plan.step_counters[i] = (counter, names, float(op.attrs.get("step", 1.0)))
 
 
 def _remote_prefetch_tables(plan, block):
@@ -445,6 +470,7 @@ def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
     _collect_chains(plan, block)
     _find_tables(plan, block)
     _classify_vars(plan, block)
+    _split_step_counters(plan, block)
     _slice(plan, block)
     _check_rowwise(plan, block)
     _dispatch(plan, program)
