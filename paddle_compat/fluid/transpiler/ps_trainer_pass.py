@@ -171,7 +171,8 @@ def _fake_init_tables(plan, main):
     names = set(plan.tables)
     for op in main.ops:
         if op.type in ("lookup_table", "nce") and op.attrs.get("is_sparse"):
-            names.add(op.input("W")[0])
+            # nce's table is its Weight (Paddle asked nce for a "W" input it lacks, and failed)
+            names.update(op.input("W" if op.type == "lookup_table" else "Weight")[:1])
     return set(n for n in names if n in plan.chains and not plan.geo)
 
 
