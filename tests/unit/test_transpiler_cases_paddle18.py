@@ -182,3 +182,6 @@ def test_fake_init_gives_the_shape_without_memory():
         fluid.Executor(fluid.CPUPlace()).run(prog)
     t = scope.find_var("tbl").value
     assert tuple(t.shape) == (100000, 64) and t.stride() == (0, 0) and str(t.dtype) == "torch.float32"
+    # a trainer knows the placeholder holds no values (a looked-up distributed table is then fetched)
+    from paddle_compat.fluid.transpiler.ps_table_trainer import holds_values
+    assert not holds_values(scope.find_var("tbl")) and not holds_values(None)

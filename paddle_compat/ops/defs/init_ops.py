@@ -68,7 +68,16 @@ def fake_init(op, ctx):
     shape, dtype, device = [int(d) for d in attr(op, "shape")], torch_dtype(v.dtype), ctx.device
     if any(d < 0 for d in shape):
         raise ValueError("fake_init: shape %s of '%s' has a negative dim" % (shape, name))
-    return lambda: torch.zeros((), dtype=dtype, device=device).expand(shape)
+    def k():
+        t = torch.zeros((), dtype=dtype, device=device).expand(shape)
+        t._fake_init = True
+        return t
+    return k
+
+
+def is_fake_init(value):
+    """Whether a var's value is fake_init's placeholder (a table whose values live on the pservers)."""
+    return bool(getattr(value, "_fake_init", False))
 
 
 @defop("fill_constant_batch_size_like", inputs=("Input",), infer_shape=_bsl_shape, differentiable=False)
