@@ -55,7 +55,7 @@ def fill_constant(op, ctx):
     return k
 
 
-@defop("fake_init", inputs=(), differentiable=False)
+@defop("fake_init", inputs=(), infer_shape=_attr_shape, differentiable=False)
 def fake_init(op, ctx):
     """Pserver mode's placeholder for a trainer's copy of a sparse table (the transpiler puts it where the
     table's init was): the var gets its shape and dtype but no values. Paddle only resized the tensor; here
