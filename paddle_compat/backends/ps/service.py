@@ -20,7 +20,7 @@ Semantics chosen where Paddle's were accidents:
   was left in its scope.
 - Async mode runs the LR-schedule block once per push, after adding the push's step to its trainer's step
   counter (the block sums those), so the schedule follows the number of updates applied (Paddle's async
-  pservers ran the LR block once, at start, and kept only the last value each trainer sent).
+  pservers ignored LR decay).
 - FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
   trainers that never sent. A pserver with no step in progress waits for as long as its trainers are alive
   (a dead trainer is noticed at once through its connection).

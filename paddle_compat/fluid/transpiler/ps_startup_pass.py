@@ -113,8 +113,7 @@ def _retarget(block, op, orig_var, name, shape, rows, shard=None):
 def _step_counter_inits(plan, src, st, block):
     """Async: the per-trainer step counters (first, in Paddle's order). Here each counts the steps its
     trainer pushed, and the first also holds the counter's starting value, so their sum (the LR block's
-    counter) is what the single counter would be. Paddle started them at 1 and the counter at -trainers, and
-    overwrote them with each push rather than adding."""
+    counter) is what the single counter would be (Paddle started them at 1 and the counter at -trainers)."""
     done = set()
     for counter, names, _ in plan.step_counters.values():
         cv = src.var(counter)
