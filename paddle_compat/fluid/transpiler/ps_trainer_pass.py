@@ -1,12 +1,13 @@
 """Trainer side of pserver mode: the trainer main and startup programs.
 
 Main: the optimize, clip/regularization and LR-schedule ops leave (they run on the pservers); after each
-gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then
-in async mode with an LR schedule a `send` of
-this trainer's step counter (ps_plan.py); `send_barrier` (sync), one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat`
-of the blocks of each cut parameter.
-Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
-then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
+gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then, in
+async mode with an LR schedule, a `send` of this trainer's step counter (ps_plan.py); `send_barrier` (sync),
+one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat` of the blocks of each cut
+parameter.
+Startup: the parameters' init ops stay (they give the variables their shapes; a sparse table's becomes
+`fake_init`), optimizer-state and learning-rate inits leave, then the trainer pulls the pservers' initial
+weights: `recv` per parameter, `fetch_barrier`, `concat`.
 
 Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel as SelectedRows:
 each block's touched rows, merged (one entry per row, as Paddle's merge_selected_rows) and renumbered
