@@ -68,12 +68,6 @@ WHY = {
     "test_learning_rate_scheduler.py": "design: dygraph cases; the static ones compare a NumPy float32 scalar "
                                        "with places=7, which NumPy 2's promotion (NEP 50) rounds one ulp "
                                        "differently (the same values as Paddle's)",
-    "test_dist_transpiler_async_decay.py": "left: Paddle's trainer startup keeps @LR_DECAY_COUNTER@'s "
-                                           "fill_constant and gains the pservers' per-trainer counters "
-                                           "(@LR_DECAY_COUNTER@.trainer_N, a side effect of get_pserver_program); "
-                                           "ours drops the counter's initializer",
-    "test_transpiler_ops.py": "left: Paddle's get_trainer_program replaces the startup initializer of every "
-                              "is_sparse lookup_table/nce table with a fake_init op (no fake_init op here)",
     "test_fleet.py": "design: pslib (Baidu's closed parameter server)",
     "test_fleet_1.py": "design: pslib",
     "test_fleet_2.py": "design: pslib",

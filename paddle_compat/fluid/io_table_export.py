@@ -70,14 +70,13 @@ def localize_tables(program, scope):
         for n in dropped:
             block.vars.pop(n, None)
     else:   # lookups of a table only the pservers hold, in a program this process did not transpile
-        from .transpiler.ps_table_trainer import trainer_table
+        from .transpiler.ps_table_trainer import holds_values, trainer_table
         for op in block.ops:
             if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
                 continue
             name = op.input("W")[0]
-            h = scope.find_var(name)
             found = trainer_table(name)
-            if found is None or (h is not None and h.value is not None):
+            if found is None or holds_values(scope.find_var(name)):
                 continue
             op.attrs["is_distributed"] = False
             op.attrs["remote_prefetch"] = False

@@ -200,6 +200,8 @@ class Program:
         self._trainers_endpoints = []
         self._distributed_lookup_table = None
         self._nccl_comm_num = 1
+        # pserver mode: transpiler.details.VarsDistributed, where every parameter block lives (Paddle's record)
+        self._parameters_on_pservers = None
         # runtime facts the transpilers leave for the backends (dist mode, endpoints, ...)
         self._dist_info = {}
 
@@ -308,6 +310,7 @@ class Program:
                      "_distributed_lookup_table", "_nccl_comm_num"):
             setattr(p, name, copy.copy(getattr(self, name)))
         p._dist_info = copy.deepcopy(self._dist_info)
+        p._parameters_on_pservers = self._parameters_on_pservers    # a read-only record: shared
         p.blocks = []
         for b in self.blocks:
             nb = Block(p, b.idx, b.parent_idx)
@@ -384,6 +387,7 @@ class Program:
         for name in ("_is_distributed", "_is_chief", "_endpoints", "_ps_endpoint", "_trainers_endpoints",
                      "_distributed_lookup_table"):
             setattr(self, name, copy.copy(getattr(other, name)))
+        self._parameters_on_pservers = other._parameters_on_pservers
 
 
 def _drop_backward_blocks(program):

@@ -196,11 +196,11 @@ PUBLIC_API = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "
 REQUIRED_COVERAGE = {        # what is true today; the goal is >= 0.90 for fluid.layers and overall
     "paddle.fluid.layers": 1.0,
     "paddle.fluid.optimizer": 0.96,
-    "paddle.fluid.contrib": 0.66,
+    "paddle.fluid.contrib": 0.72,
     "paddle.fluid": 0.94,
     "paddle.fluid.nets": 1.0,
     "paddle.fluid.io": 1.0,
-    "overall": 0.968,
+    "overall": 0.97,
 }
 
 

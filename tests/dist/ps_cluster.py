@@ -90,7 +90,7 @@ def local_losses(fluid, spec, trainers=2):
         for s in range(spec.get("steps", 5)):
             feed = {}
             for t in range(trainers):
-                feed.update(ps_node.feed(spec, t, s, trainers, sfx="_%d" % t))
+                feed.update(ps_node.feed(spec, t, s, trainers, sfx="_%d" % t if trainers > 1 else ""))
             vals = exe.run(main, feed=feed, fetch_list=losses)
             for t in range(trainers):
                 out[t].append(float(np.asarray(vals[t]).reshape(-1)[0]))

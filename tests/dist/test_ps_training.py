@@ -51,6 +51,35 @@ def test_async_converges(tmp_path):
         assert len(got[(2, t)]) == 30 and np.isfinite(got[(2, t)]).all()
 
 
+def test_async_lr_decay_advances_once_per_push(tmp_path):
+    """Async with an LR schedule: each push adds the trainer's step to its step counter on every pserver and
+    the LR block sums the trainers' counters (Paddle 1.8's program form). One trainer: exactly local
+    training, schedule included; the saved counter is the local one, and a job resumed from the save goes
+    on exactly (the per-trainer counters are saved too). Two trainers: it trains."""
+    ck = str(tmp_path / "ckpt")
+    spec = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "slice": True, "split": "rr", "lr_decay": True,
+            "steps": 5, "sync": False, "save_dir": ck, "save_at": 3}
+    got = run_ok(tmp_path / "one", [spec], trainers=1)
+    want = local_losses(fluid, spec, trainers=1)
+    np.testing.assert_allclose(got[(0, 0)], want[0], rtol=0, atol=1e-5)
+    resumed = run_ok(tmp_path / "resumed", [dict(spec, start=3, load_dir=ck, save_dir=None, save_at=None)],
+                     trainers=1)
+    np.testing.assert_allclose(resumed[(0, 0)], got[(0, 0)][3:], rtol=0, atol=1e-6)
+    import ps_node
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        ps_node.build_model(spec)
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        fluid.io.load_persistables(exe, ck, main)
+        assert int(np.array(scope.find_var("@LR_DECAY_COUNTER@").get_tensor()).reshape(-1)[0]) == 2
+    two = dict(spec, steps=20, save_dir=None, save_at=None)
+    got = run_ok(tmp_path / "two", [two])
+    for t in range(2):
+        assert len(got[(0, t)]) == 20 and np.mean(got[(0, t)][-5:]) < np.mean(got[(0, t)][:5]), got[(0, t)]
+
+
 def test_save_on_trainer0_then_resume_in_new_processes(tmp_path):
     ck = str(tmp_path / "ckpt")
     spec = {"model": "mlp", "opt": "adam", "slice": True, "split": "rr", "lr_decay": True, "steps": 6}

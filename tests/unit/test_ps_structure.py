@@ -203,7 +203,9 @@ def test_lr_decay_block_comes_first_on_every_pserver():
     trainer = t.get_trainer_program(wait_port=False)
     assert not any(op.type == "increment" for op in trainer.global_block().ops)
     startup = fluid.default_startup_program()
-    assert not any("@LR_DECAY_COUNTER@" in op.output_arg_names for op in startup.global_block().ops)
+    # Paddle 1.8 keeps the counter's init in the trainer startup (no optimize op reads it); unused there
+    assert [op.type for op in startup.global_block().ops
+            if "@LR_DECAY_COUNTER@" in op.output_arg_names] == ["fill_constant"]
     for ep in EPS.split(","):
         prog, pstart = t.get_pserver_programs(ep)
         ls = prog.global_block().ops[0]

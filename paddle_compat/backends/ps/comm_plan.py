@@ -111,6 +111,8 @@ class CommPlan:
         sections = op.attrs.get("sections")
         if sections:
             xs = split_rows(merged(xs[0]), sections) if xs[0].is_sparse else torch.split(xs[0], list(sections), 0)
+        elif len(xs) == 1 < len(g.slots[i]):
+            xs = xs * len(g.slots[i])   # one var to every endpoint (an async trainer's LR step counter)
         stats = self.client.stats
         for (ep, pos), t in zip(g.slots[i], xs):
             if t.device.type != "cpu":

@@ -59,7 +59,9 @@ class OptimizeRunner:
         self.by_grad = {b.grad: b for b in self.blocks}
         self.by_input = {n: b for b in self.blocks for n in b.inputs}
         self.dc_asgd = bool(info.get("dc_asgd"))
-        self.expected = frozenset(n for b in self.blocks for n in b.inputs)
+        # async LR schedule: the per-trainer step counters a push adds to (the LR block sums them)
+        self.counters = frozenset(info.get("step_counters", ()))
+        self.expected = frozenset(n for b in self.blocks for n in b.inputs) | self.counters
         self.lr_idx = info.get("lr_block", -1)
         self.lr = None
         if self.lr_idx >= 0:
@@ -147,8 +149,14 @@ class OptimizeRunner:
             self._block_fn(b)([grads[n] if n in grads else self._zeros(n) for n in b.inputs])
 
     def run_async(self, trainer_id, grads):
-        """Apply one trainer's gradients at once (async mode); the LR schedule advances once per push."""
+        """Apply one trainer's gradients at once (async mode); the LR schedule advances once per push (the
+        push adds the trainer's step to its step counter, which the LR block sums with the others)."""
         tid = self._tid(trainer_id)
+        if self.counters:
+            grads = dict(grads)
+            for n in self.counters.intersection(grads):
+                h = self.scope.var(n)
+                h.value = h.value + grads.pop(n).to(h.value.device)
         if self.step_fn is not None and len(grads) == len(self.blocks):
             self.step_fn([tid if n not in grads else grads[n] for n in self.step_feeds])
             return

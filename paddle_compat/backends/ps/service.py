@@ -18,8 +18,9 @@ Semantics chosen where Paddle's were accidents:
   in the program's sum (the scale stays 1/trainers, as in the program; a distributed table's rows are
   summed, never scaled, so a finished trainer just adds no rows). Paddle summed whatever stale gradient
   was left in its scope.
-- Async mode runs the LR-schedule block once per push, so the schedule follows the number of updates
-  applied (Paddle's async pservers ignored LR decay).
+- Async mode runs the LR-schedule block once per push, after adding the push's step to its trainer's step
+  counter (the block sums those), so the schedule follows the number of updates applied (Paddle's async
+  pservers ignored LR decay).
 - FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
   trainers that never sent. A pserver with no step in progress waits for as long as its trainers are alive
   (a dead trainer is noticed at once through its connection).

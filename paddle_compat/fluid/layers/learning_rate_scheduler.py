@@ -3,7 +3,7 @@
 
 import math
 
-from .. import framework
+from .. import framework, unique_name
 from . import nn, ops, tensor
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
@@ -69,22 +69,30 @@ def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power
 def piecewise_decay(boundaries, values):
     """values[i] while step < boundaries[i]; values[-1] after the last boundary.
 
-    Paddle built this from a Switch of conditional blocks; here it is the exact sum
-    sum_i values[i] * indicator_i, whose indicators are 0/1, so the value is bit-identical."""
+    Paddle's form: a persistable `learning_rate` var set by a Switch (one conditional_block per case, each
+    assigning its value), so a transpiled program has the same blocks as Paddle's (the pservers get copies of
+    the case blocks). Paddle named the var `learning_rate` outright, so two schedules in one program shared
+    (and overwrote) one var; a second schedule here gets a unique name instead."""
     if len(values) - len(boundaries) != 1:
         raise ValueError("piecewise_decay: len(values) must be len(boundaries) + 1, got %d and %d"
                          % (len(values), len(boundaries)))
+    from .control_flow import Switch
     with _guard():
         step = _decay_step_counter()
-        below = []
-        for b in boundaries:
-            bv = tensor.fill_constant([1], "float32", float(b), force_cpu=True)
-            below.append(tensor.cast(ops.less_than(step, bv), "float32"))
-        terms = [below[0] * float(values[0])]
-        for i in range(1, len(boundaries)):
-            terms.append((below[i] - below[i - 1]) * float(values[i]))
-        terms.append((1.0 - below[-1]) * float(values[-1]))
-        return tensor.sums(terms)
+        name = "learning_rate"
+        if framework.default_main_program().global_block().has_var(name):
+            name = unique_name.generate(name)
+        lr = tensor.create_global_var(shape=[1], value=0.0, dtype="float32", persistable=True, name=name)
+        with Switch() as switch:
+            for b, v in zip(boundaries, values):
+                bv = tensor.fill_constant([1], "float32", float(b), force_cpu=True)
+                vv = tensor.fill_constant([1], "float32", float(v))
+                with switch.case(ops.less_than(step, bv)):
+                    tensor.assign(vv, lr)
+            last = tensor.fill_constant([1], "float32", float(values[-1]))
+            with switch.default():
+                tensor.assign(last, lr)
+        return lr
 
 
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):

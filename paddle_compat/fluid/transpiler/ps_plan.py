@@ -21,6 +21,7 @@ import numpy as np
 from ..dtypes import dtype_name
 from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from ...ops.roles import is_autograd_op
+from .details.vars_distributed import VarsDistributed, VarStruct
 from .ps_slicing import VarBlock, block_rows, table_rows
 
 __all__ = ["PsPlan", "build_plan", "is_optimizer_op"]
@@ -104,11 +105,13 @@ class PsPlan:
         self.tables = collections.OrderedDict()   # table name -> TableInfo (distributed lookup tables)
         self.lr_ops = []            # op indices of LR-schedule ops
         self.lr_outputs = set()     # vars the LR ops produce that the chains read
+        self.step_counters = {}     # async: LR `increment` op index -> (counter, per-trainer counters, step)
         self.global_vars = []       # persistable/LR vars shared by all chains (learning rate, counters)
         self.removed_ops = set()    # op indices that leave the trainer program
         self.dispatch = []          # VarBlock in dispatch order
         self.var_meta = {}          # name -> (shape, dtype name) of every var the pservers hold
         self.digest = ""
+        self.overview = None        # details.VarsDistributed (Program._parameters_on_pservers)
 
     @property
     def suffixed(self):
@@ -283,6 +286,30 @@ def _classify_vars(plan, block):
     plan.global_vars = global_vars
 
 
+def _split_step_counters(plan, block):
+    """Async mode (not Geo-SGD), as Paddle 1.8: an LR-schedule step counter (`increment` op) becomes the
+    sum of per-trainer counters `<counter>.trainer_N`; each trainer sends its own every step (its value is
+    the step, added to the pservers' copy) and the pservers' LR block sums them. Declared in the snapshot
+    (the transpiler's own copy of the program) like the other vars the passes read."""
+    if plan.sync_mode or plan.geo:
+        return
+    for i in plan.lr_ops:
+        op = block.ops[i]
+        if op.type != "increment":
+            continue
+        counter = op.output("Out")[0]
+        if op.input("X") != [counter]:
+            continue
+        cv = _var(block, counter)
+        names = ["%s.trainer_%d" % (counter, t) for t in range(plan.trainers)]
+        for n in names:
+            if not block.has_var(n):
+                block.create_var(name=n, shape=cv.shape, dtype=cv.dtype, persistable=True)
+            if n not in plan.global_vars:
+                plan.global_vars.append(n)
+        plan.step_counters[i] = (counter, names, float(op.attrs.get("step", 1.0)))
+
+
 def _remote_prefetch_tables(plan, block):
     """Async mode: tables whose every use is an is_sparse lookup_table. Paddle 1.8 gives these lookups
     remote_prefetch (the trainer fetches the step's rows from the pservers and never holds the table);
@@ -435,15 +462,45 @@ def _digest(plan):
     return h.hexdigest()[:16]
 
 
+def _overview(plan, block):
+    """Paddle's record of the cluster (Program._parameters_on_pservers): a "Param" entry per parameter block
+    ("RemotePrefetch" for a distributed table's shard), then per pserver an "Optimizer" entry per optimizer
+    state var of its blocks. offset counts elements before the block, as Paddle's."""
+    ov = VarsDistributed()
+
+    def struct(v, name=None, shape=None):
+        return VarStruct(name or v.name, tuple(shape if shape is not None else v.shape), v.dtype, v.type,
+                         v.lod_level, v.persistable)
+
+    def add(v, b, name, shape, vtype, kind="rows"):
+        width = int(np.prod(v.shape[1:])) if len(v.shape) > 1 else 1
+        sliced = b.split and kind == "rows"
+        ov.add_distributed_var(struct(v), struct(v, name, shape), is_slice=sliced,
+                               block_id=b.index if sliced else 0, offset=b.offset * width if sliced else 0,
+                               vtype=vtype, endpoint=b.endpoint)
+
+    tables = [b for t in plan.tables for b in plan.chains[t].blocks]
+    for b in plan.dispatch + tables:
+        add(_var(block, b.param), b, b.name, b.shape, "RemotePrefetch" if b.table else "Param")
+    for ep in plan.endpoints:
+        for b in plan.ordered_blocks_on(ep):
+            for s, kind in plan.chains[b.param].state.items():
+                v = _var(block, s)
+                add(v, b, b.state_name(s), b.shape if kind == "rows" else v.shape, "Optimizer", kind)
+    return ov
+
+
 def build_plan(cfg, program, trainer_id, endpoints, trainers, sync_mode):
     plan = PsPlan(cfg, trainer_id, endpoints, trainers, sync_mode)
     block = program.global_block()
     _collect_chains(plan, block)
     _find_tables(plan, block)
     _classify_vars(plan, block)
+    _split_step_counters(plan, block)
     _slice(plan, block)
     _check_rowwise(plan, block)
     _dispatch(plan, program)
     _record_meta(plan, block)
     plan.digest = _digest(plan)
+    plan.overview = _overview(plan, block)
     return plan

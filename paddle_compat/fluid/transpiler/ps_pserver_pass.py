@@ -1,7 +1,8 @@
 """Pserver main program: block 0 holds only `listen_and_serv`; one optimize sub-block per parameter block
 on this endpoint (sync: `sum` of the trainers' gradient parts, `scale(1/trainers)`, then the parameter's
 clip/regularization ops and its optimizer op; async: the optimizer op alone), after the LR-schedule block
-when the learning rate is scheduled. A pserver holding nothing gets one empty block.
+when the learning rate is scheduled. A pserver holding nothing gets one empty block. In async mode the
+LR block's step counter is `sum` of per-trainer counters, which each push adds to (ps_plan.py).
 
 Paddle named a cut parameter's optimizer state (moments, beta pows) like the whole one, so two blocks of one
 parameter on one pserver (possible with HashName) shared, and double-updated, the same state. Here the
@@ -96,6 +97,16 @@ def _lr_block(plan, prog, src):
     shared = set(plan.global_vars)
     for i in plan.lr_ops:
         op = src.ops[i]
+        if i in plan.step_counters:
+            # async: the counter is the sum of the per-trainer counters the trainers push (Paddle 1.8's form)
+            counter, names, _ = plan.step_counters[i]
+            for n in names + [counter]:
+                if not gb.has_var(n):
+                    v = src.var(n)
+                    _decl(gb, n, v.shape, v, True)
+            lb.append_op(type="sum", inputs={"X": names}, outputs={"Out": [counter]},
+                         attrs={OP_ROLE_KEY: int(OpRole.LRSched)})
+            continue
         for n in op.input_arg_names + op.output_arg_names:
             if lb.has_var(n) or gb.has_var(n):
                 continue
@@ -258,6 +269,8 @@ def pserver_dist_info(plan, endpoint, info, lr_block_id):
         "pserver_id": plan.endpoints.index(endpoint), "pserver_endpoints": list(plan.endpoints),
         "trainers": plan.trainers, "sync_mode": plan.sync_mode, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
         "plan_digest": plan.digest, "blocks": info, "lr_block": lr_block_id,
+        # async: per-trainer step counters a push adds to (the LR block sums them)
+        "step_counters": [n for _, names, _ in plan.step_counters.values() for n in names],
         "placement": [[b.name, list(b.shape)] for b in plan.blocks_on(endpoint)],   # dispatch order
         "local_vars": local_vars(plan, endpoint),
     }

@@ -110,6 +110,27 @@ def _retarget(block, op, orig_var, name, shape, rows, shard=None):
                               "config.slice_var_up = False" % (op.type, orig_var.name))
 
 
+def _step_counter_inits(plan, src, st, block):
+    """Async: the per-trainer step counters (first, in Paddle's order). Here each counts the steps its
+    trainer pushed, and the first also holds the counter's starting value, so their sum (the LR block's
+    counter) is what the single counter would be (Paddle started them at 1 and the counter at -trainers)."""
+    done = set()
+    for counter, names, _ in plan.step_counters.values():
+        cv = src.var(counter)
+        start = 0.0
+        for op in st.ops:
+            if op.type == "fill_constant" and op.output_arg_names == [counter]:
+                start = float(op.attrs.get("value", 0.0))
+        for t in reversed(range(len(names))):
+            block.create_var(name=names[t], shape=cv.shape, dtype=cv.dtype, persistable=True)
+            block.append_op(type="fill_constant", outputs={"Out": [names[t]]},
+                            attrs={OP_ROLE_KEY: int(OpRole.Forward), "shape": [int(d) for d in cv.shape],
+                                   "dtype": int(cv.dtype), "value": start if t == 0 else 0.0,
+                                   "force_cpu": True})
+            done.add(names[t])
+    return done
+
+
 def build_pserver_startup(plan, main_program, startup_program, endpoint):
     src = main_program.global_block()
     st = startup_program.global_block()
@@ -117,7 +138,7 @@ def build_pserver_startup(plan, main_program, startup_program, endpoint):
     prog.random_seed = startup_program.random_seed
     block = prog.global_block()
     targets = _targets(plan, endpoint, src)
-    done = set()
+    done = _step_counter_inits(plan, src, st, block)
     for op in st.ops:
         for orig in op.output_arg_names:
             if orig not in targets:

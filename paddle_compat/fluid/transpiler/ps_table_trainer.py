@@ -176,6 +176,12 @@ def table_var_names(plan):
 _TRAINER_TABLES = {}
 
 
+def holds_values(holder):
+    """A scope var holding a table's values: not absent, and not the trainer startup's fake_init shape."""
+    from ...ops.defs.init_ops import is_fake_init
+    return holder is not None and holder.value is not None and not is_fake_init(holder.value)
+
+
 def register_trainer_tables(plan, info):
     for name in plan.tables:
         _TRAINER_TABLES[name] = (plan, info)
@@ -201,8 +207,8 @@ def _remote_table_lookups(program, scope):
     for i, op in enumerate(program.global_block().ops):
         if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] in _TRAINER_TABLES:
             name = op.input("W")[0]
-            h = scope.find_var(name)
-            if h is None or h.value is None:      # a local program holding its own table runs as it is
+            # a local program holding its own table runs as it is (fake_init's placeholder holds no values)
+            if not holds_values(scope.find_var(name)):
                 out.setdefault(name, []).append(i)
     return out
 

@@ -1,11 +1,13 @@
 """Trainer side of pserver mode: the trainer main and startup programs.
 
 Main: the optimize, clip/regularization and LR-schedule ops leave (they run on the pservers); after each
-gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then
-`send_barrier` (sync), one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat`
-of the blocks of each cut parameter.
-Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
-then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
+gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then, in
+async mode with an LR schedule, a `send` of this trainer's step counter (ps_plan.py); `send_barrier` (sync),
+one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat` of the blocks of each cut
+parameter.
+Startup: the parameters' init ops stay (they give the variables their shapes; a sparse table's becomes
+`fake_init`), optimizer-state and learning-rate inits leave, then the trainer pulls the pservers' initial
+weights: `recv` per parameter, `fetch_barrier`, `concat`.
 
 Row-sparse gradients (embedding is_sparse=True) are cut by `split_selected_rows` and travel as SelectedRows:
 each block's touched rows, merged (one entry per row, as Paddle's merge_selected_rows) and renumbered
@@ -68,6 +70,14 @@ def _send_ops(plan, block, chain):
         plan, epmap=eps, send_varnames=remote, sections=sections, sync_mode=plan.sync_mode,
         **{OP_ROLE_VAR_KEY: [chain.param, chain.grad]})))
     return ops
+
+
+def _counter_send(plan, own):
+    """Async LR schedule: this trainer's step counter goes to every pserver each step (added there)."""
+    eps = list(plan.endpoints)
+    return ("send", {"X": [own]}, {}, comm_attrs(
+        plan, epmap=eps, send_varnames=[own] * len(eps), sections=[], sync_mode=False, merge_add=True,
+        use_send_handler=False, **{OP_ROLE_VAR_KEY: [own, own]}))
 
 
 def _recv_ops(plan, block, with_barrier):
@@ -142,6 +152,10 @@ def build_trainer_main(plan, snapshot):
         for chain in sorted(after.get(i, []), key=lambda c: c.param):
             for spec in _send_ops(plan, block, chain):
                 _append(block, spec)
+    for counter, names, _ in plan.step_counters.values():
+        own = names[plan.trainer_id]
+        removed_names.update(n for n in names if n != own)
+        _append(block, _counter_send(plan, own))
     if plan.sync_mode:
         _append(block, ("send_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints),
                                                             half_async=plan.half_async)))
@@ -152,29 +166,71 @@ def build_trainer_main(plan, snapshot):
     return prog
 
 
+def _fake_init_tables(plan, main):
+    """Paddle's sparse tables: the W of every is_sparse lookup_table / nce op and every distributed table;
+    here only those the pservers train (the others are the trainer's own)."""
+    names = set(plan.tables)
+    for op in main.ops:
+        if op.type in ("lookup_table", "nce") and op.attrs.get("is_sparse"):
+            # nce's table is its Weight (Paddle asked nce for a "W" input it lacks, and failed)
+            names.update(op.input("W" if op.type == "lookup_table" else "Weight")[:1])
+    return set(n for n in names if n in plan.chains and not plan.geo)
+
+
+def _fake_init(block, name):
+    """A `fake_init` op in place of a sparse table's init (Paddle 1.8's get_trainer_program): the trainer
+    never reads the table's initial values (a distributed table's rows come by prefetch; another table is
+    pulled by the recv below), so it gets the shape without values, and a distributed table no memory.
+    Paddle appended fake_init after the recvs, which its resize-only op allowed; here it stands where the
+    init was, before the recv that gives the table its values."""
+    v = block.var(name)
+    op = block.append_op(type="fake_init", inputs={}, outputs={"Out": [name]},
+                         attrs={OP_ROLE_KEY: int(OpRole.Forward), "shape": [int(d) for d in v.shape]})
+    block.ops.pop()
+    return op
+
+
 def build_trainer_startup(plan, snapshot, main_snapshot):
     """The trainer startup: parameter inits, no optimizer-state inits, then pull the pservers' weights."""
     prog = snapshot.clone()
     block = prog.global_block()
-    remote_only = set(plan.global_vars)
+    # as Paddle: the inits of what the optimize ops read (learning rate, optimizer state) leave; an
+    # LR-schedule var no optimize op reads (the step counter) keeps its init, unused here
+    main = main_snapshot.global_block()
+    remote_only = set()
     for chain in plan.chains.values():
         remote_only.update(chain.state)
+        for i in chain.ops:
+            remote_only.update(n for n in main.ops[i].input_arg_names if n not in (chain.param, chain.grad))
     # a var the trainer program still uses keeps its init (e.g. a learning rate the user also fetches)
     still_used = set()
     for i, op in enumerate(main_snapshot.global_block().ops):
         if i not in plan.removed_ops:
             still_used.update(op.input_arg_names + op.output_arg_names)
     remote_only -= still_used
-    # a distributed table is never allocated on a trainer: its init op goes only to the pservers
-    remote_only |= set(plan.tables)
+    fake = _fake_init_tables(plan, main)
     kept, dropped = [], set()
     for op in block.ops:
         outs = op.output_arg_names
+        if len(outs) == 1 and outs[0] in fake:
+            kept.append(_fake_init(block, outs[0]))
+            fake.discard(outs[0])
+            continue
         if outs and all(n in remote_only for n in outs):
             dropped.update(outs)
             continue
         kept.append(op)
     block.ops = kept
+    # async LR schedule: every trainer's step counter holds the step it sends (Paddle 1.8 prepended them)
+    for counter, names, step in plan.step_counters.values():
+        cv = main.var(counter)
+        for n in names:
+            block.create_var(name=n, shape=cv.shape, dtype=cv.dtype, persistable=True)
+            op = block.append_op(type="fill_constant", outputs={"Out": [n]},
+                                 attrs={OP_ROLE_KEY: int(OpRole.Forward), "shape": [int(d) for d in cv.shape],
+                                        "dtype": int(cv.dtype), "value": step, "force_cpu": True})
+            block.ops.pop()
+            block.ops.insert(0, op)
     for chain in plan.chains.values():
         if chain.table is None and not block.has_var(chain.param):
             mv = main_snapshot.global_block().var(chain.param)

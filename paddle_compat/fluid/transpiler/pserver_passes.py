@@ -48,11 +48,15 @@ class PserverTranspileResult:
 
     def pserver_program(self, endpoint):
         build = build_geo_pserver_main if self.geo else build_pserver_main
-        return build(self.plan, self._main, self._check_endpoint(endpoint))
+        prog = build(self.plan, self._main, self._check_endpoint(endpoint))
+        prog._parameters_on_pservers = self.plan.overview
+        return prog
 
     def pserver_startup_program(self, endpoint):
         build = build_geo_pserver_startup if self.geo else build_pserver_startup
-        return build(self.plan, self._main, self._startup, self._check_endpoint(endpoint))
+        prog = build(self.plan, self._main, self._startup, self._check_endpoint(endpoint))
+        prog._parameters_on_pservers = self.plan.overview
+        return prog
 
 
 def _set_trainer_attrs(prog, plan, current_endpoint):
@@ -60,6 +64,7 @@ def _set_trainer_attrs(prog, plan, current_endpoint):
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = current_endpoint
     prog._is_chief = plan.trainer_id == 0
+    prog._parameters_on_pservers = plan.overview
     # Paddle's attribute names its one table; with several, the list of them
     tables = list(plan.tables)
     prog._distributed_lookup_table = (tables[0] if len(tables) == 1 else tables) if tables else None

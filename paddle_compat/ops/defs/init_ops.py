@@ -1,4 +1,5 @@
-"""Tensor-creating ops: fill_constant, uniform/gaussian random, assign_value, *_like fills, increment.
+"""Tensor-creating ops: fill_constant, uniform/gaussian random, assign_value, *_like fills, increment,
+fake_init.
 
 Their builders (fluid/layers/tensor.py) keep their own outputs (an `out=` argument may name an existing
 variable); the shapes below are what those outputs get.
@@ -52,6 +53,31 @@ def fill_constant(op, ctx):
                              % (dims, op.outputs["Out"][0]))
         return torch.full(dims, value, dtype=dtype, device=device)
     return k
+
+
+@defop("fake_init", inputs=(), infer_shape=_attr_shape, differentiable=False)
+def fake_init(op, ctx):
+    """Pserver mode's placeholder for a trainer's copy of a sparse table (the transpiler puts it where the
+    table's init was): the var gets its shape and dtype but no values. Paddle only resized the tensor; here
+    it is a stride-0 view of one zero, so a table the trainer never holds costs no memory (its rows come by
+    prefetch, or the startup's recv replaces the var with the pservers' values)."""
+    name = op.outputs["Out"][0]
+    v = ctx.var(name)
+    if v is None:
+        raise ValueError("fake_init: output variable '%s' is not declared" % name)
+    shape, dtype, device = [int(d) for d in attr(op, "shape")], torch_dtype(v.dtype), ctx.device
+    if any(d < 0 for d in shape):
+        raise ValueError("fake_init: shape %s of '%s' has a negative dim" % (shape, name))
+    def k():
+        t = torch.zeros((), dtype=dtype, device=device).expand(shape)
+        t._fake_init = True
+        return t
+    return k
+
+
+def is_fake_init(value):
+    """Whether a var's value is fake_init's placeholder (a table whose values live on the pservers)."""
+    return bool(getattr(value, "_fake_init", False))
 
 
 @defop("fill_constant_batch_size_like", inputs=("Input",), infer_shape=_bsl_shape, differentiable=False)
