@@ -2,8 +2,8 @@
 
 Main: the optimize, clip/regularization and LR-schedule ops leave (they run on the pservers); after each
 gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then
-`send_barrier` (sync), one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat`
-of the blocks of each cut parameter.
+`send_barrier` (sync; half-async: where the step waits for the communicator), one `recv` per parameter
+(outputs: its blocks), `fetch_barrier` (sync) and `concat` of the blocks of each cut parameter.
 Startup: the parameters' init ops stay (they give the variables their shapes), optimizer-state inits leave,
 then the trainer pulls the pservers' initial weights: `recv` per parameter, `fetch_barrier`, `concat`.
 
@@ -142,9 +142,10 @@ def build_trainer_main(plan, snapshot):
         for chain in sorted(after.get(i, []), key=lambda c: c.param):
             for spec in _send_ops(plan, block, chain):
                 _append(block, spec)
-    if plan.sync_mode:
+    if plan.sync_mode or plan.half_async_trainer:
+        # half-async: the barrier at which the step's gradients wait for the communicator's round
         _append(block, ("send_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints),
-                                                            half_async=plan.half_async)))
+                                                            half_async=plan.half_async_trainer)))
     for spec in _recv_ops(plan, block, plan.sync_mode):
         _append(block, spec)
     _drop_unused_vars(block, removed_names)
@@ -190,5 +191,6 @@ def trainer_dist_info(plan, wait_port):
     return {
         "mode": "pserver", "role": "trainer", "trainer_id": plan.trainer_id, "trainers": plan.trainers,
         "pserver_endpoints": list(plan.endpoints), "sync_mode": plan.sync_mode, "wait_port": bool(wait_port),
+        "half_async": plan.half_async_trainer,
         "plan_digest": plan.digest, "remote_vars": plan.remote_vars(), "tables": plan.tables_info(),
     }
