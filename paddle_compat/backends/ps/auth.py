@@ -37,10 +37,6 @@ _ALLOWED = {
     ("paddle_compat.backends.ps.auth", "RefusedMessage"),
     ("torch.distributed.rpc.api", "_gather_to_leader"),        # rpc.shutdown's all-gather
     ("torch.distributed.rpc.api", "_broadcast_to_followers"),
-    # an open (async) job's dynamic membership: a joining member asks each member's devices, then adds itself
-    ("torch.distributed.rpc.backend_registry", "_get_device_infos"),
-    ("torch.distributed.rpc._utils", "_update_group_membership"),
-    ("torch._C._distributed_rpc", "WorkerInfo"),
     ("collections", "OrderedDict"),
     ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"), ("builtins", "complex"),
     ("builtins", "getattr"),

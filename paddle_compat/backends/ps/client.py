@@ -14,7 +14,7 @@ import torch.distributed.rpc as rpc
 
 from . import rpc_entry
 from .errors import PeerLostError, PsDeadlineError, PsError, deadline_s, remote_message
-from .group import get_group, open_job, pserver_name
+from .group import get_group, pserver_name
 
 __all__ = ["TrainerClient", "get_client"]
 
@@ -76,7 +76,7 @@ class TrainerClient:
 
     def _join(self):
         self.group = get_group(self.endpoints, self.info["trainers"], "trainer", self.trainer_id,
-                               self.info["plan_digest"], open_=open_job(self.info))
+                               self.info["plan_digest"])
         self.group.join(wait_port=self.info.get("wait_port", True))
         self.joined = True
         atexit.register(self._at_exit)

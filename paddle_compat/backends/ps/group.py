@@ -7,10 +7,6 @@ member announces itself in the store, so a member that never comes is named in t
 only time out), and the placement digests are compared (trainers and pservers transpiled differently
 would otherwise exchange the wrong blocks).
 
-Open jobs (async and half-async, as Paddle 1.8's pservers, which serve whichever trainers come): members wait
-only for the pservers, RPC runs with torch's dynamic membership (a trainer joins whenever it starts), and a
-pserver starts watching a trainer when it first hears from it.
-
 Liveness: after joining, each trainer keeps one pending `watch` RPC on every pserver and each pserver on
 every trainer. The callee never answers it until it leaves; if its process dies, TensorPipe fails the
 pending call at once, so the peer is known lost in well under a second instead of at a deadline.
@@ -31,7 +27,7 @@ from .. import netif, store_gate
 from . import auth, rpc_entry
 from .errors import PsError, deadline_s, remote_message
 
-__all__ = ["Group", "get_group", "open_job", "pserver_name", "trainer_name"]
+__all__ = ["Group", "get_group", "pserver_name", "trainer_name"]
 
 _GROUP = None
 _GROUP_LOCK = threading.Lock()
@@ -50,14 +46,8 @@ def _split(ep):
     return host, int(port)
 
 
-def open_job(info):
-    """An async or half-async job (not sync, not Geo-SGD): its pservers serve whichever trainers come."""
-    return not info.get("sync_mode") and not info.get("geo")
-
-
-def get_group(endpoints, trainers, role, index, digest, open_=False):
-    """The process's group; one process is one member of one job at a time. open_: an async job, whose
-    trainers come and go as they please (the module docstring)."""
+def get_group(endpoints, trainers, role, index, digest):
+    """The process's group; one process is one member of one job at a time."""
     global _GROUP
     with _GROUP_LOCK:
         g = _GROUP
@@ -66,7 +56,7 @@ def get_group(endpoints, trainers, role, index, digest, open_=False):
                           "pserver or trainer at a time" % (g.describe(g.name), ",".join(g.endpoints)))
         if g is None or g.key() != (tuple(endpoints), trainers, role, index):
             old_store = g._store if g is not None else None
-            g = _GROUP = Group(endpoints, trainers, role, index, digest, open_)
+            g = _GROUP = Group(endpoints, trainers, role, index, digest)
             if old_store is not None and g.role == "pserver" and g.index == 0:
                 g._store = old_store
         g.digest = digest
@@ -74,8 +64,7 @@ def get_group(endpoints, trainers, role, index, digest, open_=False):
 
 
 class Group:
-    def __init__(self, endpoints, trainers, role, index, digest, open_=False):
-        self.open = bool(open_)
+    def __init__(self, endpoints, trainers, role, index, digest):
         self.endpoints = list(endpoints)
         self.trainers = int(trainers)
         self.role, self.index, self.digest = role, int(index), digest
@@ -149,23 +138,15 @@ class Group:
         auth.install(self.name)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
-            rpc.init_rpc(self.name, rank=self.rank, world_size=None if self.open else self.world,
-                         rpc_backend_options=opts)
+            rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)
         self.session += 1
         with self._cond:
             self.active, self.leaving = True, False
             self.lost, self.done_peers, self._watch_futs = {}, set(), {}
-        if not (self.open and self.role == "pserver"):    # an open job's trainers are watched as they come
-            for peer in self.peers:
-                self.watch(peer)
-
-    def watch(self, peer):
-        """Keep a pending `watch` call on `peer` (once): its failure says the peer died."""
-        with self._cond:
-            if peer in self._watch_futs or not self.active or self.leaving:
-                return
-            fut = self._watch_futs[peer] = rpc.rpc_async(peer, rpc_entry.watch, args=(self.name,), timeout=0)
-        fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
+        for peer in self.peers:
+            fut = rpc.rpc_async(peer, rpc_entry.watch, args=(self.name,), timeout=0)
+            self._watch_futs[peer] = fut
+            fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
 
     def _listen(self, limit):
         host, port = _split(self.endpoints[self.index])
@@ -238,8 +219,7 @@ class Group:
                           % (self.describe(self.name), self.endpoints[0], remote_message(e), auth.TOKEN_ENV)) from None
 
     def _await_members(self, store, prefix, deadline, limit):
-        # an open job waits for its pservers only (its trainers check their digest against the pservers')
-        keys = [prefix + "member/%d" % r for r in range(len(self.endpoints) if self.open else self.world)]
+        keys = [prefix + "member/%d" % r for r in range(self.world)]
         while not self._check(store, keys):
             if time.monotonic() > deadline:
                 missing = [self.describe(self.member_name(r)) for r, k in enumerate(keys) if not store.check([k])]
@@ -311,7 +291,7 @@ def _rpc_rendezvous(url, rank=-1, world_size=-1, **kwargs):
     store = _RPC_STORES.get(url.split("?", 1)[0])     # torch appends ?rank=..&world_size=..
     if store is None:
         raise ValueError("no rendezvous store registered for %s" % url)
-    yield store, rank, (None if world_size in (None, -1, "None") else world_size)   # None: dynamic membership
+    yield store, rank, world_size
 
 
 dist.register_rendezvous_handler(_RPC_SCHEME, _rpc_rendezvous)

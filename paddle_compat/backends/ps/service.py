@@ -32,7 +32,7 @@ import torch
 
 from . import rpc_entry
 from .errors import PsError, deadline_s
-from .group import get_group, open_job, trainer_name
+from .group import get_group, trainer_name
 from .optimize import OptimizeRunner
 
 __all__ = ["PServerService", "add_service_extension"]
@@ -88,7 +88,7 @@ class PServerService:
         self.runner = OptimizeRunner(self.program, self.scope, self.device, self.executor)
         info = self.info
         self.group = get_group(info["pserver_endpoints"], self.trainers, "pserver", self.pserver_id,
-                               info["plan_digest"], open_=open_job(info))
+                               info["plan_digest"])
         for name, fn in self.handlers.items():
             rpc_entry.register_handler(name, fn)
         self.group.listeners.append(self._on_lost)
@@ -134,8 +134,6 @@ class PServerService:
     def _exchange(self, trainer_id, names, tensors, want):
         if self.failure:
             raise PsError(self.failure)
-        if self.group.open:
-            self.group.watch(trainer_name(trainer_id))   # an open job's trainer is watched once it is here
         if trainer_id in self.done:
             raise PsError("pserver %s: trainer %d sent gradients after Executor.close()" % (self.endpoint, trainer_id))
         if not names:
