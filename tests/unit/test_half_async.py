@@ -243,3 +243,40 @@ def test_half_async_trainer_program_has_paddles_send_barrier():
     cfg.sync_mode, cfg.runtime_split_send_recv = False, True
     prog, _ = _trainer(cfg)
     assert "send_barrier" not in [op.type for op in prog.global_block().ops] and not prog._dist_info["half_async"]
+
+
+def _fleet_worker_minimize(strategy):
+    from paddle_compat.fluid.incubate.fleet.base import role_maker
+    from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler import fleet
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3], "float32")
+        loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+        fleet.init(role_maker.UserDefinedRoleMaker(current_id=0, role=role_maker.Role.WORKER, worker_num=2,
+                                                   server_endpoints=["127.0.0.1:6170"]))
+        fleet.distributed_optimizer(fluid.optimizer.SGD(0.1), strategy).minimize(loss)
+    return fleet.main_program
+
+
+def test_fleet_carries_the_strategys_flags_and_paddles_config_rule():
+    s = StrategyFactory.create_half_async_strategy()
+    s.set_trainer_runtime_config({"communicator_max_merge_var_num": 4, "communicator_send_queue_size": "8"})
+    info = _fleet_worker_minimize(s)._dist_info
+    assert info["half_async"]
+    assert info["communicator_flags"]["communicator_max_merge_var_num"] == "4"
+    assert info["communicator_flags"]["communicator_send_queue_size"] == "8"
+    # Paddle 1.8's fleet: a not-sync DistributeTranspilerConfig that does not split at run time is half-async
+    cfg = fluid.DistributeTranspilerConfig()
+    cfg.sync_mode = False
+    assert _fleet_worker_minimize(cfg)._dist_info["half_async"] and cfg.half_async
+    assert not _fleet_worker_minimize(StrategyFactory.create_async_strategy())._dist_info["half_async"]
+
+
+def test_communicator_envs_set_the_flags_and_name_a_bad_one():
+    from paddle_compat.fluid.communicator import Communicator
+    from paddle_compat.fluid.transpiler.distribute_transpiler import DistributedMode
+    prog = _fleet_worker_minimize(StrategyFactory.create_half_async_strategy())
+    Communicator(prog, DistributedMode.HALF_ASYNC, None, {"communicator_max_merge_var_num": "6"})
+    assert prog._dist_info["communicator_flags"]["communicator_max_merge_var_num"] == "6"
+    with pytest.raises(ValueError, match="Communicator envs: communicator_thread_pool_size must be >= 1"):
+        Communicator(prog, DistributedMode.HALF_ASYNC, None, {"communicator_thread_pool_size": "0"})
