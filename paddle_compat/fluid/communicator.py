@@ -3,6 +3,8 @@
 In Paddle 1.8 it owns the background threads that send gradients in async mode. Here the trainer's RPC
 ops send through one per-process PS client, so the Communicator's job is that client's life cycle:
 start() joins the pservers named by the transpiled trainer program, stop() tells them this trainer is done.
+A half-async program's send thread (backends/ps/half_async.py) starts at its first step, with the
+communicator flags of `envs` when given.
 """
 
 from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
@@ -24,6 +26,13 @@ class Communicator:
         if not info or not info.get("pserver_endpoints"):
             raise ValueError("Communicator needs a trainer program from DistributeTranspiler.get_trainer_program"
                              "() (program %r has no pserver endpoints)" % (program,))
+        envs = kwargs.get("envs", args[2] if len(args) > 2 and isinstance(args[2], dict) else None)
+        if envs and info.get("half_async"):
+            # Paddle's envs carry the communicator flags (TrainerRuntimeConfig.get_communicator_flags())
+            from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
+            flags = {k: v for k, v in envs.items() if k in FLAG_FIELDS}
+            parse_flags(flags, "Communicator envs")
+            info["communicator_flags"] = dict(info.get("communicator_flags") or {}, **flags)
         self._info = info
         self._client = None
 

@@ -6,7 +6,9 @@ records), running the pipe command, parsing and batching on its own thread. Then
   program on its own batches, as Paddle 1.8 does: its own lowering (kernels, temporaries and the comm
   plan's per-step buffers are its own), parameters read from the one scope and updated in place without
   locks (lower_block's shared_params); torch releases the GIL inside kernels. An async trainer's worker
-  sends its gradients and receives parameters each step; the pserver applies each push as it comes.
+  sends its gradients and receives parameters each step; the pserver applies each push as it comes. A
+  half-async trainer's workers meet at its communicator's barrier each step, which merges their gradients
+  into one send per block (backends/ps/half_async.py).
 - Serialized (thread=1; sync and Geo-SGD pserver trainers, whose pservers expect one exchange per trainer
   per step, or count this trainer's steps; a CompiledProgram): the steps run one at a time in the order
   batches arrive. thread=1 gives exactly the batches and updates of feeding the same batches to exe.run
@@ -153,6 +155,15 @@ def _hogwild(program):
     return info.get("role") == "trainer" and not info.get("sync_mode") and not info.get("geo")
 
 
+def _half_async_communicator(program):
+    """The trainer's half-async communicator when `program` is a half-async trainer program, else None."""
+    info = program._dist_info
+    if not info.get("half_async"):
+        return None
+    from ..backends.ps.client import get_client
+    return get_client(info).communicator(info.get("communicator_flags"))
+
+
 def _print_fetch(fetch_info, out):
     print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
     sys.stdout.flush()
@@ -171,6 +182,8 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
     errors = []
     stop = threading.Event()
 
+    comm = _half_async_communicator(program)
+
     def work(worker, shard):
         try:
             for recs in shard:
@@ -188,13 +201,22 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
         except BaseException as e:  # noqa: BLE001  (re-raised by the caller)
             errors.append(e)
             stop.set()
+        finally:
+            if comm is not None:
+                comm.runner_done()      # the others' rounds no longer wait for this thread
 
     threads = [threading.Thread(target=work, args=(i, s), daemon=True, name="hogwild-%d" % i)
                for i, s in enumerate(shards)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if comm is not None:
+        comm.set_runners(len(threads))  # a half-async round starts when every thread is at its barrier
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        if comm is not None:
+            comm.set_runners(1)
     if errors:
         raise errors[0]
     return state["step"]

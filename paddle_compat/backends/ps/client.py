@@ -54,6 +54,7 @@ class TrainerClient:
         # what went over the wire (tests and benchmarks read it): dense elements and row-sparse rows sent,
         # prefetch calls and rows asked for
         self.stats = collections.Counter()
+        self._comm = None
 
     # life cycle ------------------------------------------------------------------------------------
     def attach(self, executor):
@@ -80,11 +81,27 @@ class TrainerClient:
         self.joined = True
         atexit.register(self._at_exit)
 
+    def communicator(self, flags=None):
+        """This trainer's half-async communicator, made at its first half-async step with `flags` (the
+        transpiled program's TrainerRuntimeConfig flags; else FLAGS_communicator_* from the environment)."""
+        if self._comm is None:
+            with self._join_lock:
+                if self._comm is None:
+                    from .communicator_flags import default_flags, parse_flags
+                    from .half_async import HalfAsyncCommunicator
+                    self._comm = HalfAsyncCommunicator(self, parse_flags(dict(default_flags(), **(flags or {}))))
+        return self._comm
+
     def close(self):
         """Tell every pserver this trainer is done, then leave the group. Never raises: a pserver that is
         already gone only gets a warning (training itself has finished)."""
         if self.closed:
             return
+        if self._comm is not None and self.joined:
+            try:
+                self._comm.flush_and_stop()
+            except Exception as e:
+                warnings.warn("trainer %d could not send its last half-async gradients: %s" % (self.trainer_id, e))
         self.closed = True
         if not self.joined:
             return

@@ -7,6 +7,11 @@ once (rpc_async to all, then wait), each call carrying all the gradients for tha
 all the parameter blocks wanted back; recv ops take their blocks from the answers, and fetch_barrier (or
 the last recv) makes sure every answer is in.
 
+Half-async (fleet's half-async strategy): the issue point hands the step's staged gradients to the
+trainer's HalfAsyncCommunicator (backends/ps/half_async.py), which queues and merges them with the other
+runners' and sends them from its own thread; the step waits there for that round, whose answer carries the
+parameters the recv ops take.
+
 A "group" is a run of comm ops: sends, then an optional send_barrier, then recvs, then an optional
 fetch_barrier. A trainer main program has one group; its startup program one group without sends.
 """
@@ -58,6 +63,8 @@ class CommPlan:
         self.client.attach(ctx.executor)
         self.device = ctx.device
         self._what = "the %s exchange" % ("sync step" if info.get("sync_mode") else "step")
+        self.half_async = bool(info.get("half_async"))
+        self._flags = info.get("communicator_flags")
         self.at = {}
         groups, g = [], None
         for i, op in enumerate(ctx.block.ops):
@@ -129,6 +136,14 @@ class CommPlan:
     def issue(self, g):
         g.futs, g.results = {}, {}
         outbox, g.outbox = g.outbox, {}
+        if self.half_async and g.sends:
+            if any(t is None for ts in outbox.values() for t in ts) or set(outbox) != set(g.names):
+                raise RuntimeError("send ops of this step did not run before the half-async barrier")
+            comm = self.client.communicator(self._flags)
+            g.results = comm.step(outbox, g.names, {ep: w for ep, w in g.want.items() if w})
+            for ep in g.eps:
+                g.results.setdefault(ep, [])
+            return
         for ep in g.eps:
             names, want = g.names[ep], g.want[ep]
             if names or want:

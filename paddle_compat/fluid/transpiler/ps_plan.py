@@ -114,6 +114,12 @@ class PsPlan:
         self.overview = None        # details.VarsDistributed (Program._parameters_on_pservers)
 
     @property
+    def half_async_trainer(self):
+        """Paddle 1.8's condition for the half-async send_barrier (and its HalfAsyncCommunicator): not sync,
+        split at run time, half_async set, not Geo-SGD."""
+        return self.half_async and self.runtime_split and not self.sync_mode and not self.geo
+
+    @property
     def suffixed(self):
         """Gradients carry a `.trainer_N` suffix: sync mode with more than one trainer."""
         return self.sync_mode and self.trainers > 1

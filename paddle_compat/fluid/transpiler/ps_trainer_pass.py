@@ -2,9 +2,9 @@
 
 Main: the optimize, clip/regularization and LR-schedule ops leave (they run on the pservers); after each
 gradient's last producer come `split_byref` (when the parameter is cut into blocks) and `send`; then, in
-async mode with an LR schedule, a `send` of this trainer's step counter (ps_plan.py); `send_barrier` (sync),
-one `recv` per parameter (outputs: its blocks), `fetch_barrier` (sync) and `concat` of the blocks of each cut
-parameter.
+async mode with an LR schedule, a `send` of this trainer's step counter (ps_plan.py); `send_barrier` (sync;
+half-async: where the step waits for the communicator), one `recv` per parameter (outputs: its blocks),
+`fetch_barrier` (sync) and `concat` of the blocks of each cut parameter.
 Startup: the parameters' init ops stay (they give the variables their shapes; a sparse table's becomes
 `fake_init`), optimizer-state and learning-rate inits leave, then the trainer pulls the pservers' initial
 weights: `recv` per parameter, `fetch_barrier`, `concat`.
@@ -156,9 +156,10 @@ def build_trainer_main(plan, snapshot):
         own = names[plan.trainer_id]
         removed_names.update(n for n in names if n != own)
         _append(block, _counter_send(plan, own))
-    if plan.sync_mode:
+    if plan.sync_mode or plan.half_async_trainer:
+        # half-async: the barrier at which the step's gradients wait for the communicator's round
         _append(block, ("send_barrier", {}, {}, comm_attrs(plan, endpoints=list(plan.endpoints),
-                                                            half_async=plan.half_async)))
+                                                            half_async=plan.half_async_trainer)))
     for spec in _recv_ops(plan, block, plan.sync_mode):
         _append(block, spec)
     _drop_unused_vars(block, removed_names)
@@ -246,5 +247,6 @@ def trainer_dist_info(plan, wait_port):
     return {
         "mode": "pserver", "role": "trainer", "trainer_id": plan.trainer_id, "trainers": plan.trainers,
         "pserver_endpoints": list(plan.endpoints), "sync_mode": plan.sync_mode, "wait_port": bool(wait_port),
+        "half_async": plan.half_async_trainer,
         "plan_digest": plan.digest, "remote_vars": plan.remote_vars(), "tables": plan.tables_info(),
     }

@@ -28,7 +28,7 @@ from .....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ...base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ...base.role_maker import MPISymetricRoleMaker
 from .distributed_strategy import (AsyncStrategy, DistributedStrategy, GeoStrategy,  # noqa: F401
-                                   HalfAsyncStrategy, StrategyFactory, SyncStrategy)
+                                   HalfAsyncStrategy, StrategyFactory, SyncStrategy, TrainerRuntimeConfig)
 
 __all__ = ["fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"]
 
@@ -119,6 +119,11 @@ class DistributedTranspiler(Fleet):
 
     def _transpile(self, strategy, program, startup_program):
         config = strategy.get_program_config() if isinstance(strategy, DistributedStrategy) else strategy
+        if not isinstance(strategy, DistributedStrategy) and not config.sync_mode and \
+                not config.runtime_split_send_recv and not getattr(config, "geo_sgd_mode", False):
+            # Paddle 1.8's fleet: a not-sync config that does not split at run time trains half-async
+            config.half_async = True
+            config.runtime_split_send_recv = True
         self._strategy = strategy
         self._origin_program = program.clone()
         t = DistributeTranspiler(config=config)
@@ -128,6 +133,11 @@ class DistributedTranspiler(Fleet):
                         pservers=servers, trainers=self.worker_num(), sync_mode=config.sync_mode)
             self.main_program = t.get_trainer_program(wait_port=config.wait_port)
             self.startup_program = startup_program
+            if self.main_program._dist_info.get("half_async"):
+                # the communicator's settings travel with the program (checked here, naming a bad field)
+                runtime = strategy.get_trainer_runtime_config() if isinstance(strategy, DistributedStrategy) \
+                    else TrainerRuntimeConfig()
+                self.main_program._dist_info["communicator_flags"] = runtime.get_communicator_flags()
         else:
             me = self.server_endpoints()[self.server_index()]
             t.transpile(trainer_id=0, program=program, startup_program=startup_program, pservers=servers,

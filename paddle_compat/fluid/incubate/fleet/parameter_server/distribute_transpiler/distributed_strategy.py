@@ -6,29 +6,28 @@ import os
 from .....compiler import BuildStrategy, ExecutionStrategy
 from .....transpiler import DistributeTranspilerConfig
 from .....transpiler.distribute_transpiler import ServerRuntimeConfig
+from ......backends.ps.communicator_flags import default_flags, parse_flags
 
 __all__ = ["TrainerRuntimeConfig", "ServerRuntimeConfig", "DistributedStrategy", "SyncStrategy", "AsyncStrategy",
            "HalfAsyncStrategy", "GeoStrategy", "StrategyFactory"]
 
 
 class TrainerRuntimeConfig:
-    """Paddle's communicator flags. The runtime here batches one RPC per pserver per step by itself, so these
-    are kept (get/set, printed) but have no effect."""
+    """Paddle's communicator flags (FLAGS_communicator_* from the environment, else Paddle 1.8's defaults).
+    The half-async strategy's communicator uses max_merge_var_num, send_queue_size, thread_pool_size and
+    send_wait_times (backends/ps/half_async.py); the async trainer batches one RPC per pserver per step by
+    itself, so there they are checked and kept. Paddle 1.8 also carried rpc_deadline and rpc_retry_times
+    here (unused)."""
 
     def __init__(self):
-        self.runtime_configs = {
-            "communicator_max_merge_var_num": os.getenv("FLAGS_communicator_max_merge_var_num", "20"),
-            "communicator_send_queue_size": os.getenv("FLAGS_communicator_send_queue_size", "20"),
-            "communicator_independent_recv_thread": os.getenv("FLAGS_communicator_independent_recv_thread", "1"),
-            "communicator_min_send_grad_num_before_recv":
-                os.getenv("FLAGS_communicator_min_send_grad_num_before_recv", "20"),
-            "communicator_thread_pool_size": os.getenv("FLAGS_communicator_thread_pool_size", "5"),
-            "communicator_send_wait_times": os.getenv("FLAGS_communicator_send_wait_times", "5"),
-            "communicator_is_sgd_optimizer": os.getenv("FLAGS_communicator_is_sgd_optimizer", "1"),
-        }
+        self.runtime_configs = default_flags()
+        self.runtime_configs["rpc_deadline"] = os.getenv("FLAGS_rpc_deadline", "180000")
+        self.runtime_configs["rpc_retry_times"] = os.getenv("FLAGS_rpc_retry_times", "3")
 
     def get_communicator_flags(self):
-        return dict(self.runtime_configs)
+        """The flags as strings; a value that is not a valid integer is an error naming its field."""
+        parse_flags(self.runtime_configs)
+        return {k: str(v) for k, v in self.runtime_configs.items()}
 
     def __repr__(self):
         return "TrainerRuntimeConfig(%s)" % self.runtime_configs
@@ -64,9 +63,15 @@ class DistributedStrategy:
 
     def set_trainer_runtime_config(self, config):
         if isinstance(config, TrainerRuntimeConfig):
+            parse_flags(config.runtime_configs)
             self._trainer_runtime_config = config
         elif isinstance(config, dict):
-            self._trainer_runtime_config.runtime_configs.update(config)
+            known = self._trainer_runtime_config.runtime_configs
+            for key in config:
+                if key not in known:
+                    raise ValueError("TrainerRuntimeConfig has no field %r (fields: %s)" % (key, ", ".join(known)))
+            parse_flags(config)
+            known.update(config)
         else:
             raise TypeError("trainer_runtime_config must be a TrainerRuntimeConfig or a dict")
 
@@ -131,7 +136,9 @@ class AsyncStrategy(_PresetStrategy):
 
 
 class HalfAsyncStrategy(_PresetStrategy):
-    """Paddle's half-async merged several gradients per send; here it trains as async (one push per step)."""
+    """Half-async: each trainer's communicator queues its runners' gradients, merges up to
+    communicator_max_merge_var_num of each, sends them once per round and hands back the parameters
+    (backends/ps/half_async.py); the pservers apply what arrives, as in async."""
     PRESET = {"sync_mode": False, "runtime_split_send_recv": True, "half_async": True}
 
 
