@@ -64,23 +64,26 @@ def _check(dataset):
 
 
 def _batches(dataset, nthreads, place, drop_last=False):
-    """Yields feed dicts: directly for one worker, through a bounded queue from reader threads for more."""
+    """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them)."""
     from .dataset_feed import make_batch
     shards, slots = dataset._shards(nthreads)
     if drop_last:
         shards = [(recs for recs in shard if len(recs) == dataset.batch_size) for shard in shards]
-    if len(shards) <= 1:
-        for shard in shards:
-            for recs in shard:
-                yield make_batch(recs, slots, place)
+    return _background([(make_batch(recs, slots, place) for recs in shard) for shard in shards])
+
+
+def _background(sources, depth=4):
+    """Items of the `sources` iterators, each run on its own thread, in a bounded queue: reading, parsing
+    and batching (numpy bulk operations, which release the GIL) overlap the steps that consume them.
+    With one source the order is kept. An error in a source is raised here."""
+    if not sources:
         return
-    q = queue.Queue(maxsize=4 * len(shards))
+    q = queue.Queue(maxsize=depth * len(sources))
     stop = threading.Event()
 
-    def work(shard):
+    def work(source):
         try:
-            for recs in shard:
-                item = make_batch(recs, slots, place)
+            for item in source:
                 while not stop.is_set():
                     try:
                         q.put(item, timeout=_STEP_WAIT)
@@ -93,7 +96,8 @@ def _batches(dataset, nthreads, place, drop_last=False):
         except BaseException as e:  # noqa: BLE001  (handed to the consumer)
             q.put(e)
 
-    threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in shards]
+    threads = [threading.Thread(target=work, args=(s,), daemon=True, name="dataset-reader")
+               for s in sources]
     for t in threads:
         t.start()
     running = len(threads)
@@ -173,11 +177,10 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
 
     def work(worker, shard):
         try:
-            for recs in shard:
+            for feed in _background([(make_batch(recs, slots, exe.place) for recs in shard)]):
                 if stop.is_set():
                     return
-                out = exe._run_program(program, make_batch(recs, slots, exe.place), fetch_list, scope, True,
-                                       worker=worker)
+                out = exe._run_program(program, feed, fetch_list, scope, True, worker=worker)
                 with lock:
                     state["step"] += 1
                     if fetch_list and state["step"] % print_period == 0:
