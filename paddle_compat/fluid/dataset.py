@@ -10,7 +10,8 @@ import threading
 
 import numpy as np
 
-from .dataset_feed import Rows, SlotSpec, read_file
+from .dataset_feed import Rows, SlotSpec, as_feed, make_batch, queue_batches, read_file
+from .dataset_reader import batch_stream
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
 
@@ -99,8 +100,15 @@ class DatasetBase:
         return read_file(path, self.pipe_command, slots, self.pipe_timeout)
 
     def _shards(self, nthreads):
-        """One iterator of records per reader thread (Paddle gives each thread its own files)."""
+        """One iterator of Rows (a batch each) per reader thread (Paddle gives each thread its own files),
+        and the slots."""
         raise NotImplementedError
+
+    def _feeds(self, nthreads, drop_last=False):
+        """One iterator of feed dicts per reader thread."""
+        shards, slots = self._shards(nthreads)
+        return [(make_batch(rows, slots) for rows in shard if not drop_last or len(rows) == self.batch_size)
+                for shard in shards]
 
 
 class QueueDataset(DatasetBase):
@@ -110,17 +118,17 @@ class QueueDataset(DatasetBase):
         self._check_files()
         slots = self._slots()
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
+                for f in files if f], slots
 
-        def shard(paths):
-            pending = Rows.concat([])
-            for p in paths:
-                pending = Rows.concat([pending, self._read(p, slots)])
-                while len(pending) >= self.batch_size:
-                    yield pending[:self.batch_size]
-                    pending = pending[self.batch_size:]
-            if len(pending):
-                yield pending
-        return [shard(f) for f in files if f], slots
+    def _feeds(self, nthreads, drop_last=False):
+        # each thread's files are read, parsed and batched by a helper process (dataset_reader)
+        self._check_files()
+        slots = self._slots()
+        files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [(as_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
+                                                         self.pipe_timeout, drop_last))
+                for f in files if f]
 
     def local_shuffle(self):
         raise NotImplementedError("QueueDataset does not support local shuffle; use InMemoryDataset")

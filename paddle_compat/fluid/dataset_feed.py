@@ -13,7 +13,8 @@ import numpy as np
 from .dataset_parse import Block, parse_chunk
 from .dtypes import dtype_name
 
-__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "make_batch", "parse_text"]
+__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns", "as_feed",
+           "make_batch", "parse_text"]
 
 
 class SlotSpec:
@@ -113,12 +114,18 @@ def parse_text(text, slots, origin):
     return parse_chunk(text.encode("utf-8"), slots, origin)[0]
 
 
-def _lod_tensor(vals, offsets):
-    # built directly: the offsets come from the line counts, so create_lod_tensor's checks cannot fail
-    import torch
-    from .core import LoDTensor, ScopeVar
-    # the values are copied: the Block's columns stay as parsed whatever a program does to its feeds
-    return LoDTensor(ScopeVar(None, torch.from_numpy(np.array(vals)), (torch.from_numpy(offsets),)))
+def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
+    """Rows of batch_size samples from the files in turn (a batch may span two files), as a
+    QueueDataset thread reads them; a last, shorter batch unless drop_last."""
+    pending = Rows.concat([])
+    for p in paths:
+        for block in read_blocks(p, pipe_command, slots, timeout):
+            pending = Rows.concat([pending, Rows.of(block)])
+            while len(pending) >= batch_size:
+                yield pending[:batch_size]
+                pending = pending[batch_size:]
+    if len(pending) and not drop_last:
+        yield pending
 
 
 class Rows:
@@ -191,10 +198,32 @@ def _gather(block, k, rows, span):
 def make_batch(rows, slots, place=None):
     """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var.
     Feeds stay on the host; the executor moves them to the run's device."""
+    # the values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
+    return as_feed(batch_columns(rows, slots), copy=True)
+
+
+def as_feed(columns, copy=False):
+    """The feed dict of batch_columns' output: lod slots become LoDTensors (built directly: the offsets
+    come from the line counts, so create_lod_tensor's checks cannot fail)."""
+    import torch
+    from .core import LoDTensor, ScopeVar
+    feed = {}
+    for name, (vals, offsets) in columns.items():
+        if offsets is None:
+            feed[name] = vals
+        else:
+            feed[name] = LoDTensor(ScopeVar(None, torch.from_numpy(np.array(vals) if copy else vals),
+                                            (torch.from_numpy(offsets),)))
+    return feed
+
+
+def batch_columns(rows, slots):
+    """{slot name: (values, batch offsets or None)} for Rows, with numpy only: lod slots' values shaped
+    [n, 1] (or use_var's inner shape) with their offsets, dense slots shaped as use_var."""
     groups = rows.groups()
     spans = [_span(r) for _, r in groups]
     nrows = len(rows)
-    feed = {}
+    out = {}
     for k, spec in enumerate(slots):
         parts = [_gather(b, k, r, sp) for (b, r), sp in zip(groups, spans)]
         if len(parts) == 1:
@@ -204,8 +233,8 @@ def make_batch(rows, slots, place=None):
             offs = np.zeros(nrows + 1, np.int64)
             np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=offs[1:])
         if spec.lod:
-            feed[spec.name] = _lod_tensor(vals.reshape(-1, 1) if len(spec.shape) <= 2 else
-                                          vals.reshape((-1,) + spec.shape[1:]), offs)
+            out[spec.name] = (vals.reshape(-1, 1) if len(spec.shape) <= 2 else
+                              vals.reshape((-1,) + spec.shape[1:]), offs)
             continue
         per = int(offs[1])
         if offs[-1] != per * nrows or (np.diff(offs) != per).any():
@@ -226,5 +255,5 @@ def make_batch(rows, slots, place=None):
             shape = (nrows,) + tuple(inner)
         else:
             shape = (nrows, per)
-        feed[spec.name] = np.ascontiguousarray(vals).reshape(shape)
-    return feed
+        out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+    return out

@@ -91,7 +91,7 @@ def _fast(data, slots, origin, line0):
     for _ in slots:
         if (pos >= end).any() or not toks.plain[pos].all() or (lengths[pos] > 18).any():
             raise _Doubt()
-        counts = _digits(b, ends[pos], lengths[pos]).astype(np.int64)
+        counts = _digits(toks.words, ends[pos], lengths[pos]).view(np.int64)
         if (counts <= 0).any() or (pos + 1 + counts > end).any():
             raise _Doubt()
         o = np.zeros(n + 1, np.int64)
@@ -125,6 +125,8 @@ class _Tokens:
 
     def __init__(self, b, tok, starts, ends):
         self.b, self.starts, self.ends = b, starts, ends
+        # the 8 bytes ending before each position, as a little-endian uint64 (b starts with padding)
+        self.words = sliding_window_view(b, 8).view("<u8")[:, 0]
         nd = np.flatnonzero(tok & ((b - np.uint8(48)) > 9))
         self.nd = nd
         self.nd_tok = np.searchsorted(starts, nd, side="right") - 1
@@ -134,7 +136,7 @@ class _Tokens:
         """int64 ids (uint64 bits, as Paddle) and the positions of tokens that need Python's int()."""
         lengths = self.ends[ti] - self.starts[ti]
         ok = self.plain[ti] & (lengths <= 19)
-        v = _digits(self.b, self.ends[ti], np.where(ok, lengths, 0))
+        v = _digits(self.words, self.ends[ti], np.where(ok, lengths, 0))
         return v.view(np.int64), np.flatnonzero(~ok)
 
     def floats(self, ti):
@@ -158,7 +160,7 @@ class _Tokens:
         good = ~odd[ti] & (ilen + flen >= 1) & (ilen + flen <= 15)
         ilen[~good] = 0
         flen[~good] = 0
-        mant = _digits(self.b, d, ilen) * _POW10U[flen] + _digits(self.b, e, flen)
+        mant = _digits(self.words, d, ilen) * _POW10U[flen] + _digits(self.words, e, flen)
         v = mant / _POW10[flen]
         np.negative(v, out=v, where=minus)
         return v, np.flatnonzero(~good)
@@ -171,25 +173,33 @@ _KEEP = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 
     & np.uint64(0x0F0F0F0F0F0F0F0F)
 
 
-def _digits(b, e, lengths):
-    """uint64 value of the `lengths` (0 to 19) digit bytes of b that end before each of `e`: eight
-    digits at a time, combined with three multiply-shift steps on their 64-bit word."""
-    out = np.zeros(len(e), np.uint64)
-    if not len(e):
-        return out
-    words = sliding_window_view(b, 8)
-    for i in range(-(-int(lengths.max()) // 8)):       # word i from the right
-        k = np.clip(lengths - 8 * i, 0, 8)
-        w = words[e - 8 * (i + 1)].view("<u8").ravel() & _KEEP[k]
-        w = (w * np.uint64(2561)) >> np.uint64(8)
-        w &= np.uint64(0x00FF00FF00FF00FF)
-        w = (w * np.uint64(6553601)) >> np.uint64(16)
-        w &= np.uint64(0x0000FFFF0000FFFF)
-        w = (w * np.uint64(42949672960001)) >> np.uint64(32)
+def _digits(words, e, lengths):
+    """uint64 value of the `lengths` (0 to 19) digit bytes that end before each of `e`, `words` being the
+    8-byte windows of the chunk: eight digits at a time, combined with three multiply-shift steps on
+    their little-endian 64-bit word."""
+    out = None
+    for i in range(-(-int(lengths.max(initial=0)) // 8)):       # word i from the right
+        k = lengths if i == 0 else np.clip(lengths - 8 * i, 0, 8)
+        w = words[e - 8 * (i + 1)] & _KEEP[np.minimum(k, 8) if i == 0 else k]
+        w *= _U2561
+        w >>= _U8
+        w &= _M16
+        w *= _U6553601
+        w >>= _U16
+        w &= _M32
+        w *= _U42949672960001
+        w >>= _U32
         if i:
             w *= _POW10U[8 * i]
-        out += w
-    return out
+            out += w
+        else:
+            out = w
+    return out if out is not None else np.zeros(len(e), np.uint64)
+
+
+_U8, _U16, _U32 = np.uint64(8), np.uint64(16), np.uint64(32)
+_U2561, _U6553601, _U42949672960001 = np.uint64(2561), np.uint64(6553601), np.uint64(42949672960001)
+_M16, _M32 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF)
 
 
 def _fallback(v, bad, b, s, e, kind, ks, idx, offs, slots, origin, linenos):

@@ -65,11 +65,7 @@ def _check(dataset):
 
 def _batches(dataset, nthreads, place, drop_last=False):
     """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them)."""
-    from .dataset_feed import make_batch
-    shards, slots = dataset._shards(nthreads)
-    if drop_last:
-        shards = [(recs for recs in shard if len(recs) == dataset.batch_size) for shard in shards]
-    return _background([(make_batch(recs, slots, place) for recs in shard) for shard in shards])
+    return _background(dataset._feeds(nthreads, drop_last))
 
 
 def _background(sources, depth=4):
@@ -164,20 +160,19 @@ def _print_fetch(fetch_info, out):
 
 def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
     """One thread per shard, each reading and running its own batches; returns the number of steps."""
-    from .dataset_feed import make_batch
     from .core import global_scope
     if exe._closed:
         raise RuntimeError("Executor.train_from_dataset after Executor.close(): create a new Executor")
     scope = scope if scope is not None else global_scope()
-    shards, slots = dataset._shards(nthreads)
+    sources = dataset._feeds(nthreads)
     lock = threading.Lock()
     state = {"step": 0, "handled": time.time()}
     errors = []
     stop = threading.Event()
 
-    def work(worker, shard):
+    def work(worker, source):
         try:
-            for feed in _background([(make_batch(recs, slots, exe.place) for recs in shard)]):
+            for feed in _background([source]):
                 if stop.is_set():
                     return
                 out = exe._run_program(program, feed, fetch_list, scope, True, worker=worker)
@@ -193,7 +188,7 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
             stop.set()
 
     threads = [threading.Thread(target=work, args=(i, s), daemon=True, name="hogwild-%d" % i)
-               for i, s in enumerate(shards)]
+               for i, s in enumerate(sources)]
     for t in threads:
         t.start()
     for t in threads:
