@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from .dataset_feed import Rows, SlotSpec, as_feed, make_batch, queue_batches, read_file
+from .dataset_feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
 from .dataset_reader import batch_stream
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
@@ -126,7 +126,7 @@ class QueueDataset(DatasetBase):
         self._check_files()
         slots = self._slots()
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
-        return [(as_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
+        return [(unpack_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
                                                          self.pipe_timeout, drop_last))
                 for f in files if f]
 

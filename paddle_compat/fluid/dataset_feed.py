@@ -13,7 +13,8 @@ import numpy as np
 from .dataset_parse import Block, parse_chunk
 from .dtypes import dtype_name
 
-__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns", "as_feed",
+__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
+           "pack_columns", "unpack_feed",
            "make_batch", "parse_text"]
 
 
@@ -196,24 +197,53 @@ def _gather(block, k, rows, span):
 
 
 def make_batch(rows, slots, place=None):
-    """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var.
-    Feeds stay on the host; the executor moves them to the run's device."""
-    # the values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
-    return as_feed(batch_columns(rows, slots), copy=True)
-
-
-def as_feed(columns, copy=False):
-    """The feed dict of batch_columns' output: lod slots become LoDTensors (built directly: the offsets
-    come from the line counts, so create_lod_tensor's checks cannot fail)."""
+    """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var (built directly: the
+    offsets come from the line counts, so create_lod_tensor's checks cannot fail). Feeds stay on the
+    host; the executor moves them to the run's device."""
     import torch
     from .core import LoDTensor, ScopeVar
     feed = {}
+    for name, (vals, offsets) in batch_columns(rows, slots).items():
+        # values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
+        feed[name] = vals if offsets is None else \
+            LoDTensor(ScopeVar(None, torch.from_numpy(np.array(vals)), (torch.from_numpy(offsets),)))
+    return feed
+
+
+def pack_columns(columns):
+    """batch_columns' output as a few flat arrays (one per dtype, all offsets in one [lod slots, n + 1]
+    array) and a layout: what a helper process sends, cheap to pickle and to unpack (unpack_feed)."""
+    layout, by_dtype, offs = [], {}, []
     for name, (vals, offsets) in columns.items():
-        if offsets is None:
-            feed[name] = vals
+        key = vals.dtype.str
+        parts = by_dtype.setdefault(key, [])
+        parts.append(vals.reshape(-1))
+        layout.append((name, key, vals.size, vals.shape, len(offs) if offsets is not None else -1))
+        if offsets is not None:
+            offs.append(offsets)
+    flat = {key: np.concatenate(parts) for key, parts in by_dtype.items()}
+    return layout, flat, (np.stack(offs) if offs else None)
+
+
+def unpack_feed(packed):
+    """The feed dict of a pack_columns result: torch views into its arrays, no copies."""
+    import torch
+    from .core import LoDTensor, ScopeVar
+    layout, flat, offs = packed
+    counts = {}
+    for _, key, size, _, _ in layout:
+        counts.setdefault(key, []).append(size)
+    views = {key: iter(torch.split(torch.from_numpy(flat[key]), c)) for key, c in counts.items()}
+    at = dict.fromkeys(counts, 0)
+    lods = torch.from_numpy(offs).unbind(0) if offs is not None else ()
+    feed = {}
+    for name, key, size, shape, lod in layout:
+        t = next(views[key])
+        if lod < 0:
+            feed[name] = flat[key][at[key]:at[key] + size].reshape(shape)
         else:
-            feed[name] = LoDTensor(ScopeVar(None, torch.from_numpy(np.array(vals) if copy else vals),
-                                            (torch.from_numpy(offsets),)))
+            feed[name] = LoDTensor(ScopeVar(None, t.view(shape), (lods[lod],)))
+        at[key] += size
     return feed
 
 

@@ -1,7 +1,9 @@
 """Executor.train_from_dataset / infer_from_dataset: run a program over every batch of a fluid.dataset.
 
-What `thread` means here: N workers, each reading its share of the files (or of an InMemoryDataset's
-records), running the pipe command, parsing and batching on its own thread. Then, by mode:
+What `thread` means here: N workers, each with its share of the files (or of an InMemoryDataset's
+records). A QueueDataset worker's files are read through the pipe command, parsed and batched by a helper
+process (dataset_reader); a reader thread per worker receives the batches (or batches an InMemoryDataset's
+records) ahead of the steps. Then, by mode:
 - Hogwild (a plain Program run locally, or an async pserver trainer program): each worker also runs the
   program on its own batches, as Paddle 1.8 does: its own lowering (kernels, temporaries and the comm
   plan's per-step buffers are its own), parameters read from the one scope and updated in place without
@@ -69,9 +71,9 @@ def _batches(dataset, nthreads, place, drop_last=False):
 
 
 def _background(sources, depth=4):
-    """Items of the `sources` iterators, each run on its own thread, in a bounded queue: reading, parsing
-    and batching (numpy bulk operations, which release the GIL) overlap the steps that consume them.
-    With one source the order is kept. An error in a source is raised here."""
+    """Items of the `sources` iterators, each run on its own thread, in a bounded queue, so that receiving
+    or building the next batches overlaps the steps that consume them. With one source the order is
+    kept. An error in a source is raised here."""
     if not sources:
         return
     q = queue.Queue(maxsize=depth * len(sources))
