@@ -14,7 +14,7 @@ from .dataset_parse import Block, parse_chunk
 from .dtypes import dtype_name
 
 __all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
-           "pack_columns", "unpack_feed",
+           "pack_columns", "pack_batch", "unpack_feed",
            "make_batch", "parse_text"]
 
 
@@ -223,6 +223,46 @@ def pack_columns(columns):
             offs.append(offsets)
     flat = {key: np.concatenate(parts) for key, parts in by_dtype.items()}
     return layout, flat, (np.stack(offs) if offs else None)
+
+
+def pack_batch(rows, slots):
+    """pack_columns(batch_columns(rows, slots)), with a short path for the usual QueueDataset batch
+    (consecutive rows of one Block): a few numpy calls per slot. Anything else, a bad dense slot
+    included (the long path names it), takes the long path."""
+    groups = rows.groups()
+    span = _span(groups[0][1]) if len(groups) == 1 else None
+    if span is None:
+        return pack_columns(batch_columns(rows, slots))
+    block = groups[0][0]
+    first, end = span
+    n = end - first
+    layout, by_dtype, offs = [], {}, []
+    for k, spec in enumerate(slots):
+        o = block.offs[k]
+        a, z = int(o[first]), int(o[end])
+        vals = block.vals[k][a:z]
+        key = vals.dtype.str
+        parts = by_dtype.get(key)
+        if parts is None:
+            parts = by_dtype[key] = []
+        parts.append(vals)
+        inner = spec.shape[1:]
+        if spec.lod:
+            shape = (z - a, 1) if len(spec.shape) <= 2 else (-1,) + tuple(inner)
+            layout.append((spec.name, key, z - a, shape, len(offs)))
+            offs.append(o[first:end + 1])
+            continue
+        per = (z - a) // n
+        if per * n != z - a or (np.diff(o[first:end + 1]) != per).any() or \
+                (inner and all(d > 0 for d in inner) and int(np.prod(inner)) != per):
+            return pack_columns(batch_columns(rows, slots))
+        shape = (n,) + tuple(inner) if inner and all(d > 0 for d in inner) else (n, per)
+        layout.append((spec.name, key, z - a, shape, -1))
+    flat = {key: np.concatenate(parts) for key, parts in by_dtype.items()}
+    if offs:
+        offs = np.stack(offs)
+        offs -= offs[:, :1]
+    return layout, flat, (offs if len(offs) else None)
 
 
 def unpack_feed(packed):

@@ -72,10 +72,16 @@ def _shutdown():
 
 
 def batch_stream(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
-    """pack_columns(batch_columns()) of each batch of dataset_feed.queue_batches(...), computed in a helper
+    """dataset_feed.pack_batch of each batch of dataset_feed.queue_batches(...), computed in a helper
     process.
     Errors (a bad line, a failing pipe command) are raised here as the helper raised them."""
-    h = _take()
+    try:
+        h = _take()
+    except OSError:   # no interpreter to start (an embedded Python): read here, on the caller's thread
+        from .dataset_feed import pack_batch, queue_batches
+        for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last):
+            yield pack_batch(rows, slots)
+        return
     done = False
     try:
         pickle.dump((list(paths), pipe_command, slots, batch_size, timeout, drop_last), h.proc.stdin,
@@ -107,7 +113,7 @@ def _serve():
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)   # a stray print must not corrupt the batches on stdout
     inp = sys.stdin.buffer
-    from paddle_compat.fluid.dataset_feed import batch_columns, pack_columns, queue_batches
+    from paddle_compat.fluid.dataset_feed import pack_batch, queue_batches
     while True:
         try:
             paths, pipe_command, slots, batch_size, timeout, drop_last = pickle.load(inp)
@@ -115,8 +121,7 @@ def _serve():
             return
         try:
             for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last):
-                pickle.dump(("batch", pack_columns(batch_columns(rows, slots))), out,
-                            protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(("batch", pack_batch(rows, slots)), out, protocol=pickle.HIGHEST_PROTOCOL)
                 out.flush()
             msg = ("done", None)
         except Exception as e:  # noqa: BLE001  (sent to the parent, which raises it)

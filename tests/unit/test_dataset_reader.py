@@ -87,3 +87,20 @@ def test_helpers_reused_and_killed_when_abandoned(tmp_path):
     else:
         pytest.fail("the abandoned helper %d is still running" % pid)
     assert len(list(_loader(ds))) == 10                   # a fresh helper
+
+
+def test_reads_in_process_when_no_helper_starts(tmp_path, monkeypatch):
+    def fail():
+        raise OSError("no interpreter")
+    monkeypatch.setattr(dataset_reader, "_take", fail)
+    ds = _dataset([_write(tmp_path / "a", 6)])
+    assert [b[0]["dense"].shape[0] for b in _loader(ds)] == [4, 2]
+
+
+def test_dense_slot_of_wrong_width_is_named(tmp_path):
+    p = _write(tmp_path / "a", 6)
+    lines = p.read_text().splitlines()
+    lines[2] = lines[2].rsplit(" 2 ", 1)[0] + " 3 1 2 3"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"a:3: slot 'dense' is dense \(lod_level 0\) but holds 3 values"):
+        list(_loader(_dataset([p])))
