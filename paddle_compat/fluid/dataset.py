@@ -104,6 +104,8 @@ class DatasetBase:
         and the slots."""
         raise NotImplementedError
 
+    _reads_ahead = False   # whether each iterator of _feeds runs ahead by itself (else a thread runs it)
+
     def _feeds(self, nthreads, drop_last=False):
         """One iterator of feed dicts per reader thread."""
         shards, slots = self._shards(nthreads)
@@ -120,6 +122,8 @@ class QueueDataset(DatasetBase):
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
         return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
                 for f in files if f], slots
+
+    _reads_ahead = True
 
     def _feeds(self, nthreads, drop_last=False):
         # each thread's files are read, parsed and batched by a helper process (dataset_reader)

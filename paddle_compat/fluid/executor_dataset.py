@@ -66,8 +66,13 @@ def _check(dataset):
 
 
 def _batches(dataset, nthreads, place, drop_last=False):
-    """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them)."""
-    return _background(dataset._feeds(nthreads, drop_last))
+    """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them). A single
+    QueueDataset source is read on the caller's thread: its helper process already runs ahead (by the
+    pipe's buffer), and a reader thread would wait for the GIL at each of its reads while a step runs."""
+    sources = dataset._feeds(nthreads, drop_last)
+    if len(sources) == 1 and dataset._reads_ahead:
+        return iter(sources[0])
+    return _background(sources)
 
 
 def _background(sources, depth=4):
@@ -174,7 +179,7 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
 
     def work(worker, source):
         try:
-            for feed in _background([source]):
+            for feed in (source if dataset._reads_ahead else _background([source])):
                 if stop.is_set():
                     return
                 out = exe._run_program(program, feed, fetch_list, scope, True, worker=worker)
