@@ -40,12 +40,15 @@ def empty_block(slots, origin):
                  [np.zeros(1, np.int64) for _ in slots])
 
 
-# byte classes: 0 a token byte, 1 a separator (space, tab, CR), 2 newline, 3 anything that needs
-# Python's str semantics (other ASCII controls, which str.split/splitlines treat specially; non-ASCII)
-_CLASS = np.zeros(256, np.uint8)
-_CLASS[[9, 13, 32]] = 1
-_CLASS[10] = 2
-_CLASS[[c for c in range(32) if c not in (9, 10, 13)] + list(range(127, 256))] = 3
+# byte classes: 0 a digit, 1 another token byte, 2 a separator (space, tab), 3 newline, 4 a CR (fine before
+# a newline), 5 anything that needs Python's str semantics (other ASCII controls, which str.split and
+# splitlines treat specially; non-ASCII)
+_CLASS = np.ones(256, np.uint8)
+_CLASS[48:58] = 0
+_CLASS[[9, 32]] = 2
+_CLASS[10] = 3
+_CLASS[13] = 4
+_CLASS[[c for c in range(32) if c not in (9, 10, 13)] + list(range(127, 256))] = 5
 _LEAD = b" " * 24           # lets the words of the first token's digits be gathered
 
 
@@ -67,18 +70,18 @@ def parse_chunk(data, slots, origin, line0=0):
 def _fast(data, slots, origin, line0):
     b = np.frombuffer(_LEAD + data + b"\n", np.uint8)
     cls = _CLASS[b]
-    if (cls == 3).any():
-        raise _Doubt()
-    cr = np.flatnonzero(b == 13)
-    if len(cr) and (b[cr + 1] != 10).any():   # a lone CR breaks a line for splitlines
-        raise _Doubt()
-    tok = cls == 0
-    edge = tok[1:] != tok[:-1]                  # b[i + 1] starts or ends a token (b[0] is padding)
-    starts = np.flatnonzero(edge & tok[1:]) + 1
-    ends = np.flatnonzero(edge & tok[:-1]) + 1
+    if cls.max() >= 4:
+        cr = np.flatnonzero(cls >= 4)
+        if (cls[cr] == 5).any() or (b[cr + 1] != 10).any():   # a lone CR breaks a line for splitlines
+            raise _Doubt()
+        cls[cr] = 2
+    tok = cls < 2
+    # token bounds alternate start, end, ... (b[0] is padding, the last byte a newline)
+    bounds = np.flatnonzero(tok[1:] != tok[:-1]) + 1
+    starts, ends = bounds[0::2], bounds[1::2]
     lengths = ends - starts
-    toks = _Tokens(b, tok, starts, ends)
-    nl = np.flatnonzero(cls == 2)
+    toks = _Tokens(b, cls, starts, ends)
+    nl = np.flatnonzero(cls == 3)
     upto = np.searchsorted(starts, nl)          # tokens before each newline
     per_line = np.diff(upto, prepend=0)
     keep = np.flatnonzero(per_line)             # empty lines are skipped
@@ -123,11 +126,11 @@ def _fast(data, slots, origin, line0):
 class _Tokens:
     """Token facts from the few bytes in tokens that are not digits (dots, minus signs, anything else)."""
 
-    def __init__(self, b, tok, starts, ends):
+    def __init__(self, b, cls, starts, ends):
         self.b, self.starts, self.ends = b, starts, ends
         # the 8 bytes ending before each position, as a little-endian uint64 (b starts with padding)
         self.words = sliding_window_view(b, 8).view("<u8")[:, 0]
-        nd = np.flatnonzero(tok & ((b - np.uint8(48)) > 9))
+        nd = np.flatnonzero(cls == 1)
         self.nd = nd
         self.nd_tok = np.searchsorted(starts, nd, side="right") - 1
         self.plain = np.bincount(self.nd_tok, minlength=len(starts)) == 0    # all digits
