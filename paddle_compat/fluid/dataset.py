@@ -10,7 +10,8 @@ import threading
 
 import numpy as np
 
-from .dataset_feed import Rows, SlotSpec, read_file
+from .dataset_feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
+from .dataset_reader import batch_stream
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
 
@@ -99,8 +100,17 @@ class DatasetBase:
         return read_file(path, self.pipe_command, slots, self.pipe_timeout)
 
     def _shards(self, nthreads):
-        """One iterator of records per reader thread (Paddle gives each thread its own files)."""
+        """One iterator of Rows (a batch each) per reader thread (Paddle gives each thread its own files),
+        and the slots."""
         raise NotImplementedError
+
+    _reads_ahead = False   # whether each iterator of _feeds runs ahead by itself (else a thread runs it)
+
+    def _feeds(self, nthreads, drop_last=False):
+        """One iterator of feed dicts per reader thread."""
+        shards, slots = self._shards(nthreads)
+        return [(make_batch(rows, slots) for rows in shard if not drop_last or len(rows) == self.batch_size)
+                for shard in shards]
 
 
 class QueueDataset(DatasetBase):
@@ -110,17 +120,19 @@ class QueueDataset(DatasetBase):
         self._check_files()
         slots = self._slots()
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
+                for f in files if f], slots
 
-        def shard(paths):
-            pending = Rows.concat([])
-            for p in paths:
-                pending = Rows.concat([pending, self._read(p, slots)])
-                while len(pending) >= self.batch_size:
-                    yield pending[:self.batch_size]
-                    pending = pending[self.batch_size:]
-            if len(pending):
-                yield pending
-        return [shard(f) for f in files if f], slots
+    _reads_ahead = True
+
+    def _feeds(self, nthreads, drop_last=False):
+        # each thread's files are read, parsed and batched by a helper process (dataset_reader)
+        self._check_files()
+        slots = self._slots()
+        files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [(unpack_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
+                                                         self.pipe_timeout, drop_last))
+                for f in files if f]
 
     def local_shuffle(self):
         raise NotImplementedError("QueueDataset does not support local shuffle; use InMemoryDataset")

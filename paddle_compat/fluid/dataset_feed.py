@@ -1,22 +1,21 @@
-"""Reading Paddle's MultiSlot text format and batching it into feeds (used by fluid.dataset).
-
-A MultiSlot line holds, for every slot of the dataset's use_var list in order, a count n > 0 followed by
-n values: "3 11 12 13 1 0.5" is a 3-id slot then a 1-value slot. Lines are split into per-slot token
-lists at read time (cheap, and structural errors surface with their file and line); values become
-numbers one batch at a time with numpy (a per-record pass only runs to name a bad value).
+"""Reading Paddle's MultiSlot text files (through the pipe command) and batching them into feeds (used by
+fluid.dataset). Text is parsed in chunks of whole lines into column Blocks (dataset_parse); Rows select
+samples over Blocks, and make_batch gathers a batch's columns into feed values.
 """
 
 import os
 import subprocess
 import tempfile
-import warnings
-from itertools import chain
+import threading
 
 import numpy as np
 
+from .dataset_parse import Block, parse_chunk
 from .dtypes import dtype_name
 
-__all__ = ["SlotSpec", "Rows", "read_file", "make_batch", "parse_text"]
+__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
+           "pack_columns", "pack_batch", "unpack_feed",
+           "make_batch", "parse_text"]
 
 
 class SlotSpec:
@@ -37,187 +36,97 @@ class SlotSpec:
         self.shape = tuple(var.shape)
 
 
-def parse_lines(text, slots, origin):
-    """Records [(origin, lineno), [tokens of slot 0], ...] from MultiSlot text; empty lines are skipped."""
-    nslots = range(len(slots))
-    out = []
-    append = out.append
-    for lineno, line in enumerate(text.splitlines(), 1):
-        toks = line.split()
-        if not toks:
-            continue
-        # fast path: no per-slot checks; any anomaly sends the line to _diagnose for a precise message
-        pos, rec, ok = 0, [(origin, lineno)], True
-        try:
-            for _ in nslots:
-                n = int(toks[pos])
-                end = pos + 1 + n
-                rec.append(toks[pos + 1:end])
-                ok = ok and n > 0
-                pos = end
-        except (ValueError, IndexError):
-            ok = False
-        if not ok or pos != len(toks):
-            _diagnose(toks, slots, origin, lineno)
-        append(rec)
-    return out
-
-
-def _diagnose(toks, slots, origin, lineno):
-    nslots, pos, ntok = len(slots), 0, len(toks)
-    for s in range(nslots):
-        if pos >= ntok:
-            raise ValueError("%s:%d: slot '%s' is missing (the line has %d slots, use_var has %d)"
-                             % (origin, lineno, slots[s].name, s, nslots))
-        try:
-            n = int(toks[pos])
-        except ValueError:
-            raise ValueError("%s:%d: slot '%s': expected a value count, got %r"
-                             % (origin, lineno, slots[s].name, toks[pos])) from None
-        if n <= 0:
-            raise ValueError("%s:%d: slot '%s' has %d values; every slot needs at least one (pad it in "
-                             "the data generator)" % (origin, lineno, slots[s].name, n))
-        end = pos + 1 + n
-        if end > ntok:
-            raise ValueError("%s:%d: slot '%s' announces %d values but the line ends after %d"
-                             % (origin, lineno, slots[s].name, n, ntok - pos - 1))
-        pos = end
-    raise ValueError("%s:%d: %d tokens left after the last slot '%s' (use_var has %d slots: %s)"
-                     % (origin, lineno, ntok - pos, slots[-1].name, nslots, [s.name for s in slots]))
-
-
-def read_file(path, pipe_command, slots, timeout):
-    """Run `pipe_command` with the file on stdin (Paddle runs `cat file | pipe_command`) and parse stdout."""
+def read_blocks(path, pipe_command, slots, timeout):
+    """Blocks of about _CHUNK bytes of `path` as the pipe command writes it (Paddle runs
+    `cat file | pipe_command`), parsed as they come: the first batches are ready before the file is
+    read through. A failing or overdue pipe command raises after the Blocks it wrote."""
     if not os.path.isfile(path):
         raise FileNotFoundError("dataset: file '%s' in the filelist does not exist" % path)
-    with open(path, "rb") as fin, tempfile.TemporaryFile() as err:
+    line0 = 0
+    for data in _chunks(path, pipe_command, timeout):
+        block, nlines = parse_chunk(data, slots, path, line0)
+        line0 += nlines
+        if block.n:
+            yield block
+
+
+_CHUNK = 1 << 20
+
+
+def _whole_lines(read):
+    """Chunks of whole lines from read(n) (b"" at the end); the last line may lack its newline."""
+    rest = b""
+    while True:
+        data = read(_CHUNK)
+        if not data:
+            if rest:
+                yield rest
+            return
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        rest = data[cut:]
+        yield data[:cut]
+
+
+def _chunks(path, pipe_command, timeout):
+    with open(path, "rb") as fin:
         if pipe_command in (None, "", "cat"):
-            data = fin.read()   # the common case needs no process
-        else:
+            yield from _whole_lines(fin.read)   # the common case needs no process
+            return
+        with tempfile.TemporaryFile() as err:
             proc = subprocess.Popen(pipe_command, shell=True, stdin=fin, stdout=subprocess.PIPE, stderr=err)
-            try:
-                data, _ = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            overdue = threading.Event()
+
+            def kill():
+                overdue.set()
                 proc.kill()
-                proc.communicate()
+            timer = threading.Timer(timeout, kill)
+            timer.daemon = True
+            timer.start()
+            try:
+                yield from _whole_lines(proc.stdout.read)
+                proc.wait()
+            finally:
+                timer.cancel()
+                if proc.poll() is None:   # the consumer stopped early
+                    proc.kill()
+                    proc.wait()
+                proc.stdout.close()
+            if overdue.is_set():
                 raise TimeoutError("dataset: pipe command %r on '%s' did not finish within %s s"
-                                   % (pipe_command, path, timeout)) from None
+                                   % (pipe_command, path, timeout))
             if proc.returncode != 0:
                 err.seek(0)
                 msg = err.read().decode("utf-8", "replace").strip()
                 raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
                                    % (pipe_command, path, proc.returncode, msg[-4000:]))
-    return Rows.of(parse_text(data.decode("utf-8", "replace"), slots, path))
 
 
-def _values(records, k, spec):
-    flat = list(chain.from_iterable(rec[k + 1] for rec in records))
-    try:
-        if spec.dtype.kind == "f":
-            return np.array(flat, dtype=spec.dtype)
-        return np.array(list(map(int, flat)), dtype=np.int64)   # exact for 64-bit feasigns
-    except (ValueError, OverflowError):
-        for rec in records:   # find the culprit to name it
-            for t in rec[k + 1]:
-                try:
-                    v = (float if spec.dtype.kind == "f" else int)(t)
-                    np.array([v], dtype=spec.dtype)
-                except (ValueError, OverflowError):
-                    (origin, lineno) = rec[0]
-                    raise ValueError("%s:%d: slot '%s' (%s) has a bad value %r"
-                                     % (origin, lineno, spec.name, spec.dtype.name, t)) from None
-        raise
-
-
-def _lod_tensor(vals, lens):
-    # built directly: the offsets come from the line counts, so create_lod_tensor's checks cannot fail
-    from .core import LoDTensor, lod_as_tensors
-    t = LoDTensor()
-    t.set(vals)
-    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    t._holder.lod = lod_as_tensors([offsets])
-    return t
-
-
-class Block:
-    """One file's samples, by column: per slot the values (final dtype) and per-line offsets into them."""
-    __slots__ = ("origin", "linenos", "vals", "offs", "n")
-
-    def __init__(self, origin, linenos, vals, offs):
-        self.origin, self.linenos, self.vals, self.offs = origin, linenos, vals, offs
-        self.n = len(linenos)
-
-
-def _block_from_records(records, slots, origin):
-    vals, offs = [], []
-    for k, spec in enumerate(slots):
-        vals.append(_values(records, k, spec))
-        o = np.zeros(len(records) + 1, np.int64)
-        np.cumsum([len(rec[k + 1]) for rec in records], out=o[1:])
-        offs.append(o)
-    return Block(origin, np.array([rec[0][1] for rec in records], np.int64), vals, offs)
-
-
-_EXACT = float(2 ** 53)   # integers below this survive a float64 parse exactly
+def read_file(path, pipe_command, slots, timeout):
+    """All samples of one file, as Rows."""
+    return Rows.concat([Rows.of(b) for b in read_blocks(path, pipe_command, slots, timeout)])
 
 
 def parse_text(text, slots, origin):
-    """A Block from MultiSlot text. Fast path: numpy parses every token as float64 in one call and the
-    slot structure is walked for all lines at once; any doubt (a bad token, a malformed line, an id of
-    2**53 or more) re-reads the text line by line, exactly, to name the problem or keep every digit."""
-    lines = [(i, l) for i, l in enumerate(text.splitlines(), 1) if l.strip()]
-    try:
-        return _fast_block(lines, slots, origin)
-    except _Doubt:
-        return _block_from_records(parse_lines(text, slots, origin), slots, origin)
+    """A Block from MultiSlot text (a str)."""
+    return parse_chunk(text.encode("utf-8"), slots, origin)[0]
 
 
-class _Doubt(Exception):
-    pass
-
-
-def _fast_block(lines, slots, origin):
-    n = len(lines)
-    if n == 0:
-        return Block(origin, np.zeros(0, np.int64), [np.zeros(0, s.dtype) for s in slots],
-                     [np.zeros(1, np.int64) for _ in slots])
-    body = "\n".join(l for _, l in lines)
-    lens = np.fromiter(map(len, map(str.split, (l for _, l in lines))), np.int64, n)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:   # a bad token: older numpy warns and stops short, newer numpy raises
-            flat = np.fromstring(body, dtype=np.float64, sep=" ")
-        except ValueError:
-            raise _Doubt() from None
-    if flat.size != lens.sum():
-        raise _Doubt()
-    end = np.cumsum(lens)
-    pos = end - lens            # where each line's next slot starts
-    vals, offs = [], []
-    for spec in slots:
-        if (pos >= end).any():
-            raise _Doubt()
-        counts_f = flat[pos]
-        counts = counts_f.astype(np.int64)
-        if (counts <= 0).any() or (counts != counts_f).any() or (pos + 1 + counts > end).any():
-            raise _Doubt()
-        o = np.zeros(n + 1, np.int64)
-        np.cumsum(counts, out=o[1:])
-        idx = np.repeat(pos + 1 - o[:-1], counts) + np.arange(o[-1])
-        v = flat[idx]
-        if spec.dtype.kind == "i":
-            if (np.abs(v) >= _EXACT).any() or (np.floor(v) != v).any():
-                raise _Doubt()
-            v = v.astype(np.int64)
-        else:
-            v = v.astype(spec.dtype)
-        vals.append(v)
-        offs.append(o)
-        pos = pos + 1 + counts
-    if (pos != end).any():
-        raise _Doubt()
-    return Block(origin, np.array([i for i, _ in lines], np.int64), vals, offs)
+def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
+    """Rows of batch_size samples from the files in turn (a batch may span two files), as a
+    QueueDataset thread reads them; a last, shorter batch unless drop_last."""
+    pending = Rows.concat([])
+    for p in paths:
+        for block in read_blocks(p, pipe_command, slots, timeout):
+            pending = Rows.concat([pending, Rows.of(block)])
+            while len(pending) >= batch_size:
+                yield pending[:batch_size]
+                pending = pending[batch_size:]
+    if len(pending) and not drop_last:
+        yield pending
 
 
 class Rows:
@@ -266,33 +175,141 @@ class Rows:
         return out
 
 
-def _gather(block, k, rows):
+def _span(rows):
+    """(first, end) when the rows are consecutive (the usual QueueDataset batch), else None."""
+    n = len(rows)
+    if n and rows[-1] - rows[0] == n - 1 and (n < 3 or (np.diff(rows) == 1).all()):
+        return int(rows[0]), int(rows[-1]) + 1
+    return None
+
+
+def _gather(block, k, rows, span):
+    """(values, batch-local offsets) of slot k for `rows` of `block`."""
     o = block.offs[k]
+    if span is not None:
+        first, end = span
+        a = o[first]
+        return block.vals[k][a:o[end]], o[first:end + 1] - a   # values: a view
     starts, lens = o[rows], o[rows + 1] - o[rows]
-    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and (np.diff(rows) == 1).all():
-        return block.vals[k][starts[0]:starts[0] + lens.sum()], lens   # contiguous: a view
     c = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lens, out=c[1:])
-    return block.vals[k][np.repeat(starts - c[:-1], lens) + np.arange(c[-1])], lens
+    return block.vals[k][np.repeat(starts - c[:-1], lens) + np.arange(c[-1])], c
 
 
 def make_batch(rows, slots, place=None):
-    """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var.
-    Feeds stay on the host; the executor moves them to the run's device."""
-    groups = rows.groups()
-    nrows = len(rows)
+    """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var (built directly: the
+    offsets come from the line counts, so create_lod_tensor's checks cannot fail). Feeds stay on the
+    host; the executor moves them to the run's device."""
+    import torch
+    from .core import LoDTensor, ScopeVar
     feed = {}
+    for name, (vals, offsets) in batch_columns(rows, slots).items():
+        # values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
+        feed[name] = vals if offsets is None else \
+            LoDTensor(ScopeVar(None, torch.from_numpy(np.array(vals)), (torch.from_numpy(offsets),)))
+    return feed
+
+
+def pack_columns(columns):
+    """batch_columns' output as a few flat arrays (one per dtype, all offsets in one [lod slots, n + 1]
+    array) and a layout: what a helper process sends, cheap to pickle and to unpack (unpack_feed)."""
+    layout, by_dtype, offs = [], {}, []
+    for name, (vals, offsets) in columns.items():
+        key = vals.dtype.str
+        parts = by_dtype.setdefault(key, [])
+        parts.append(vals.reshape(-1))
+        layout.append((name, key, vals.size, vals.shape, len(offs) if offsets is not None else -1))
+        if offsets is not None:
+            offs.append(offsets)
+    flat = {key: np.concatenate(parts) for key, parts in by_dtype.items()}
+    return layout, flat, (np.stack(offs) if offs else None)
+
+
+def pack_batch(rows, slots):
+    """pack_columns(batch_columns(rows, slots)), with a short path for the usual QueueDataset batch
+    (consecutive rows of one Block): a few numpy calls per slot. Anything else, a bad dense slot
+    included (the long path names it), takes the long path."""
+    groups = rows.groups()
+    span = _span(groups[0][1]) if len(groups) == 1 else None
+    if span is None:
+        return pack_columns(batch_columns(rows, slots))
+    block = groups[0][0]
+    first, end = span
+    n = end - first
+    layout, by_dtype, offs = [], {}, []
     for k, spec in enumerate(slots):
-        parts = [_gather(b, k, r) for b, r in groups]
-        vals = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-        lens = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+        o = block.offs[k]
+        a, z = int(o[first]), int(o[end])
+        vals = block.vals[k][a:z]
+        key = vals.dtype.str
+        parts = by_dtype.get(key)
+        if parts is None:
+            parts = by_dtype[key] = []
+        parts.append(vals)
+        inner = spec.shape[1:]
         if spec.lod:
-            feed[spec.name] = _lod_tensor(vals.reshape(-1, 1) if len(spec.shape) <= 2 else
-                                          vals.reshape((-1,) + spec.shape[1:]), lens)
+            shape = (z - a, 1) if len(spec.shape) <= 2 else (-1,) + tuple(inner)
+            layout.append((spec.name, key, z - a, shape, len(offs)))
+            offs.append(o[first:end + 1])
             continue
-        per = int(lens[0])
-        if (lens != per).any():
-            for (b, r), (_, ln) in zip(groups, parts):
+        per = (z - a) // n
+        if per * n != z - a or (np.diff(o[first:end + 1]) != per).any() or \
+                (inner and all(d > 0 for d in inner) and int(np.prod(inner)) != per):
+            return pack_columns(batch_columns(rows, slots))
+        shape = (n,) + tuple(inner) if inner and all(d > 0 for d in inner) else (n, per)
+        layout.append((spec.name, key, z - a, shape, -1))
+    flat = {key: np.concatenate(parts) for key, parts in by_dtype.items()}
+    if offs:
+        offs = np.stack(offs)
+        offs -= offs[:, :1]
+    return layout, flat, (offs if len(offs) else None)
+
+
+def unpack_feed(packed):
+    """The feed dict of a pack_columns result: torch views into its arrays, no copies."""
+    import torch
+    from .core import LoDTensor, ScopeVar
+    layout, flat, offs = packed
+    counts = {}
+    for _, key, size, _, _ in layout:
+        counts.setdefault(key, []).append(size)
+    views = {key: iter(torch.split(torch.from_numpy(flat[key]), c)) for key, c in counts.items()}
+    at = dict.fromkeys(counts, 0)
+    lods = torch.from_numpy(offs).unbind(0) if offs is not None else ()
+    feed = {}
+    for name, key, size, shape, lod in layout:
+        t = next(views[key])
+        if lod < 0:
+            feed[name] = flat[key][at[key]:at[key] + size].reshape(shape)
+        else:
+            feed[name] = LoDTensor(ScopeVar(None, t.view(shape), (lods[lod],)))
+        at[key] += size
+    return feed
+
+
+def batch_columns(rows, slots):
+    """{slot name: (values, batch offsets or None)} for Rows, with numpy only: lod slots' values shaped
+    [n, 1] (or use_var's inner shape) with their offsets, dense slots shaped as use_var."""
+    groups = rows.groups()
+    spans = [_span(r) for _, r in groups]
+    nrows = len(rows)
+    out = {}
+    for k, spec in enumerate(slots):
+        parts = [_gather(b, k, r, sp) for (b, r), sp in zip(groups, spans)]
+        if len(parts) == 1:
+            vals, offs = parts[0]
+        else:
+            vals = np.concatenate([p[0] for p in parts])
+            offs = np.zeros(nrows + 1, np.int64)
+            np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=offs[1:])
+        if spec.lod:
+            out[spec.name] = (vals.reshape(-1, 1) if len(spec.shape) <= 2 else
+                              vals.reshape((-1,) + spec.shape[1:]), offs)
+            continue
+        per = int(offs[1])
+        if offs[-1] != per * nrows or (np.diff(offs) != per).any():
+            for (b, r), (_, o) in zip(groups, parts):
+                ln = np.diff(o)
                 bad = np.nonzero(ln != per)[0]
                 if len(bad):
                     raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) but holds %d values where "
@@ -308,5 +325,5 @@ def make_batch(rows, slots, place=None):
             shape = (nrows,) + tuple(inner)
         else:
             shape = (nrows, per)
-        feed[spec.name] = np.ascontiguousarray(vals).reshape(shape)
-    return feed
+        out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+    return out

@@ -1,7 +1,9 @@
 """Executor.train_from_dataset / infer_from_dataset: run a program over every batch of a fluid.dataset.
 
-What `thread` means here: N workers, each reading its share of the files (or of an InMemoryDataset's
-records), running the pipe command, parsing and batching on its own thread. Then, by mode:
+What `thread` means here: N workers, each with its share of the files (or of an InMemoryDataset's
+records). A QueueDataset worker's files are read through the pipe command, parsed and batched by a helper
+process (dataset_reader); a reader thread per worker receives the batches (or batches an InMemoryDataset's
+records) ahead of the steps. Then, by mode:
 - Hogwild (a plain Program run locally, or an async pserver trainer program): each worker also runs the
   program on its own batches, as Paddle 1.8 does: its own lowering (kernels, temporaries and the comm
   plan's per-step buffers are its own), parameters read from the one scope and updated in place without
@@ -66,23 +68,27 @@ def _check(dataset):
 
 
 def _batches(dataset, nthreads, place, drop_last=False):
-    """Yields feed dicts: directly for one worker, through a bounded queue from reader threads for more."""
-    from .dataset_feed import make_batch
-    shards, slots = dataset._shards(nthreads)
-    if drop_last:
-        shards = [(recs for recs in shard if len(recs) == dataset.batch_size) for shard in shards]
-    if len(shards) <= 1:
-        for shard in shards:
-            for recs in shard:
-                yield make_batch(recs, slots, place)
+    """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them). A single
+    QueueDataset source is read on the caller's thread: its helper process already runs ahead (by the
+    pipe's buffer), and a reader thread would wait for the GIL at each of its reads while a step runs."""
+    sources = dataset._feeds(nthreads, drop_last)
+    if len(sources) == 1 and dataset._reads_ahead:
+        return iter(sources[0])
+    return _background(sources)
+
+
+def _background(sources, depth=4):
+    """Items of the `sources` iterators, each run on its own thread, in a bounded queue, so that receiving
+    or building the next batches overlaps the steps that consume them. With one source the order is
+    kept. An error in a source is raised here."""
+    if not sources:
         return
-    q = queue.Queue(maxsize=4 * len(shards))
+    q = queue.Queue(maxsize=depth * len(sources))
     stop = threading.Event()
 
-    def work(shard):
+    def work(source):
         try:
-            for recs in shard:
-                item = make_batch(recs, slots, place)
+            for item in source:
                 while not stop.is_set():
                     try:
                         q.put(item, timeout=_STEP_WAIT)
@@ -95,7 +101,8 @@ def _batches(dataset, nthreads, place, drop_last=False):
         except BaseException as e:  # noqa: BLE001  (handed to the consumer)
             q.put(e)
 
-    threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in shards]
+    threads = [threading.Thread(target=work, args=(s,), daemon=True, name="dataset-reader")
+               for s in sources]
     for t in threads:
         t.start()
     running = len(threads)
@@ -171,12 +178,11 @@ def _print_fetch(fetch_info, out):
 
 def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
     """One thread per shard, each reading and running its own batches; returns the number of steps."""
-    from .dataset_feed import make_batch
     from .core import global_scope
     if exe._closed:
         raise RuntimeError("Executor.train_from_dataset after Executor.close(): create a new Executor")
     scope = scope if scope is not None else global_scope()
-    shards, slots = dataset._shards(nthreads)
+    sources = dataset._feeds(nthreads)
     lock = threading.Lock()
     state = {"step": 0, "handled": time.time()}
     errors = []
@@ -184,13 +190,12 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
 
     comm = _half_async_communicator(program)
 
-    def work(worker, shard):
+    def work(worker, source):
         try:
-            for recs in shard:
+            for feed in (source if dataset._reads_ahead else _background([source])):
                 if stop.is_set():
                     return
-                out = exe._run_program(program, make_batch(recs, slots, exe.place), fetch_list, scope, True,
-                                       worker=worker)
+                out = exe._run_program(program, feed, fetch_list, scope, True, worker=worker)
                 with lock:
                     state["step"] += 1
                     if fetch_list and state["step"] % print_period == 0:
@@ -206,7 +211,7 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
                 comm.runner_done()      # the others' rounds no longer wait for this thread
 
     threads = [threading.Thread(target=work, args=(i, s), daemon=True, name="hogwild-%d" % i)
-               for i, s in enumerate(shards)]
+               for i, s in enumerate(sources)]
     if comm is not None:
         comm.set_runners(len(threads))  # a half-async round starts when every thread is at its barrier
     try:

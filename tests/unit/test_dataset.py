@@ -248,7 +248,7 @@ def test_data_loader_from_dataset(files, drop_last, sizes):
     ("1 3 1 4 1 5 4 0 0 0 0 1 1 9\n", r"f:1: 1 tokens left after the last slot 'label'"),
 ])
 def test_malformed_lines(line, msg):
-    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_lines, parse_text
+    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_text
     _, _, use_vars, _ = build()
     slots = [SlotSpec(v) for v in use_vars]
     assert len(parse_text("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f").linenos) == 1

@@ -50,3 +50,19 @@ def test_train_from_dataset_matches_paddle(tmp_path, capsys):
         np.testing.assert_allclose(got, REF["losses"], rtol=1e-4)
         for name, want in REF["params"].items():
             np.testing.assert_allclose(np.array(scope.find_var(name).get_tensor()), want, rtol=1e-4, atol=1e-6)
+
+
+def test_uint64_ids_wrap_as_in_paddle(tmp_path):
+    """Ids of 2**63 and more (hashed 64-bit feasigns) keep their bits as int64, as Paddle's uint64 feed
+    (dataset_uint64.json, make_dataset_uint64.py)."""
+    ref = json.load(open(os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "dataset_uint64.json")))
+    p = tmp_path / "d.txt"
+    p.write_text("".join(ref["lines"]))
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 1], "int64", lod_level=1)
+    ds = fluid.DatasetFactory().create_dataset("QueueDataset")
+    ds.set_use_var([x])
+    ds.set_batch_size(len(ref["lines"]))
+    ds.set_filelist([str(p)])
+    (feed,), = list(fluid.io.DataLoader.from_dataset(ds, fluid.cpu_places(1)))
+    assert np.array(feed["x"]).ravel().tolist() == ref["ids"]
