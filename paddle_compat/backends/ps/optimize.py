@@ -141,7 +141,8 @@ class OptimizeRunner:
         """One sync step: grads = {gradient part name: tensor} from every trainer of the round; parts of
         trainers that have finished count as zero."""
         if self.step_fn is not None:
-            self.step_fn([grads[n] if n in grads else self._zeros(n) for n in self.step_feeds])
+            with torch.no_grad():    # one context for the step, not one per optimizer kernel
+                self.step_fn([grads[n] if n in grads else self._zeros(n) for n in self.step_feeds])
             return
         if self.lr is not None:
             self.lr([])

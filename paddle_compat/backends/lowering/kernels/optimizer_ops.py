@@ -30,6 +30,8 @@ def _dense(g):
 
 def _no_grad(fn):
     def k(*args):
+        if not torch.is_grad_enabled():   # a pserver's optimize step runs under one no_grad already
+            return fn(*args)
         with torch.no_grad():
             return fn(*args)
     return k

@@ -11,7 +11,6 @@
 torch.distributed.rpc loads only when a prefetch op is lowered.
 """
 
-import numpy as np
 import torch
 
 from ...selected_rows import make_rows
@@ -25,11 +24,9 @@ def _flat_ids(ids):
 
 
 def _unique(flat):
-    """(sorted unique ids, inverse index). On the CPU numpy's unique is about twice torch's."""
-    if flat.device.type == "cpu":
-        uniq, inv = np.unique(flat.numpy(), return_inverse=True)
-        return torch.from_numpy(uniq), torch.from_numpy(inv.reshape(-1))
-    return torch.unique(flat, return_inverse=True)
+    """(sorted unique ids, inverse index). torch's, also on the CPU: numpy's return_inverse takes a stable
+    argsort, 4x slower than torch.unique at 131072 ids (the same at 8192)."""
+    return torch.unique(flat, sorted=True, return_inverse=True)
 
 
 def _step_ids(ctx):
