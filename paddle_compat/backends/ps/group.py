@@ -160,6 +160,8 @@ class Group:
             fut = rpc.rpc_async(peer, rpc_entry.watch, args=(self.name,), timeout=0)
             self._watch_futs[peer] = fut
             fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
+        if self._guard is not None:
+            self._guard.settle()
 
     def _listen(self, limit):
         host, port = _split(self.endpoints[self.index])

@@ -56,34 +56,9 @@ def refusals():
     return list(_refusals)
 
 
-# /proc ---------------------------------------------------------------------------------------------------
-def _decode(hexaddr):
-    h, p = hexaddr.split(":")
-    if len(h) == 8:
-        ip = socket.inet_ntoa(struct.pack("<I", int(h, 16)))
-    else:
-        raw = b"".join(struct.pack("<I", int(h[i:i + 8], 16)) for i in range(0, 32, 8))
-        ip = socket.inet_ntop(socket.AF_INET6, raw)
-        if ip.startswith("::ffff:") and "." in ip:
-            ip = ip[7:]
-    return ip, int(p, 16)
-
-
-def _connections():
-    """[(state hex, local (ip, port), remote (ip, port), inode)] of every TCP socket of this network namespace."""
-    out = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    c = line.split()
-                    out.append((c[3], _decode(c[1]), _decode(c[2]), c[9]))
-        except OSError:
-            continue
-    return out
-
-
+# this process's sockets ----------------------------------------------------------------------------------
+# (read from /proc/self/fd and the sockets themselves: /proc/net/tcp lists the whole machine's sockets and
+# takes tens of ms to read on a busy host)
 def _own_sockets():
     """{socket inode: fd} of this process."""
     found = {}
@@ -97,33 +72,57 @@ def _own_sockets():
     return found
 
 
-def _with_socket(inode, fn):
-    """Run fn(sock) on a duplicate of this process's socket with that inode (TensorPipe's own fd stays
-    open); False when it is gone."""
-    fd = _own_sockets().get(inode)
+def _with_socket(inode, fn, fd=None):
+    """fn(sock) on a duplicate of this process's socket with that inode (its own fd stays open); None when
+    it is gone or fn raised OSError."""
+    fd = _own_sockets().get(inode) if fd is None else fd
     if fd is None:
-        return False
+        return None
     try:
         dup = os.dup(fd)
     except OSError:
-        return False
-    if str(os.fstat(dup).st_ino) != inode:     # the fd number was reused meanwhile
-        os.close(dup)
-        return False
-    s = socket.socket(fileno=dup)
+        return None
     try:
-        fn(s)
-        return True
+        if str(os.fstat(dup).st_ino) != inode:     # the fd number was reused meanwhile
+            os.close(dup)
+            return None
+        s = socket.socket(fileno=dup)
     except OSError:
-        return False
+        os.close(dup)
+        return None
+    try:
+        return fn(s)
+    except OSError:
+        return None
     finally:
         s.close()
+
+
+def _norm(addr):
+    ip, port = addr[:2]
+    if ip.startswith("::ffff:") and "." in ip:
+        ip = ip[7:]
+    return ip, port
+
+
+def _describe(sock):
+    """(listening?, local (ip, port), remote (ip, port) or None) of a TCP socket; None for other sockets."""
+    if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return None
+    local = _norm(sock.getsockname())
+    if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        return True, local, None
+    try:
+        return False, local, _norm(sock.getpeername())
+    except OSError:
+        return False, local, None         # not connected (yet)
 
 
 def _attach_no_payload(sock):
     buf = b"".join(struct.pack("HBBI", *ins) for ins in _NO_PAYLOAD)
     arr = ctypes.create_string_buffer(buf, len(buf))
     sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, struct.pack("HL", len(_NO_PAYLOAD), ctypes.addressof(arr)))
+    return True
 
 
 def _mac(nonce, claim):
@@ -154,11 +153,12 @@ class Guard:
         self.what = what
         self.tp = None                 # (ip, port) of our TensorPipe listener
         self.peers = {}                # TensorPipe (ip, port) of a peer -> (its name, its claim address)
-        self.claimed_out = {}          # our outgoing connection (local, remote) -> time claimed (or tried)
-        self.admitted = {}             # inode of an accepted connection -> claimant
-        self.first_seen = {}           # inode of an accepted, unclaimed connection -> (time, remote)
-        self.foreign = set()           # connections to a peer that are another process's
-        self.fast_until = time.monotonic() + 30.0
+        self.known = {}                # inode of a socket of ours -> ("out"|"in"|"other", addresses)
+        self.admitted = {}             # inode of an accepted connection -> claimant (None: refused)
+        self.first_seen = {}           # inode of an accepted, unclaimed connection -> when seen first
+        self._fds = {}                 # fd number -> socket inode (None: not a socket), as last scanned
+        # connections are made while the job starts: watch closely until the caller says it has settled
+        self.fast_until = time.monotonic() + 120.0
         self.closed = False
         self._lock = threading.Lock()
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -176,6 +176,11 @@ class Guard:
         except OSError:
             pass
 
+    def settle(self, after_s=1.0):
+        """The job's connections are being made now: once none has come for after_s, look for new ones
+        only now and then (a later connection then waits a second or two for its admission)."""
+        self.fast_until = time.monotonic() + after_s
+
     # the store's view -------------------------------------------------------------------------------------
     def listening(self, url):
         """TensorPipe listens at url (about to be published): filter the listening socket, and refuse any
@@ -184,25 +189,32 @@ class Guard:
         if addr is None:
             raise RuntimeError("%s: cannot guard the RPC listener at %r (not a TCP address); set %s=0 to run "
                                "unguarded" % (self.what, url, ENV))
-        own = _own_sockets()
-        listener = [ino for st, local, _, ino in _connections() if st == "0A" and local[1] == addr[1] and ino in own]
-        if not listener or not _with_socket(listener[0], _attach_no_payload):
+        found = None
+        for ino, fd in _own_sockets().items():
+            d = _with_socket(ino, _describe, fd)
+            if d and d[0] and d[1][1] == addr[1]:
+                found = ino
+                break
+        if found is None or _with_socket(found, _attach_no_payload) is None:
             raise RuntimeError("%s: cannot attach the guard's socket filter to the RPC listener at %s (needs "
                                "Linux /proc and SO_ATTACH_FILTER); set %s=0 to run unguarded"
                                % (self.what, url, ENV))
         self.tp = addr
         with self._lock:               # TensorPipe may call its own listener too
             self.peers[addr] = ("itself", self.address)
-        for st, local, remote, ino in _connections():
-            if st == "01" and local[1] == addr[1] and ino in own:
-                self._refuse_conn(ino, remote, "it connected before the listener's address was published")
+        for ino, fd in _own_sockets().items():
+            d = _with_socket(ino, _describe, fd)
+            if d and not d[0] and d[2] is not None and d[1][1] == addr[1]:
+                self._refuse_conn(ino, d[2], "it connected before the listener's address was published")
 
     def peer(self, name, url, claim_address):
         addr = _split_url(url)
         if addr is not None and claim_address:
             with self._lock:
                 self.peers[addr] = (name, claim_address)
-                self.fast_until = max(self.fast_until, time.monotonic() + 30.0)
+                # a connection already seen may be to this peer: look at the unclassified ones again
+                for ino in [i for i, k in self.known.items() if k[0] == "other"]:
+                    del self.known[ino]
 
     # incoming claims --------------------------------------------------------------------------------------
     def _accept(self):
@@ -253,93 +265,113 @@ class Guard:
                 pass
 
     def _admit(self, src, name):
-        for st, local, remote, ino in _connections():
-            if local[1] == self.tp[1] and remote == src and st == "01":
-                if _with_socket(ino, lambda s: s.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0)):
+        for ino, fd in _own_sockets().items():
+            d = _with_socket(ino, _describe, fd)
+            if d and not d[0] and d[1][1] == self.tp[1] and d[2] == src:
+                if _with_socket(ino, lambda s: s.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0) or True, fd):
                     with self._lock:
                         self.admitted[ino] = name
                         self.first_seen.pop(ino, None)
+                        self.known[ino] = ("in", d[2])
                     _LOG.debug("%s: admitted the RPC connection from %s:%d (%s)", self.what, src[0], src[1], name)
                     return True
         return False
 
     # watching connections --------------------------------------------------------------------------------
     def _watch(self):
+        n = 0
         while not self.closed:
             now = time.monotonic()
             try:
-                self._scan(now)
+                self._scan(now, full=n % 5 == 0)
             except Exception as e:     # never let the watch die silently
                 _LOG.warning("%s: RPC guard scan failed: %s", self.what, e)
-            time.sleep(0.01 if now < self.fast_until else 0.2)
+            n += 1
+            time.sleep(0.05 if now < self.fast_until else 0.5)
 
-    def _scan(self, now):
-        conns = _connections()
+    def _fd_sockets(self, full):
+        """{socket inode: fd} of this process; between full scans only new fd numbers are read (an fd
+        closed and reused between two scans is caught by the next full one)."""
+        names = os.listdir("/proc/self/fd")
+        fds = {}
+        for fd in names:
+            ino = self._fds.get(fd, False) if not full else False
+            if ino is False:
+                try:
+                    link = os.readlink("/proc/self/fd/" + fd)
+                except OSError:
+                    continue
+                ino = link[8:-1] if link.startswith("socket:[") else None
+            fds[fd] = ino
+        self._fds = fds
+        return {ino: int(fd) for fd, ino in fds.items() if ino is not None}
+
+    def _scan(self, now, full=True):
+        own = self._fd_sockets(full)
         with self._lock:
             peers = dict(self.peers)
-        own = None
-        live_out, live_in = set(), set()
-        for st, local, remote, ino in conns:
-            if st != "01":
-                continue
-            if remote in peers:
-                key = (local, remote)
-                live_out.add(key)
-                if key in self.claimed_out or key in self.foreign:
+            for ino in [i for i in self.known if i not in own]:    # closed: forget it
+                del self.known[ino]
+                self.admitted.pop(ino, None)
+                self.first_seen.pop(ino, None)
+        for ino, fd in own.items():
+            kind = self.known.get(ino)
+            if kind is None:
+                d = _with_socket(ino, _describe, fd)
+                if d is None or d[0]:
+                    self.known[ino] = ("other", None)
                     continue
-                own = own if own is not None else _own_sockets()
-                if ino not in own:
-                    self.foreign.add(key)
+                listening, local, remote = d
+                if remote is None:
+                    continue                         # connecting, or not a connection: look again later
+                # a new connection: more may follow (TensorPipe opens one per channel after the first)
+                self.fast_until = max(self.fast_until, now + 1.0)
+                if remote in peers:
+                    kind = self.known[ino] = ("out", (local, remote))
+                    name, claim_addr = peers[remote]
+                    threading.Thread(target=self._claim_out, args=(ino, local, remote, claim_addr, name),
+                                     daemon=True, name="rpc-guard-claim-out").start()
                     continue
-                self.claimed_out[key] = now
-                name, claim_addr = peers[remote]
-                threading.Thread(target=self._claim_out, args=(key, claim_addr, name), daemon=True,
-                                 name="rpc-guard-claim-out").start()
-            elif self.tp is not None and local[1] == self.tp[1] and local[0] == self.tp[0]:
-                live_in.add(ino)
-                if ino in self.admitted:
+                if self.tp is not None and local[1] == self.tp[1] and local[0] == self.tp[0]:
+                    kind = self.known[ino] = ("in", remote)
+                else:
+                    self.known[ino] = ("other", None)
                     continue
-                seen = self.first_seen.setdefault(ino, (now, remote))
-                if now - seen[0] > CLAIM_S:
-                    self._refuse_conn(ino, remote, "it did not prove within %.0fs that it holds this job's "
-                                                   "token (%s)" % (CLAIM_S, auth.TOKEN_ENV))
-        with self._lock:
-            for d in (self.claimed_out, self.foreign):
-                for k in [k for k in d if k not in live_out]:
-                    d.discard(k) if isinstance(d, set) else d.pop(k)
-            for d in (self.admitted, self.first_seen):
-                for k in [k for k in d if k not in live_in]:
-                    del d[k]
+            if kind[0] == "in" and ino not in self.admitted:
+                seen = self.first_seen.setdefault(ino, now)
+                if now - seen > CLAIM_S:
+                    self._refuse_conn(ino, kind[1], "it did not prove within %.0fs that it holds this job's "
+                                                    "token (%s)" % (CLAIM_S, auth.TOKEN_ENV))
 
     def _refuse_conn(self, ino, remote, why):
         with self._lock:
             self.first_seen.pop(ino, None)
             self.admitted[ino] = None      # handled: not refused twice
-        self._log_refusal("%s:%d" % remote, why)
+        self._log_refusal("%s:%d" % remote[:2], why)
         _with_socket(ino, lambda s: s.shutdown(socket.SHUT_RDWR))
 
     def _log_refusal(self, addr, why):
         _refusals.append((addr, why))
         _LOG.warning("%s: the RPC listener refused a connection from %s: %s", self.what, addr, why)
 
-    def _claim_out(self, key, claim_addr, name):
-        (lip, lport), (rip, rport) = key
+    def _claim_out(self, ino, local, remote, claim_addr, name):
         host, _, port = claim_addr.rpartition(":")
-        ok = False
-        try:
-            with socket.create_connection((host, int(port)), timeout=CLAIM_S) as s:
-                head = _recv_exact(s, len(_MAGIC) + 32)
-                if len(head) == len(_MAGIC) + 32 and head.startswith(_MAGIC):
-                    claim = ("%s %d %d %s" % (lip, lport, rport, self.what)).encode()[:512]
-                    s.sendall(struct.pack(">H", len(claim)) + claim + _mac(head[len(_MAGIC):], claim))
-                    ok = _recv_exact(s, 1) == b"+"
-        except OSError as e:
-            _LOG.debug("%s: claiming the RPC connection to %s failed: %s", self.what, name, e)
-        if not ok:
-            # forget it: the next scan tries again (the connection may have been reset meanwhile)
-            time.sleep(0.2)
-            with self._lock:
-                self.claimed_out.pop(key, None)
+        for attempt in range(5):
+            try:
+                with socket.create_connection((host, int(port)), timeout=CLAIM_S) as s:
+                    head = _recv_exact(s, len(_MAGIC) + 32)
+                    if len(head) == len(_MAGIC) + 32 and head.startswith(_MAGIC):
+                        claim = ("%s %d %d %s" % (local[0], local[1], remote[1], self.what)).encode()[:512]
+                        s.sendall(struct.pack(">H", len(claim)) + claim + _mac(head[len(_MAGIC):], claim))
+                        if _recv_exact(s, 1) == b"+":
+                            return
+            except OSError as e:
+                _LOG.debug("%s: claiming the RPC connection to %s failed: %s", self.what, name, e)
+            if self.closed or ino not in self.known:
+                return
+            time.sleep(0.2 * (attempt + 1))
+        _LOG.warning("%s: %s did not admit this process's RPC connection %s:%d -> %s:%d", self.what, name,
+                     local[0], local[1], remote[0], remote[1])
 
 
 class GuardedStore:
