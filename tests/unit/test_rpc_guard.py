@@ -1,7 +1,8 @@
 """The RPC guard (paddle_compat/backends/ps/rpc_guard.py) on a plain listening socket standing in for
 TensorPipe's: bytes of an unclaimed connection never reach the listener's process, a claim made with the
-job's token admits the connection (its bytes then arrive), a stranger at the claim listener and a connection
-nobody claims are refused and logged with their socket addresses."""
+job's token admits the connection (its bytes then arrive, and the claimant's name maps to its address), a
+stranger at the claim listener and a connection nobody claims are refused and logged with their socket
+addresses."""
 
 import os
 import socket
@@ -44,9 +45,12 @@ def test_unclaimed_bytes_are_held_back_and_a_claim_admits_them(monkeypatch):
         conn, _ = lis.accept()
         c.sendall(b"hello")
         assert _recv(conn, 0.5) is None
-        client = rpc_guard.Guard("127.0.0.1", "client")
+        client = rpc_guard.Guard("127.0.0.1", "client", "trainer_9")
         client.peer("server", url, server.address)
         assert _recv(conn, 10) == b"hello"     # delivered by TCP's retransmission once admitted
+        # what an RPC message refused at the server names: the admitted connection's socket address
+        monkeypatch.setattr(rpc_guard, "_current", server)
+        assert rpc_guard.addresses_of("trainer_9") == ["%s:%d" % c.getsockname()[:2]]
         c.close()
         conn.close()
     finally:

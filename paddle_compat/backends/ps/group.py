@@ -143,7 +143,7 @@ class Group:
             # only the channels that talk over the pipe's own connections: mpt_uv opens listeners of its
             # own, whose addresses travel inside TensorPipe's handshake where the guard cannot see them
             kw["_channels"] = ["cma", "basic"]
-            self._guard = rpc_guard.Guard(address or "127.0.0.1", self.describe(self.name))
+            self._guard = rpc_guard.Guard(address or "127.0.0.1", self.describe(self.name), self.name)
             rpc_store = rpc_guard.GuardedStore(rpc_store, self._guard, self.name)
         _RPC_STORES[url] = rpc_store
         opts = rpc.TensorPipeRpcBackendOptions(init_method=url, rpc_timeout=limit, num_worker_threads=8,

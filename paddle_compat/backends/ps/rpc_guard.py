@@ -46,6 +46,7 @@ _SO_ATTACH_FILTER, _SO_DETACH_FILTER = 26, 27
 _NO_PAYLOAD = [(0x80, 0, 0, 0), (0x07, 0, 0, 0), (0x30, 0, 0, 12), (0x54, 0, 0, 0xF0), (0x74, 0, 0, 2),
                (0x1D, 0, 1, 0), (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
 _refusals = []            # (peer address, reason), read by tests
+_current = None           # this process's guard of the running RPC session
 
 
 def enabled():
@@ -54,6 +55,16 @@ def enabled():
 
 def refusals():
     return list(_refusals)
+
+
+def addresses_of(worker):
+    """The socket addresses of the connections this process's guard admitted for that worker name (it
+    proved holding the job's token): RPC decoding sees message bytes only, this names where they came from."""
+    g = _current
+    if g is None or g.closed:
+        return []
+    with g._lock:
+        return sorted(a for n, a in g.admitted_from.values() if n == worker)
 
 
 # this process's sockets ----------------------------------------------------------------------------------
@@ -147,15 +158,18 @@ def _split_url(url):
 
 class Guard:
     """The guard of one process for one RPC session. `host`: the address its claim listener binds (the one
-    TensorPipe listens on); `what`: how logs name this process ("pserver 0 (127.0.0.1:6170)")."""
+    TensorPipe listens on); `what`: how logs name this process ("pserver 0 (127.0.0.1:6170)"); `name`: its
+    RPC worker name, sent in its claims."""
 
-    def __init__(self, host, what):
-        self.what = what
+    def __init__(self, host, what, name=""):
+        global _current
+        self.what, self.name = what, name
         self.tp = None                 # (ip, port) of our TensorPipe listener
         self.peers = {}                # TensorPipe (ip, port) of a peer -> (its name, its claim address)
         self.known = {}                # inode of a socket of ours -> ("out"|"in"|"other", addresses)
         self.admitted = {}             # inode of an accepted connection -> claimant (None: refused)
         self.first_seen = {}           # inode of an accepted, unclaimed connection -> when seen first
+        self.admitted_from = {}        # inode of an admitted connection -> (claimant's worker name, its address)
         self._fds = {}                 # fd number -> socket inode (None: not a socket), as last scanned
         # connections are made while the job starts: watch closely until the caller says it has settled
         self.fast_until = time.monotonic() + 120.0
@@ -168,6 +182,7 @@ class Guard:
         self.address = "%s:%d" % (host, self.sock.getsockname()[1])
         threading.Thread(target=self._accept, daemon=True, name="rpc-guard-claims").start()
         threading.Thread(target=self._watch, daemon=True, name="rpc-guard-watch").start()
+        _current = self
 
     def close(self):
         self.closed = True
@@ -273,6 +288,7 @@ class Guard:
                         self.admitted[ino] = name
                         self.first_seen.pop(ino, None)
                         self.known[ino] = ("in", d[2])
+                        self.admitted_from[ino] = (name, "%s:%d" % src)
                     _LOG.debug("%s: admitted the RPC connection from %s:%d (%s)", self.what, src[0], src[1], name)
                     return True
         return False
@@ -313,6 +329,7 @@ class Guard:
             for ino in [i for i in self.known if i not in own]:    # closed: forget it
                 del self.known[ino]
                 self.admitted.pop(ino, None)
+                self.admitted_from.pop(ino, None)
                 self.first_seen.pop(ino, None)
         for ino, fd in own.items():
             kind = self.known.get(ino)
@@ -361,7 +378,7 @@ class Guard:
                 with socket.create_connection((host, int(port)), timeout=CLAIM_S) as s:
                     head = _recv_exact(s, len(_MAGIC) + 32)
                     if len(head) == len(_MAGIC) + 32 and head.startswith(_MAGIC):
-                        claim = ("%s %d %d %s" % (local[0], local[1], remote[1], self.what)).encode()[:512]
+                        claim = ("%s %d %d %s" % (local[0], local[1], remote[1], self.name)).encode()[:512]
                         s.sendall(struct.pack(">H", len(claim)) + claim + _mac(head[len(_MAGIC):], claim))
                         if _recv_exact(s, 1) == b"+":
                             return
