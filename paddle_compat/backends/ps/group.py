@@ -153,6 +153,13 @@ class Group:
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
             rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)
         self.session += 1
+        if self._guard is not None and self._guard.tp is None:
+            # TensorPipe never published its address under the key the guard watches (a torch whose store
+            # keys differ): refuse to run with an unguarded listener rather than pretend
+            rpc.shutdown(graceful=False)
+            raise PsError("%s: the RPC guard did not see TensorPipe publish its listener's address, so it "
+                          "could not guard it; set %s=0 to run unguarded"
+                          % (self.describe(self.name), rpc_guard.ENV))
         with self._cond:
             self.active, self.leaving = True, False
             self.lost, self.done_peers, self._watch_futs = {}, set(), {}

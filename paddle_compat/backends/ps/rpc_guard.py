@@ -269,7 +269,7 @@ class Guard:
             except ValueError:
                 return
             ok = False
-            end = time.monotonic() + 3.0
+            end = time.monotonic() + 2.0
             while not ok and time.monotonic() < end and self.tp is not None and int(dst_port) == self.tp[1]:
                 ok = self._admit(src, name)
                 if not ok:
@@ -373,22 +373,27 @@ class Guard:
 
     def _claim_out(self, ino, local, remote, claim_addr, name):
         host, _, port = claim_addr.rpartition(":")
-        for attempt in range(5):
+        why = "no answer"
+        end = time.monotonic() + 2 * CLAIM_S
+        while not self.closed and ino in self.known and time.monotonic() < end:
             try:
                 with socket.create_connection((host, int(port)), timeout=CLAIM_S) as s:
                     head = _recv_exact(s, len(_MAGIC) + 32)
                     if len(head) == len(_MAGIC) + 32 and head.startswith(_MAGIC):
                         claim = ("%s %d %d %s" % (local[0], local[1], remote[1], self.name)).encode()[:512]
                         s.sendall(struct.pack(">H", len(claim)) + claim + _mac(head[len(_MAGIC):], claim))
-                        if _recv_exact(s, 1) == b"+":
+                        answer = _recv_exact(s, 1)
+                        if answer == b"+":
                             return
+                        why = "it did not find the connection" if answer == b"-" else "it closed the claim"
+                    else:
+                        why = "it did not greet with a claim challenge"
             except OSError as e:
-                _LOG.debug("%s: claiming the RPC connection to %s failed: %s", self.what, name, e)
-            if self.closed or ino not in self.known:
-                return
-            time.sleep(0.2 * (attempt + 1))
-        _LOG.warning("%s: %s did not admit this process's RPC connection %s:%d -> %s:%d", self.what, name,
-                     local[0], local[1], remote[0], remote[1])
+                why = str(e)
+            time.sleep(0.3)      # the listener's process may not have accepted the connection yet
+        if not self.closed and ino in self.known:
+            _LOG.warning("%s: %s did not admit this process's RPC connection %s:%d -> %s:%d (%s)", self.what,
+                         name, local[0], local[1], remote[0], remote[1], why)
 
 
 class GuardedStore:
