@@ -94,10 +94,8 @@ def test_strangers_are_refused_and_logged(monkeypatch):
         lis.close()
 
 
-def test_switch():
+def test_switch(monkeypatch):
+    monkeypatch.delenv(rpc_guard.ENV, raising=False)
     assert rpc_guard.enabled()
-    os.environ[rpc_guard.ENV] = "0"
-    try:
-        assert not rpc_guard.enabled()
-    finally:
-        del os.environ[rpc_guard.ENV]
+    monkeypatch.setenv(rpc_guard.ENV, "0")
+    assert not rpc_guard.enabled()

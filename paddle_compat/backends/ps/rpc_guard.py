@@ -9,11 +9,12 @@ proxy of ours would cost throughput, so the kernel does the gating:
   socket filter is attached to the listening socket: segments carrying payload are dropped, bare SYN/ACK/FIN
   pass. Accepted connections inherit it, so a new connection completes its handshake but nothing it sends
   reaches TensorPipe (its sender's TCP keeps retransmitting);
-- every process runs a small claim listener (a private port on its member address, published in the store)
-  and watches its own outgoing connections (/proc/net/tcp, our sockets only) to the job's RPC listeners. For
-  each new one it claims it at the listener's process: that process sends a fresh nonce, the claimant answers
-  HMAC-SHA256(job key, nonce + the connection's addresses); if it verifies, the filter is detached from that
-  one accepted socket and the next retransmission is delivered (a new connection costs a few hundred ms);
+- every process runs a small claim listener (a port on its member address, published in the store) and
+  watches its own sockets (/proc/self/fd, getpeername) for new connections to the job's RPC listeners. Each
+  new one it claims at the listener's process: that process sends a fresh nonce, the claimant answers
+  HMAC-SHA256(job key, nonce + the connection's addresses + its worker name); if it verifies, the filter is
+  detached from that one accepted socket and TCP's next retransmission is delivered (a new connection costs
+  about 0.2 s: TCP's minimum retransmission timeout);
 - an accepted connection nobody claims within CLAIM_S is refused: logged with its socket address and shut
   down (TensorPipe sees a connection error on a pipe it never used). A wrong claim is refused the same way.
 
@@ -283,6 +284,8 @@ class Guard:
         for ino, fd in _own_sockets().items():
             d = _with_socket(ino, _describe, fd)
             if d and not d[0] and d[1][1] == self.tp[1] and d[2] == src:
+                if self.admitted.get(ino):
+                    return True            # claimed before (the answer to an earlier claim was lost)
                 if _with_socket(ino, lambda s: s.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0) or True, fd):
                     with self._lock:
                         self.admitted[ino] = name
