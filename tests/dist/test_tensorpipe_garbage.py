@@ -1,5 +1,7 @@
-"""Bytes that are not TensorPipe's protocol sent to a pserver's RPC listener (TensorPipe's own port, which no
-gate of ours fronts): what happens to the job, pinned down for the README's threat model.
+"""Bytes that are not TensorPipe's protocol sent to a pserver's RPC listener with the RPC guard turned off
+(PADDLE_COMPAT_RPC_GUARD=0: TensorPipe's port then accepts anything, as TensorPipe alone does): what happens
+to the job, pinned down for the README's threat model. (With the guard, the default, nothing a stranger sends
+reaches TensorPipe: test_rpc_guard.py.)
 
 - a few bytes (less than TensorPipe's frame header) change nothing: the job trains to the end;
 - a longer message (an HTTP request, random bytes) is read by TensorPipe as a frame of absurd length: it
@@ -25,7 +27,7 @@ DEADLINE_MS = 8000
 
 def _env(eps, **kw):
     return base_env(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=1, FLAGS_rpc_deadline=DEADLINE_MS,
-                    TORCH_CPP_LOG_LEVEL="ERROR", PADDLE_COMPAT_JOB_TOKEN="t", **kw)
+                    TORCH_CPP_LOG_LEVEL="ERROR", PADDLE_COMPAT_JOB_TOKEN="t", PADDLE_COMPAT_RPC_GUARD="0", **kw)
 
 
 @pytest.mark.parametrize("payload", [b"\x00\x01\x02", b"GET / HTTP/1.0\r\n\r\n"], ids=["short", "http"])

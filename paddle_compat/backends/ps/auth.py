@@ -133,10 +133,14 @@ def install(sender_name):
                 return _load(body, tensor_table, sender)
             except RefusedMessage as e:
                 claimed = getattr(e, "sender", None) or "an unknown peer"
+                # torch hands the decoder bytes only, never the connection's address: name the addresses the
+                # RPC guard admitted for that sender (they proved holding the token when they connected)
+                from . import rpc_guard
+                addrs = rpc_guard.addresses_of(claimed)
+                where = ("connections from %s, admitted by the RPC guard" % ", ".join(addrs) if addrs else
+                         "as it claims; no connection of that name was admitted by the RPC guard")
                 _refusals.append((claimed, str(e)))
-                # the sender it claims: torch hands the decoder bytes only, never the connection's address
-                _LOG.warning("refused an RPC message from %s (as it claims; TensorPipe does not give the "
-                             "message's socket address to the decoder): %s", claimed, e)
+                _LOG.warning("refused an RPC message from %s (%s): %s", claimed, where, e)
                 return e
 
         pickler.serialize = serialize

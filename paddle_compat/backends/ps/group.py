@@ -24,7 +24,7 @@ import torch.distributed as dist
 import torch.distributed.rpc as rpc
 
 from .. import netif, store_gate
-from . import auth, rpc_entry
+from . import auth, rpc_entry, rpc_guard
 from .errors import PsError, deadline_s, remote_message
 
 __all__ = ["Group", "get_group", "pserver_name", "trainer_name"]
@@ -80,6 +80,7 @@ class Group:
         self._watch_futs = {}
         self._store = None
         self._beacon = None
+        self._guard = None
         self._cond = threading.Condition()
 
     def key(self):
@@ -129,20 +130,39 @@ class Group:
         # init_rpc's own rendezvous (worker names, TensorPipe addresses, its gloo group) goes through this
         # store, under the job's namespace: it never opens an unauthenticated connection of its own
         url = "%s://%s/%d" % (_RPC_SCHEME, auth.namespace(), self.session)
-        _RPC_STORES[url] = dist.PrefixStore(prefix + "rpc/", store)
+        rpc_store = dist.PrefixStore(prefix + "rpc/", store)
+        # a pserver listens on its endpoint's interface; a trainer on the one that reaches pserver 0
+        address = (_split(self.endpoints[self.index])[0] if self.role == "pserver"
+                   else netif.address_towards(host0, port0))
+        _pin_rpc_interface(address)
         # TensorPipe's uv (TCP) transport: its default on one machine, shm, busy-polls a core per process
         # (a 2-pserver + 2-trainer job on a small machine then spends most of its CPU spinning), and a
         # real cluster talks TCP anyway.
-        opts = rpc.TensorPipeRpcBackendOptions(init_method=url,
-                                               rpc_timeout=limit, num_worker_threads=8, _transports=["uv"])
-        # a pserver listens on its endpoint's interface; a trainer on the one that reaches pserver 0
-        _pin_rpc_interface(_split(self.endpoints[self.index])[0] if self.role == "pserver"
-                           else netif.address_towards(host0, port0))
+        kw = {}
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
+        if rpc_guard.enabled():
+            # only the channels that talk over the pipe's own connections: mpt_uv opens listeners of its
+            # own, whose addresses travel inside TensorPipe's handshake where the guard cannot see them
+            kw["_channels"] = ["cma", "basic"]
+            self._guard = rpc_guard.Guard(address or "127.0.0.1", self.describe(self.name), self.name)
+            rpc_store = rpc_guard.GuardedStore(rpc_store, self._guard, self.name)
+        _RPC_STORES[url] = rpc_store
+        opts = rpc.TensorPipeRpcBackendOptions(init_method=url, rpc_timeout=limit, num_worker_threads=8,
+                                               _transports=["uv"], **kw)
         auth.install(self.name)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*ProcessGroup.*")
             rpc.init_rpc(self.name, rank=self.rank, world_size=self.world, rpc_backend_options=opts)
         self.session += 1
+        if self._guard is not None and self._guard.tp is None:
+            # TensorPipe never published its address under the key the guard watches (a torch whose store
+            # keys differ): refuse to run with an unguarded listener rather than pretend
+            rpc.shutdown(graceful=False)
+            raise PsError("%s: the RPC guard did not see TensorPipe publish its listener's address, so it "
+                          "could not guard it; set %s=0 to run unguarded"
+                          % (self.describe(self.name), rpc_guard.ENV))
         with self._cond:
             self.active, self.leaving = True, False
             self.lost, self.done_peers, self._watch_futs = {}, set(), {}
@@ -150,6 +170,8 @@ class Group:
             fut = rpc.rpc_async(peer, rpc_entry.watch, args=(self.name,), timeout=0)
             self._watch_futs[peer] = fut
             fut.add_done_callback(lambda f, peer=peer: self._watch_ended(peer, f))
+        if self._guard is not None:
+            self._guard.settle()
 
     def _listen(self, limit, on_listening, listen_sock=None):
         host, port = _split(self.endpoints[self.index])
@@ -291,6 +313,9 @@ class Group:
         finally:
             with self._cond:
                 self.active = False
+            if self._guard is not None:
+                self._guard.close()
+                self._guard = None
             rpc_entry.clear_handlers()
 
 
