@@ -61,8 +61,9 @@ def cudnn_lstm(op, ctx):
         for name, v in (("InitH", h0), ("InitC", c0)):
             if tuple(v.shape) != want:
                 raise ValueError("lstm: %s=%s is %s, need %s" % (name, op.input(name)[0], list(v.shape), list(want)))
-        out, h, c = torch.lstm(x, (h0, c0), params, True, layers, dropout, not is_test and dropout > 0, bidirec,
-                               False)
+        # train=True whenever not is_test: cuDNN refuses a backward through an LSTM run in eval mode (the
+        # dropout of 0 draws nothing either way)
+        out, h, c = torch.lstm(x, (h0, c0), params, True, layers, dropout, not is_test, bidirec, False)
         return out, h, c
 
     return k

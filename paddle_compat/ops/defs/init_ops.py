@@ -32,7 +32,10 @@ def _bsl_shape(ins, attrs):
 
 
 def _device(op, ctx):
-    return "cpu" if attr(op, "force_cpu", False) else ctx.device
+    # force_cpu is accepted and not honoured: Paddle moved a CPU tensor to the next op's device itself (data
+    # transform); our kernels do not, so every tensor of a run stays on the executor's device (on a GPU, a
+    # CPU-forced LR counter met the CUDA LR constants in elementwise_pow).
+    return ctx.device
 
 
 @defop("fill_constant", inputs=("ShapeTensor", "ShapeTensorList*"), infer_shape=_attr_shape, differentiable=False)

@@ -127,8 +127,9 @@ def _tree_code(label, num_classes, table, code):
     j = torch.arange(length, device=c.device)
     idx = (c.unsqueeze(1) >> (j + 1)) - 1
     bit = (c.unsqueeze(1) >> j) & 1
-    bits = torch.floor(torch.log2(c.double())).long()       # bit_length(c) - 1, exact for these small ints
-    return idx.clamp(min=0), bit, j < bits.unsqueeze(1)
+    # step j is on the path while j < bit_length(c) - 1, i.e. while c >> (j + 1) is still a node (idx >= 0);
+    # integer-exact everywhere (floor(log2(c)) came out one short for powers of two on CUDA)
+    return idx.clamp(min=0), bit, idx >= 0
 
 
 # Out = sum over the path of softplus(z) - bit * z, with z = x . W[node] + Bias[node] clipped to [-40, 40].

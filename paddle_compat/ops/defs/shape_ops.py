@@ -314,5 +314,6 @@ def maxout(op, ctx):
                                                                              "int32")},
        differentiable=False)
 def shape(op, ctx):
-    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32)
+    # on the input's device (Paddle's kernel wrote CPU memory and moved it on use; our kernels do not move)
+    return lambda x: torch.tensor(list(x.shape), dtype=torch.int32, device=x.device)
 

@@ -218,6 +218,16 @@ def _lookup_shape(squeeze_last):
     return infer
 
 
+def check_ids_on_gpu(ids, w, what):
+    """On a GPU an id outside the table trips a device-side assert that poisons the whole CUDA context; check
+    first (one sync) and name the table, as the CPU's IndexError is named. On the CPU torch's check suffices."""
+    if ids.is_cuda and ids.numel():
+        lo, hi = (int(v) for v in torch.stack(torch.aminmax(ids)).tolist())
+        if lo < 0 or hi >= w.shape[0]:
+            raise IndexError("%s: an id is outside the table of %d rows (ids: min %d, max %d)"
+                             % (what, w.shape[0], lo, hi))
+
+
 def _lookup(op, squeeze_last):
     padding_idx = attr(op, "padding_idx", -1)
     sparse = bool(attr(op, "is_sparse", False))
@@ -228,6 +238,7 @@ def _lookup(op, squeeze_last):
         flat = ids.view(ids.shape[:-1]) if squeeze_last and ids.dim() > 1 and ids.shape[-1] == 1 else ids
         if flat.dtype != torch.int64:
             flat = flat.long()
+        check_ids_on_gpu(flat, w, "%s: Ids=%s, W=%s" % (op.type, op.input("Ids")[0], op.input("W")[0]))
         # is_sparse: autograd gives W a row-sparse COO gradient (SelectedRows, see backends/selected_rows.py)
         out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
         if padding_idx >= 0:  # Paddle outputs zeros for padding ids (torch would return the row)
@@ -259,7 +270,7 @@ def accuracy(op, ctx):
         correct = (indices == lab).any(dim=1).sum()
         total = indices.shape[0]
         acc = (correct.to(torch.float32) / max(total, 1)).reshape(1)
-        return acc, correct.reshape(1).to(torch.int64), torch.tensor([total], dtype=torch.int64)
+        return acc, correct.reshape(1).to(torch.int64), torch.tensor([total], dtype=torch.int64, device=indices.device)
     return k
 
 

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from ..fusion import FUSED_TYPE
 from ..registry import register
 from .common import attr
+from ....ops.defs.tensor_ops import check_ids_on_gpu
 
 
 @register(FUSED_TYPE, inputs=("Ids*", "W"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
@@ -41,6 +42,7 @@ def fused_lookup_seqpool_sum(op, ctx):
         if all_ids.dtype != torch.int64:
             all_ids = all_ids.long()
         try:
+            check_ids_on_gpu(all_ids, w, "lookup_table")
             emb = F.embedding(all_ids, w, sparse=sparse)
         except IndexError:
             raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
