@@ -47,6 +47,10 @@ class CUDAPlace(Place):
         if not torch.cuda.is_available():
             raise RuntimeError("CUDAPlace(%d) was requested but torch sees no CUDA device "
                                "(use fluid.CPUPlace() on this machine)" % self.dev_id)
+        # Paddle 1.8 computed float32 convolutions and matmuls in full float32 (its CUDA 10 builds had no
+        # TF32); torch lets cuDNN use TF32 by default, which moves losses by ~1e-3. Paddle's numbers first.
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
         return "cuda:%d" % self.dev_id
 
     def __eq__(self, other):
@@ -238,9 +242,11 @@ class LoDTensor:
                 raise TypeError("LoDTensor.set: cannot make a tensor of ragged or mixed data; flatten the "
                                 "sequences and give their lengths with set_recursive_sequence_lengths")
             t = torch.from_numpy(np.ascontiguousarray(arr))
+        old = self._holder.value
+        if device is None and isinstance(old, torch.Tensor) and not old.is_sparse:
+            device = str(old.device)       # no place given: stay where the variable lives (a GPU run's scope)
         if device is not None and device != "cpu":
             t = t.to(device)
-        old = self._holder.value
         if isinstance(old, torch.Tensor) and old.requires_grad:
             t.requires_grad_(True)
         self._holder.value = t

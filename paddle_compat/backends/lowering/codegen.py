@@ -338,9 +338,12 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
         else:
             lines.append("        %s = __feeds[%d]" % (local(n), k))
         k += 1
+    on_cpu = str(device) == "cpu"
     for n in scope_reads:
-        lines.append(("        %s = __shared(h_%s.value)" if shared_params else "        %s = h_%s.value")
-                     % (local(n), local(n)))
+        # off the CPU, a scope value that lives elsewhere (a state set from numpy, a CPU-loaded checkpoint) is
+        # moved to the run's device once and kept there, as Paddle's data transform moved it per op
+        read = "h_%s.value" % local(n) if on_cpu else "__on_dev(h_%s)" % local(n)
+        lines.append(("        %s = __shared(%s)" if shared_params else "        %s = %s") % (local(n), read))
         if n in has_lod:   # the scope may hold offsets as lists (set by the user): tensors here
             lines.append("        %s = __lod(h_%s.lod, __dev)" % (names.lod(n), local(n)))
     for n in sorted(leaves_wanting_grad):
@@ -363,6 +366,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     import torch
     g["__lod"] = lod_as_tensors
     g["__shared"] = _shared(torch.Tensor)
+    g["__on_dev"] = _on_device(torch.Tensor, torch.device(device))
     g["__dev"] = device
     g["__is_grad"] = torch.is_grad_enabled
     g["__set_grad"] = torch._C._set_grad_enabled
@@ -370,6 +374,16 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     exec(compile(src, fname, "exec"), g)
     return LoweredBlock(g["__run"], list(feed_names), list(fetch_names), line_ops, block, src,
                         fetch_persistable, fetch_lod)
+
+
+def _on_device(tensor_type, device):
+    def read(holder):
+        v = holder.value
+        if isinstance(v, tensor_type) and v.device != device:
+            moved = v.detach().to(device)
+            v = holder.value = moved.requires_grad_(True) if v.requires_grad else moved
+        return v
+    return read
 
 
 def _shared(tensor_type):
