@@ -38,7 +38,7 @@ def test_nccl_group_of_one_allreduces_and_broadcasts():
             "a, b = torch.ones(3, device='cuda:0'), torch.arange(4., device='cuda:0')\n"
             "c.allreduce_([a, b]); c.broadcast_([a], root=0); c.barrier()\n"
             "assert a.tolist() == [1., 1., 1.] and b.tolist() == [0., 1., 2., 3.]\n"
-            "print('ok')\n") % endpoints(1)[0].rsplit(":", 1)[1]
+            "print('ok')\n") % int(endpoints(1)[0].rsplit(":", 1)[1])
     out = subprocess.run([sys.executable, "-c", code], env=base_env(), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
 

@@ -11,7 +11,8 @@ save_dir + save_at (trainer 0 saves after that many steps; a list: after each), 
 die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps that long at that step),
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
 runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing every N steps), raise_at (trainer 1 raises at that step),
-no_close (trainers end without Executor.close(); must be the last job).
+no_close (trainers end without Executor.close(); must be the last job),
+trainer_cuda / pserver_cuda (that role runs on CUDAPlace(0): the GPU tests).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
 
@@ -120,7 +121,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     t.transpile(tid, program=main, startup_program=startup, pservers=",".join(eps), trainers=trainers,
                 sync_mode=spec.get("sync", True))
     scope = fluid.Scope()
-    exe = fluid.Executor(fluid.CPUPlace())
+    on_gpu = spec.get("pserver_cuda" if role == "PSERVER" else "trainer_cuda")
+    exe = fluid.Executor(fluid.CUDAPlace(0) if on_gpu else fluid.CPUPlace())
     with fluid.scope_guard(scope):
         if role == "PSERVER":
             prog = t.get_pserver_program(current)
