@@ -89,6 +89,21 @@ def _lstm_lod():
     return loss, feeds
 
 
+def _cudnn_lstm():
+    """fluid.layers.lstm (Paddle 1.8's cudnn_lstm op) over a padded time-major batch, 2 layers, bidirectional."""
+    x = fluid.layers.data(name="x", shape=[5, 4, 6], dtype="float32", append_batch_size=False)
+    y = fluid.layers.data(name="y", shape=[4, 1], dtype="int64", append_batch_size=False)
+    h0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
+    c0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
+    out, _, _ = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=2, is_bidirec=True)
+    last = fluid.layers.reduce_mean(out, dim=0)                       # [4, 16]
+    loss = fluid.layers.mean(fluid.layers.cross_entropy(fluid.layers.fc(last, 3, act="softmax"), y))
+    fluid.optimizer.SGD(0.5).minimize(loss)
+    feeds = [{"x": RNG.rand(5, 4, 6).astype("float32"), "y": RNG.randint(0, 3, (4, 1)).astype("int64")}
+             for _ in range(4)]
+    return loss, feeds
+
+
 def _train(build, place, init=None):
     """Train build()'s model on `place`; init: {persistable name: array} to start from (the CPU run's)."""
     import torch
@@ -110,8 +125,9 @@ def _train(build, place, init=None):
     return losses, params, init, devices
 
 
-@pytest.mark.parametrize("build", [_mlp, _conv_bn, _sparse_embedding, _lstm_lod],
-                         ids=["mlp_momentum", "conv_bn_adam", "sparse_embedding_adagrad", "dynamic_lstm_lod"])
+@pytest.mark.parametrize("build", [_mlp, _conv_bn, _sparse_embedding, _lstm_lod, _cudnn_lstm],
+                         ids=["mlp_momentum", "conv_bn_adam", "sparse_embedding_adagrad", "dynamic_lstm_lod",
+                              "cudnn_lstm_bidirectional"])
 def test_cuda_training_gives_the_cpu_numbers(build):
     global RNG
     RNG = np.random.RandomState(7)
@@ -195,3 +211,31 @@ def test_one_gpu_nccl2_job_trains_with_local_numbers(tmp_path):
         np.testing.assert_allclose(got["losses"], ref_losses[:, 0], rtol=1e-4, atol=1e-6, err_msg=name)
         for p in T.PARAMS:
             np.testing.assert_allclose(got[p], ref_params[p], rtol=1e-4, atol=1e-5, err_msg=(name, p))
+
+
+def test_state_loaded_from_numpy_trains_on_the_gpu(tmp_path):
+    """fluid.save on the CPU, then fluid.load (arrays set into the scope) and training on cuda:0: the state
+    reaches the GPU run and the losses are the CPU's."""
+    global RNG
+    RNG = np.random.RandomState(7)
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        loss, feeds = _mlp()
+    cpu_scope, cpu = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    cpu.run(start, scope=cpu_scope)
+    with fluid.scope_guard(cpu_scope):
+        fluid.save(main, str(tmp_path / "m"))
+    want = [float(cpu.run(main, feed=f, fetch_list=[loss], scope=cpu_scope)[0]) for f in feeds]
+    gpu_scope, gpu = fluid.Scope(), fluid.Executor(fluid.CUDAPlace(0))
+    with fluid.scope_guard(gpu_scope):
+        gpu.run(start)                       # GPU values, then the saved ones set from numpy over them
+        fluid.load(main, str(tmp_path / "m"), gpu)
+        got = [float(gpu.run(main, feed=f, fetch_list=[loss])[0]) for f in feeds]
+        assert {str(gpu_scope.find_var(p.name).value.device) for p in main.all_parameters()} == {"cuda:0"}
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    # the same state set before any GPU run (values on the CPU): moved to the GPU by the run
+    fresh = fluid.Scope()
+    with fluid.scope_guard(fresh):
+        fluid.load(main, str(tmp_path / "m"))
+        got2 = [float(gpu.run(main, feed=f, fetch_list=[loss])[0]) for f in feeds]
+    np.testing.assert_allclose(got2, want, rtol=1e-4)

@@ -120,3 +120,17 @@ def test_wrong_init_state_shape_is_named():
     with pytest.raises(Exception, match="InitH=h0 is \\[2, 3, 6\\], need \\[1, 3, 6\\]"):
         exe.run(main, feed={"x": np.zeros([T, N, I], "float32"), "h0": np.zeros([2, N, H], "float32")},
                 fetch_list=[out])
+
+
+def test_outputs_carry_paddles_build_time_shapes():
+    """lstm's outputs get their shapes when the layer is built, as Paddle 1.8.5's InferShape gave them, so a
+    layer after it (reduce, slice) can be built. Recorded from Paddle 1.8.5 for this call: (5, 4, 8) (4, 4, 8)
+    (4, 4, 8); on purpose we declare Out 16 wide, the width the bidirectional op produces (Paddle's InferShape
+    ignores is_bidirec, so an fc built on its Out failed at run time). One direction: the same as Paddle."""
+    x = fluid.layers.data(name="x", shape=[5, 4, 6], dtype="float32", append_batch_size=False)
+    h0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
+    c0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
+    out, last_h, last_c = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=2, is_bidirec=True)
+    assert (tuple(out.shape), tuple(last_h.shape), tuple(last_c.shape)) == ((5, 4, 16), (4, 4, 8), (4, 4, 8))
+    one, _, _ = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=2)
+    assert tuple(one.shape) == (5, 4, 8)

@@ -324,9 +324,12 @@ def lstm(input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0
         weight_size += dirs * (4 * hidden_size * (in_l + hidden_size) + 8 * hidden_size)
     weight = helper.create_parameter(attr=helper.param_attr, shape=[weight_size], dtype=input.dtype,
                                      default_initializer=default_initializer)
-    out = helper.create_variable_for_type_inference(input.dtype)
-    last_h = helper.create_variable_for_type_inference(input.dtype)
-    last_c = helper.create_variable_for_type_inference(input.dtype)
+    # shapes from the op's definition, as Paddle's InferShape gave them at build time ([T, N, H * dirs], ...)
+    from ...ops import get as get_def
+    metas = get_def("cudnn_lstm").infer_shape({"Input": [input]}, {"hidden_size": hidden_size,
+                                                                   "is_bidirec": is_bidirec, "num_layers": num_layers})
+    out, last_h, last_c = (helper.create_variable_for_type_inference(input.dtype, shape=tuple(metas[k].shape))
+                           for k in ("Out", "last_h", "last_c"))
     cache = helper.create_variable(name=unique_name.generate(helper.name + ".cache"), persistable=True,
                                    type=VarType.RAW, stop_gradient=True)
     helper.append_op(type="cudnn_lstm", inputs={"Input": [input], "InitH": [init_h], "InitC": [init_c],
