@@ -84,20 +84,48 @@ def _own_sockets():
     return found
 
 
-def _with_socket(inode, fn, fd=None):
-    """fn(sock) on a duplicate of this process's socket with that inode (its own fd stays open); None when
-    it is gone or fn raised OSError."""
-    fd = _own_sockets().get(inode) if fd is None else fd
-    if fd is None:
-        return None
+def _dup_of(inode, fd):
+    """A duplicate of fd if it still is the socket with that inode, else None."""
     try:
         dup = os.dup(fd)
     except OSError:
         return None
     try:
-        if str(os.fstat(dup).st_ino) != inode:     # the fd number was reused meanwhile
-            os.close(dup)
+        if str(os.fstat(dup).st_ino) == inode:
+            return dup
+    except OSError:
+        pass
+    os.close(dup)                                   # the fd number was reused meanwhile
+    return None
+
+
+def _socket_fds(inode):
+    """Every fd of this process open on the socket with that inode."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink("/proc/self/fd/" + fd) == "socket:[%s]" % inode:
+                out.append(int(fd))
+        except OSError:
+            continue
+    return out
+
+
+def _with_socket(inode, fn, fd=None):
+    """fn(sock) on a duplicate of this process's socket with that inode (its own fd stays open); None when
+    it is gone or fn raised OSError."""
+    fd = _own_sockets().get(inode) if fd is None else fd
+    dup = _dup_of(inode, fd) if fd is not None else None
+    if dup is None:
+        # the fd a scan found may have been another thread's short-lived duplicate of the socket (the
+        # watcher's, closed since): any other fd of the same socket will do
+        for f in sorted(_socket_fds(inode)):
+            dup = _dup_of(inode, f)
+            if dup is not None:
+                break
+        else:
             return None
+    try:
         s = socket.socket(fileno=dup)
     except OSError:
         os.close(dup)
