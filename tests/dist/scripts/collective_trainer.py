@@ -11,6 +11,7 @@ DIR/<config>_<trainer_id>.npz with the losses and the final parameters.
 import argparse
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # tests/ (reference_data)
@@ -57,7 +58,7 @@ def transpile(mode, tid, eps, main, start, collective_mode=None, spell_workers=F
         t.transpile(tid, program=main, startup_program=start, trainers=",".join(eps), current_endpoint=eps[tid])
 
 
-def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=False):
+def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=False, sleep=0.0):
     main, start, loss = build(perturb)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CUDAPlace(tid) if use_cuda else fluid.CPUPlace())
@@ -100,6 +101,9 @@ def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=Fa
                 print("trainer %d stops at step %d" % (tid, s), flush=True)
                 os._exit(3)
             losses.append(float(np.asarray(step(s)).reshape(-1)[0]))
+            if sleep:
+                print("step %d" % s, flush=True)
+                time.sleep(sleep)
         params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy()) for p in PARAMS}
         if name.startswith("fleet"):
             fleet.save_persistables(exe, os.path.join(out, "%s_saved_%d" % (name, tid)))
@@ -119,6 +123,7 @@ def main():
     ap.add_argument("--use_cuda", action="store_true", help="trainer i on GPU i (NCCL); set FLAGS_selected_gpus=i")
     ap.add_argument("--die_at", type=int, default=-1, help="exit abruptly before this step (failure tests)")
     ap.add_argument("--perturb_init", action="store_true", help="start from weights other than trainer 0's")
+    ap.add_argument("--sleep", type=float, default=0.0, help="seconds after each step (prints 'step N')")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
@@ -131,7 +136,7 @@ def main():
         a.endpoints = ",".join("%s:%d" % (os.environ["MASTER_ADDR"], port + 1 + r) for r in range(world))
     eps = a.endpoints.split(",")
     for name in a.configs.split(","):
-        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at, a.perturb_init)
+        run_config(name, a.trainer_id, eps, a.steps, a.out, a.use_cuda, a.die_at, a.perturb_init, a.sleep)
 
 
 if __name__ == "__main__":

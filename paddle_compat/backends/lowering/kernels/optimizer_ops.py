@@ -17,6 +17,8 @@ gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.p
 Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
 """
 
+import threading
+
 import torch
 
 from ...selected_rows import merge_rows, rows_values
@@ -33,6 +35,29 @@ def _no_grad(fn):
         if not torch.is_grad_enabled():   # a pserver's optimize step runs under one no_grad already
             return fn(*args)
         with torch.no_grad():
+            return fn(*args)
+    return k
+
+
+_HOGWILD_LOCKS = {}
+_HOGWILD_LOCKS_LOCK = threading.Lock()
+
+
+def _moments_atomic(fn, op, ctx):
+    """Under Hogwild (several threads running one program on shared parameters) an update that divides by a
+    moment holds the parameter's lock for its few tensor ops. Unlocked, the stored first moment could come
+    from one thread's update and the second from another's that had not seen that gradient: a row with a
+    first moment but a second moment of ~0 then stepped by ~lr/epsilon (an embedding table blew up to 1e3-1e4
+    in about 1 run in 20 of a 2-thread sparse Adam run). Paddle's per-element kernels keep each element's
+    moments and parameter together; this does so per parameter. Forward and backward stay lock-free."""
+    if not getattr(ctx, "shared_params", False):
+        return fn
+    key = (id(ctx.scope), op.input("Param")[0])
+    with _HOGWILD_LOCKS_LOCK:
+        lock = _HOGWILD_LOCKS.setdefault(key, threading.Lock())
+
+    def k(*args):
+        with lock:
             return fn(*args)
     return k
 
@@ -112,7 +137,7 @@ def adam(op, ctx):
                 b2p.mul_(b2)
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
-    return _no_grad(k)
+    return _moments_atomic(_no_grad(k), op, ctx)
 
 
 @register("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
@@ -151,7 +176,7 @@ def rmsprop(op, ctx):
             mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms_t + eps))
         p.sub_(mom)
         return p, mom, ms, mg
-    return _no_grad(k)
+    return _moments_atomic(_no_grad(k), op, ctx)
 
 
 @register("adamax", inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
@@ -168,4 +193,4 @@ def adamax(op, ctx):
         inf.copy_(inf_t)
         p.sub_((lr / (1 - b1p)) * m_t / inf_t)
         return p, m, inf
-    return _no_grad(k)
+    return _moments_atomic(_no_grad(k), op, ctx)
