@@ -175,8 +175,13 @@ def _store(endpoints, rank, t_end):
         except OSError as e:
             raise RendezvousError("trainer 0 cannot listen on its endpoint %s (%s): another process uses the "
                                   "port, or the address is not this machine's" % (endpoints[0], e)) from e
-        store = dist.TCPStore("127.0.0.1", back.getsockname()[1], len(endpoints), True, timeout,
+        back_port = back.getsockname()[1]
+        store = dist.TCPStore("127.0.0.1", back_port, len(endpoints), True, timeout,
                               wait_for_workers=False, master_listen_fd=back.detach())
+        try:    # our own client is connected: from now on only the gate's connections get through
+            store_gate.store_started(back_port)
+        except RuntimeError as e:
+            raise RendezvousError("trainer 0 (%s): %s" % (endpoints[0], e)) from None
     else:
         _wait_listening(host, port, t_end, endpoints, rank)
         try:

@@ -19,16 +19,26 @@ does): torch calls the store from C++ while holding the GIL (TensorPipe's agent 
 a pipe served by Python threads of the same process would deadlock.
 
 Pserver mode and collective (nccl2 / gloo) mode both rendezvous through it.
+
+The store's private port is guarded too (Linux socket filters): once the hosting process says its own store
+client is connected (`store_started`), the helper attaches a classic BPF filter to the store's listening
+socket that drops every segment carrying payload unless it comes from a source port the helper holds for one
+of its own connections to the store (bound before the filter is updated, released after). A local process
+that connects to the private port then gets its handshake but none of its bytes reach TCPStore; the helper
+logs it with its address. `PADDLE_COMPAT_RPC_GUARD=0` turns this off with the RPC guard.
 """
 
+import ctypes
 import hashlib
 import hmac
 import logging
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
+import time
 
 __all__ = ["serve", "connect", "GateRefused", "HANDSHAKE_S"]
 
@@ -37,6 +47,115 @@ _OK = b"+"
 HANDSHAKE_S = 10.0
 _LOG = logging.getLogger("paddle_compat.rendezvous")
 _refusals = []      # (peer address, reason), read by tests
+
+
+# Classic BPF on a TCP socket sees each segment from its TCP header. (code, jt, jf, k) instructions.
+SO_ATTACH_FILTER = 26
+# A = segment length; X = A; A = TCP header length (data offset nibble * 4); accept when equal (no payload)
+NO_PAYLOAD = [(0x80, 0, 0, 0), (0x07, 0, 0, 0), (0x30, 0, 0, 12), (0x54, 0, 0, 0xF0), (0x74, 0, 0, 2),
+              (0x1D, 0, 1, 0), (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
+_MAX_ALLOWED = 200       # jump offsets are 8-bit
+
+
+def attach_filter(sock, prog):
+    """Attach a classic BPF program (a list of (code, jt, jf, k)) to sock; OSError if the kernel refuses."""
+    buf = b"".join(struct.pack("HBBI", *ins) for ins in prog)
+    arr = ctypes.create_string_buffer(buf, len(buf))
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, struct.pack("HL", len(prog), ctypes.addressof(arr)))
+
+
+def ports_or_no_payload(ports):
+    """A program passing every segment from one of `ports` (TCP source port) and, from any other port, only
+    segments without payload (the handshake, ACKs, FIN)."""
+    ports = sorted(ports)
+    n = len(ports)
+    accept = 1 + n + 6                       # NO_PAYLOAD's accept, after the port tests
+    prog = [(0x28, 0, 0, 0)]                 # A = source port (ldh [0], network order)
+    prog += [(0x15, accept - (1 + i) - 1, 0, p) for i, p in enumerate(ports)]
+    return prog + NO_PAYLOAD
+
+
+def guard_enabled():
+    return os.environ.get("PADDLE_COMPAT_RPC_GUARD", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+class StoreFilter:
+    """The helper's guard of the store's private port (see the module's docstring)."""
+
+    def __init__(self, listener, store_port, what):
+        self.listener, self.store_port, self.what = listener, int(store_port), what
+        self.lock = threading.Lock()
+        self.active = False
+        self.allowed = set()     # source ports of our own connections to the store made while active
+        self.known = set()       # remote ports of the store's connections seen when it became active
+        self.logged = set()
+
+    def activate(self):
+        with self.lock:
+            self.known = {r for r, _ in self._store_conns()}
+            attach_filter(self.listener, ports_or_no_payload(self.allowed))
+            self.active = True
+        threading.Thread(target=self._watch, daemon=True, name="store-port-watch").start()
+
+    def connect(self):
+        """A connection of ours to the store: while active, from a port the filter lets through."""
+        with self.lock:
+            if not self.active:
+                return socket.create_connection(("127.0.0.1", self.store_port)), None
+            if len(self.allowed) >= _MAX_ALLOWED:
+                raise OSError("%d connections to the store are open at once (at most %d)"
+                              % (len(self.allowed), _MAX_ALLOWED))
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            self.allowed.add(port)
+            attach_filter(self.listener, ports_or_no_payload(self.allowed))
+        try:
+            s.connect(("127.0.0.1", self.store_port))
+        except OSError:
+            self.release(port, s)
+            raise
+        return s, port
+
+    def release(self, port, sock):
+        """Close our connection; its port leaves the filter first (while we still hold it, so nobody else
+        can have bound it meanwhile)."""
+        if port is not None:
+            with self.lock:
+                self.allowed.discard(port)
+                try:
+                    attach_filter(self.listener, ports_or_no_payload(self.allowed))
+                except OSError:
+                    pass
+        sock.close()
+
+    def _store_conns(self):
+        """[(remote port, state)] of established TCP connections to 127.0.0.1:store_port (Linux /proc)."""
+        out = []
+        local = "0100007F:%04X" % self.store_port
+        try:
+            with open("/proc/net/tcp") as f:
+                next(f)
+                for line in f:
+                    c = line.split()
+                    if c[1] == local and c[3] == "01":
+                        out.append((int(c[2].split(":")[1], 16), c[3]))
+        except OSError:
+            pass
+        return out
+
+    def _watch(self):
+        while True:
+            time.sleep(0.5)
+            with self.lock:
+                ok = self.allowed | self.known
+            for port, _ in self._store_conns():
+                if port not in ok and port not in self.logged:
+                    self.logged.add(port)
+                    why = ("it connected to the store's private port, not through the gate; its bytes are "
+                           "dropped")
+                    _refusals.append(("127.0.0.1:%d" % port, why))
+                    _LOG.warning("%s refused a connection from 127.0.0.1:%d: %s", self.what, port, why)
 
 
 class GateRefused(ConnectionError):
@@ -87,15 +206,15 @@ def _pipe(src, dst):
                 pass
 
 
-def _join(a, b):
-    """Pipe a <-> b until both directions end, then close both."""
+def _join(a, b, close_b=None):
+    """Pipe a <-> b until both directions end, then close both (b through close_b(b) if given)."""
     def run():
         t = threading.Thread(target=_pipe, args=(b, a), daemon=True, name="store-gate-pipe")
         t.start()
         _pipe(a, b)
         t.join()
         a.close()
-        b.close()
+        (close_b or socket.socket.close)(b)
     threading.Thread(target=run, daemon=True, name="store-gate-pipe").start()
 
 
@@ -103,8 +222,9 @@ class Gate:
     """Serve the gate on `sock` (bound and listening at the job's endpoint) in front of the store at
     127.0.0.1:store_port. `what` names the store in logs ("pserver 0's rendezvous")."""
 
-    def __init__(self, sock, store_port, what):
+    def __init__(self, sock, store_port, what, store_filter=None):
         self.sock, self.store_port, self.what = sock, int(store_port), what
+        self.filter = store_filter
         self.key = _key()
         self.closed = False
         threading.Thread(target=self._accept, daemon=True, name="store-gate").start()
@@ -149,12 +269,16 @@ class Gate:
         try:
             conn.settimeout(None)
             conn.sendall(_OK)
-            up = socket.create_connection(("127.0.0.1", self.store_port))
+            if self.filter is not None:
+                up, port = self.filter.connect()
+            else:
+                up, port = socket.create_connection(("127.0.0.1", self.store_port)), None
         except OSError as e:
             _LOG.warning("%s: could not pass %s through to the store: %s", self.what, addr, e)
             conn.close()
             return
-        _join(conn, up)
+        release = (lambda s: self.filter.release(port, s)) if self.filter is not None else None
+        _join(conn, up, close_b=release)
 
     def _refuse(self, conn, addr, why):
         _refusals.append((addr, why))
@@ -163,6 +287,7 @@ class Gate:
 
 
 _helpers = []      # the helper processes of this process (kept so their stdin pipes stay open)
+_served = {}       # store port -> the gate helper in front of it
 
 
 def _spawn(args, pass_fds=()):
@@ -205,11 +330,33 @@ def serve(host, port, what, on_bound=None, front=None):
         raise
     if on_bound is not None:
         on_bound(front.getsockname()[1])
-    p = _spawn(["serve", front.fileno(), back.getsockname()[1], what], pass_fds=(front.fileno(),))
+    guard = guard_enabled()
+    p = _spawn(["serve", front.fileno(), back.getsockname()[1], what, back.fileno() if guard else -1],
+               pass_fds=(front.fileno(), back.fileno()) if guard else (front.fileno(),))
     _first_line(p, 30, what)
+    if guard:
+        _served[back.getsockname()[1]] = p
     # the endpoint stays open here too (it shows as this process's listener); only the helper accepts
     _helpers.append(front)
     return back
+
+
+def store_started(store_port):
+    """The hosting process's own TCPStore client is connected to the store at 127.0.0.1:store_port (what
+    serve returned): from now on only the gate's connections get bytes through to it. RuntimeError naming
+    the switch if the filter cannot be attached."""
+    p = _served.pop(int(store_port), None)
+    if p is None:           # the guard is off (PADDLE_COMPAT_RPC_GUARD=0)
+        return
+    try:
+        p.stdin.write(b"STORE_UP\n")
+        p.stdin.flush()
+    except OSError:
+        return
+    line = _first_line(p, 30, "store port guard")
+    if line != "GUARDED":
+        raise RuntimeError("the rendezvous store's private port 127.0.0.1:%d could not be guarded (%s); set "
+                           "PADDLE_COMPAT_RPC_GUARD=0 to run unguarded" % (int(store_port), line))
 
 
 def connect(host, port, timeout, what):
@@ -258,13 +405,22 @@ def _connect_here(host, port, timeout, what):
 def _main(argv):
     mode = argv[0]
     logging.basicConfig(format="%(message)s")
-    threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()
     if mode == "serve":
-        fd, store_port, what = int(argv[1]), int(argv[2]), argv[3]
+        fd, store_port, what, back_fd = int(argv[1]), int(argv[2]), argv[3], int(argv[4])
         sock = socket.socket(fileno=fd)
-        Gate(sock, store_port, what)
+        store_filter = StoreFilter(socket.socket(fileno=back_fd), store_port, what) if back_fd >= 0 else None
+        Gate(sock, store_port, what, store_filter)
         print("READY", flush=True)
-        threading.Event().wait()
+        # the parent's lines: STORE_UP (its own store client is connected: guard the port); EOF: it is gone
+        for line in sys.stdin.buffer:
+            if line.strip() == b"STORE_UP" and store_filter is not None:
+                try:
+                    store_filter.activate()
+                    print("GUARDED", flush=True)
+                except OSError as e:
+                    print("FAILED %s" % e, flush=True)
+        os._exit(0)
+    threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()
     host, port, timeout, what = argv[1], int(argv[2]), float(argv[3]), argv[4]
     try:
         up = _connect_here(host, port, timeout, what)

@@ -139,13 +139,14 @@ def test_trainer_without_the_job_token_is_refused_at_the_rendezvous(tmp_path):
 def test_stranger_at_every_trainer_listener_changes_nothing(tmp_path):
     """A collective (gloo) job under attack: while both trainers train, a stranger connects to every port each
     trainer listens on (trainer 0's rendezvous gate, the store's private loopback port, each trainer's gloo
-    listener) and sends garbage and a crafted pickle. The gate refuses and logs its connections with the
-    stranger's address; gloo and the store read raw bytes, never unpickle (the pickle runs nothing) and go
-    on; the losses are those of the undisturbed job."""
+    listener) and sends garbage and a crafted pickle. The gate and the store's private port (its socket
+    filter drops the bytes) refuse and log them with the stranger's address; gloo reads raw bytes, never
+    unpickles (the pickle runs nothing) and goes on, unlogged; the losses are those of the undisturbed job."""
     import pickle
     import socket
     import time
     from test_bound_addresses import listening
+    from test_rpc_guard import _store_port
 
     marker = str(tmp_path / "pwned")
 
@@ -170,6 +171,8 @@ def test_stranger_at_every_trainer_listener_changes_nothing(tmp_path):
             ports = sorted(port for addr, port in listening(p.popen.pid) if addr == "127.0.0.1")
             # trainer 0: its endpoint (the gate), the store's private port, gloo's; trainer 1: gloo's
             assert len(ports) == (3 if t == 0 else 1), (t, ports)
+            if t == 0:
+                store = _store_port(p.popen.pid, ports)
             for port in ports:
                 for payload in (b"GET / HTTP/1.0\r\n\r\n" + os.urandom(300), pickle.dumps(Evil())):
                     s = socket.create_connection(("127.0.0.1", port), timeout=2)
@@ -184,8 +187,8 @@ def test_stranger_at_every_trainer_listener_changes_nothing(tmp_path):
     assert not os.path.exists(marker)
     gate = int(eps[0].rsplit(":", 1)[1])
     for t, port, addr in sent:
-        if t == 0 and port == gate:
-            assert "refused a connection from %s:" % addr in procs[0].output, (addr, report)
+        if t == 0 and port in (gate, store):
+            assert "refused a connection from %s:" % addr in procs[0].output, (port == store, addr, report)
     ref_losses, _ = dp_reference.averaged_sgd(T.build, lambda s: [T.feed(s, 0), T.feed(s, 1)], steps, 0.1)
     for t in (0, 1):
         got = np.load(str(tmp_path / ("grad_allreduce_%d.npz" % t)))["losses"]

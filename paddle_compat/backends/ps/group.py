@@ -189,9 +189,14 @@ class Group:
                 except OSError as e:
                     raise PsError("pserver 0 cannot listen on its endpoint %s: %s (is the port taken, or the "
                                   "address not this machine's?)" % (self.endpoints[0], e)) from None
-                self._store = dist.TCPStore("127.0.0.1", back.getsockname()[1], None, True,
+                back_port = back.getsockname()[1]
+                self._store = dist.TCPStore("127.0.0.1", back_port, None, True,
                                             timedelta(seconds=limit), multi_tenant=True,
                                             master_listen_fd=back.detach())
+                try:    # our own client is connected: from now on only the gate's connections get through
+                    store_gate.store_started(back_port)
+                except RuntimeError as e:
+                    raise PsError("pserver 0 (%s): %s" % (self.endpoints[0], e)) from None
             else:
                 on_listening()
             return
