@@ -22,7 +22,6 @@ Linux only (SO_ATTACH_FILTER, /proc). PADDLE_COMPAT_RPC_GUARD=0 turns it off (th
 connection, as TensorPipe alone does).
 """
 
-import ctypes
 import hashlib
 import hmac
 import logging
@@ -34,6 +33,7 @@ import threading
 import time
 
 from . import auth
+from .. import store_gate
 
 __all__ = ["enabled", "Guard", "GuardedStore", "refusals", "CLAIM_S", "ENV"]
 
@@ -41,11 +41,7 @@ ENV = "PADDLE_COMPAT_RPC_GUARD"
 CLAIM_S = 10.0            # an accepted connection unclaimed this long is refused
 _MAGIC = b"PCR1"
 _LOG = logging.getLogger("paddle_compat.ps.rpc_guard")
-_SO_ATTACH_FILTER, _SO_DETACH_FILTER = 26, 27
-# cBPF on a TCP socket sees the segment from its TCP header: A = len; X = A; A = header length
-# (data offset nibble * 4); accept when they are equal (no payload), else drop
-_NO_PAYLOAD = [(0x80, 0, 0, 0), (0x07, 0, 0, 0), (0x30, 0, 0, 12), (0x54, 0, 0, 0xF0), (0x74, 0, 0, 2),
-               (0x1D, 0, 1, 0), (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
+_SO_DETACH_FILTER = 27
 _refusals = []            # (peer address, reason), read by tests
 _current = None           # this process's guard of the running RPC session
 
@@ -159,9 +155,8 @@ def _describe(sock):
 
 
 def _attach_no_payload(sock):
-    buf = b"".join(struct.pack("HBBI", *ins) for ins in _NO_PAYLOAD)
-    arr = ctypes.create_string_buffer(buf, len(buf))
-    sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, struct.pack("HL", len(_NO_PAYLOAD), ctypes.addressof(arr)))
+    # every segment carrying payload is dropped (store_gate.NO_PAYLOAD; the handshake and ACKs pass)
+    store_gate.attach_filter(sock, store_gate.NO_PAYLOAD)
     return True
 
 
