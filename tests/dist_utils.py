@@ -129,3 +129,12 @@ class Cluster:
     def report(self):
         return "\n".join("---- %s (rc=%s) ----\n%s" % (p.name, p.popen.returncode, p.output[-4000:])
                          for p in self.procs)
+
+
+def gpu_count():
+    """CUDA devices torch sees here (0 without CUDA): the GPU tests skip on 0."""
+    try:
+        import torch
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        return 0

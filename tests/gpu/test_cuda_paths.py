@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from dist_utils import Cluster, base_env, endpoints
+from dist_utils import Cluster, base_env, endpoints, gpu_count
 import dp_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,15 +18,7 @@ sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dist"))
 
 
-def _gpus():
-    try:
-        import torch
-        return torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:
-        return 0
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(_gpus() == 0, reason="needs a CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="needs a CUDA device")]
 
 RNG = np.random.RandomState(7)
 

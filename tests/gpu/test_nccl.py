@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from dist_utils import Cluster, base_env, endpoints
+from dist_utils import Cluster, base_env, endpoints, gpu_count
 import dp_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,16 +17,8 @@ sys.path.insert(0, SCRIPTS)
 import collective_trainer as T  # noqa: E402
 
 
-def _gpus():
-    try:
-        import torch
-        return torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:
-        return 0
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(_gpus() == 0, reason="needs a CUDA device (NCCL)")]
-two_gpus = pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA devices")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="needs a CUDA device (NCCL)")]
+two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs 2 CUDA devices")
 
 
 def test_nccl_group_of_one_allreduces_and_broadcasts():
