@@ -71,3 +71,18 @@ def test_store_filter_lets_the_gate_through_and_names_a_stranger():
     assert our_port not in f.allowed
     for s in (early, stranger, e_srv, o_srv, s_srv, srv, listener):
         s.close()
+
+
+def test_filter_takes_many_ports():
+    """Two instructions a port: a job of hundreds of members (each holds one gate connection) fits."""
+    srv = _server()
+    mine = socket.socket()
+    mine.bind(("127.0.0.1", 0))
+    ports = set(range(20000, 21500)) | {mine.getsockname()[1]}
+    store_gate.attach_filter(srv, store_gate.ports_or_no_payload(ports))
+    mine.connect(srv.getsockname())
+    a, _ = srv.accept()
+    mine.sendall(b"last")
+    assert _got(a) == b"last"
+    for s in (mine, a, srv):
+        s.close()
