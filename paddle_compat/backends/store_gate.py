@@ -73,8 +73,11 @@ def ports_or_no_payload(ports):
     return prog + NO_PAYLOAD
 
 
+GUARD_ENV = "PADDLE_COMPAT_RPC_GUARD"
+
+
 def guard_enabled():
-    return os.environ.get("PADDLE_COMPAT_RPC_GUARD", "1").strip().lower() not in ("0", "false", "off", "no")
+    return os.environ.get(GUARD_ENV, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 class StoreFilter:
@@ -90,7 +93,7 @@ class StoreFilter:
 
     def activate(self):
         with self.lock:
-            self.known = {r for r, _ in self._store_conns()}
+            self.known = set(self._store_conns())
             attach_filter(self.listener, ports_or_no_payload(self.allowed))
             self.active = True
         threading.Thread(target=self._watch, daemon=True, name="store-port-watch").start()
@@ -128,7 +131,7 @@ class StoreFilter:
         sock.close()
 
     def _store_conns(self):
-        """[(remote port, state)] of established TCP connections to 127.0.0.1:store_port (Linux /proc)."""
+        """Remote ports of the established TCP connections to 127.0.0.1:store_port (Linux /proc)."""
         out = []
         local = "0100007F:%04X" % self.store_port
         try:
@@ -137,7 +140,7 @@ class StoreFilter:
                 for line in f:
                     c = line.split()
                     if c[1] == local and c[3] == "01":
-                        out.append((int(c[2].split(":")[1], 16), c[3]))
+                        out.append(int(c[2].split(":")[1], 16))
         except OSError:
             pass
         return out
@@ -147,7 +150,7 @@ class StoreFilter:
             time.sleep(0.5)
             with self.lock:
                 ok = self.allowed | self.known
-            for port, _ in self._store_conns():
+            for port in self._store_conns():
                 if port not in ok and port not in self.logged:
                     self.logged.add(port)
                     why = ("it connected to the store's private port, not through the gate; its bytes are "

@@ -37,7 +37,7 @@ from .. import store_gate
 
 __all__ = ["enabled", "Guard", "GuardedStore", "refusals", "CLAIM_S", "ENV"]
 
-ENV = "PADDLE_COMPAT_RPC_GUARD"
+ENV = store_gate.GUARD_ENV
 CLAIM_S = 10.0            # an accepted connection unclaimed this long is refused
 _MAGIC = b"PCR1"
 _LOG = logging.getLogger("paddle_compat.ps.rpc_guard")
@@ -47,7 +47,7 @@ _current = None           # this process's guard of the running RPC session
 
 
 def enabled():
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+    return store_gate.guard_enabled()       # one switch for the RPC guard and the store port's filter
 
 
 def refusals():

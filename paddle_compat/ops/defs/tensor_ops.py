@@ -231,6 +231,7 @@ def check_ids_on_gpu(ids, w, what):
 def _lookup(op, squeeze_last):
     padding_idx = attr(op, "padding_idx", -1)
     sparse = bool(attr(op, "is_sparse", False))
+    what = "%s: Ids=%s, W=%s" % (op.type, op.input("Ids")[0], op.input("W")[0])
 
     def k(ids, w):
         # lookup_table's ids end in a dim of 1 ([N, 1] -> [N, D]); squeezing the int ids (not the float
@@ -238,7 +239,7 @@ def _lookup(op, squeeze_last):
         flat = ids.view(ids.shape[:-1]) if squeeze_last and ids.dim() > 1 and ids.shape[-1] == 1 else ids
         if flat.dtype != torch.int64:
             flat = flat.long()
-        check_ids_on_gpu(flat, w, "%s: Ids=%s, W=%s" % (op.type, op.input("Ids")[0], op.input("W")[0]))
+        check_ids_on_gpu(flat, w, what)
         # is_sparse: autograd gives W a row-sparse COO gradient (SelectedRows, see backends/selected_rows.py)
         out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
         if padding_idx >= 0:  # Paddle outputs zeros for padding ids (torch would return the row)
