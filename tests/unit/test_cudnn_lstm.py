@@ -123,14 +123,28 @@ def test_wrong_init_state_shape_is_named():
 
 
 def test_outputs_carry_paddles_build_time_shapes():
-    """lstm's outputs get their shapes when the layer is built, as Paddle 1.8.5's InferShape gave them, so a
-    layer after it (reduce, slice) can be built. Recorded from Paddle 1.8.5 for this call: (5, 4, 8) (4, 4, 8)
-    (4, 4, 8); on purpose we declare Out 16 wide, the width the bidirectional op produces (Paddle's InferShape
-    ignores is_bidirec, so an fc built on its Out failed at run time). One direction: the same as Paddle."""
-    x = fluid.layers.data(name="x", shape=[5, 4, 6], dtype="float32", append_batch_size=False)
-    h0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
-    c0 = fluid.layers.fill_constant([4, 4, 8], "float32", 0.0)
-    out, last_h, last_c = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=2, is_bidirec=True)
-    assert (tuple(out.shape), tuple(last_h.shape), tuple(last_c.shape)) == ((5, 4, 16), (4, 4, 8), (4, 4, 8))
-    one, _, _ = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=2)
-    assert tuple(one.shape) == (5, 4, 8)
+    """lstm's outputs get their shapes when the layer is built, as Paddle 1.8.5's InferShape gave them
+    (tests/data/paddle18/lstm_shapes.json, made by make_lstm_shapes.py), so a layer after it can be built.
+    On purpose a bidirectional Out is declared 2H wide, the width the op produces: Paddle's InferShape
+    ignores is_bidirec (H), so an fc built on its Out failed at run time. Everything else is Paddle's."""
+    import json
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18",
+                        "lstm_shapes.json")
+    with open(path) as f:
+        cases = json.load(f)["cases"]
+    assert len(cases) == 3
+    for c in cases:
+        main, start = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, start):
+            n = c["num_layers"] * (2 if c["is_bidirec"] else 1)
+            x = fluid.layers.data(name="x", shape=[5, 4, 6], dtype="float32", append_batch_size=False)
+            h0 = fluid.layers.fill_constant([n, 4, 8], "float32", 0.0)
+            c0 = fluid.layers.fill_constant([n, 4, 8], "float32", 0.0)
+            outs = fluid.layers.lstm(x, h0, c0, max_len=5, hidden_size=8, num_layers=c["num_layers"],
+                                     is_bidirec=c["is_bidirec"])
+        got = [list(v.shape) for v in outs]
+        want = [list(s) for s in c["shapes"]]
+        if c["is_bidirec"]:
+            want[0][-1] *= 2          # the difference on purpose (docstring)
+        assert got == want, (c, got)
