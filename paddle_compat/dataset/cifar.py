@@ -1,11 +1,12 @@
 """paddle.dataset.cifar: (image float32 (3072,) in [0, 1], label int) from the python-pickle tarballs."""
 
-import pickle
+import io
 import tarfile
 
 import numpy
 
 from . import common
+from ..fluid import safe_pickle
 
 __all__ = ["train100", "test100", "train10", "test10"]
 
@@ -29,7 +30,10 @@ def reader_creator(filename, sub_name, cycle=False):
         while True:
             with tarfile.open(filename, mode="r") as f:
                 for name in [m.name for m in f if sub_name in m.name]:
-                    batch = pickle.load(f.extractfile(name), encoding="bytes")
+                    # the batches are Python 2 pickles of a dict of numpy arrays and lists: read without
+                    # running code (safe_pickle), from memory (a gzip member seeks slowly)
+                    data = io.BytesIO(f.extractfile(name).read())
+                    batch = safe_pickle.load(data, "%s:%s" % (filename, name), encoding="bytes")
                     yield from read_batch(batch, name)
             if not cycle:
                 break

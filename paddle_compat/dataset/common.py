@@ -60,7 +60,15 @@ def split(reader, line_count, suffix="%05d.pickle", dumper=pickle.dump):
             dumper(lines, f)
 
 
-def cluster_files_reader(files_pattern, trainer_count, trainer_id, loader=pickle.load):
+def load_samples(f):
+    """The default loader of cluster_files_reader: the pickled list split() wrote, read without running code
+    (numbers, strings, numpy arrays and containers only; Paddle's default, pickle.load, runs whatever a file
+    names)."""
+    from ..fluid import safe_pickle
+    return safe_pickle.load(f, getattr(f, "name", "a split file"))
+
+
+def cluster_files_reader(files_pattern, trainer_count, trainer_id, loader=load_samples):
     """Samples of the files matching `files_pattern` (sorted) whose index % trainer_count == trainer_id."""
     def reader():
         if not callable(loader):

@@ -14,6 +14,7 @@ from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
 from .dtypes import dtype_name
 from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
 from .fetch_array import as_fetch
+from .framework_misc import _env_value
 from .framework import Program, Variable, default_main_program
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
@@ -228,7 +229,10 @@ class Executor:
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
         fetch_names = _fetch_names(fetch_list)
-        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, autograd_for, worker)
+        # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
+        check = _env_value("FLAGS_check_nan_inf")
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
+               worker)
         prepared = self._cache.get(key)
         if prepared is None:
             with self._prepare_lock:   # Hogwild threads lower concurrently
@@ -267,14 +271,15 @@ class Executor:
         if tables is not None and not program._dist_info.get("role"):
             # a test program cloned before transpile, looking up a table only the pservers hold
             run = tables.remote_lookups(program, scope)
-        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None)
+        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5])
         # a program edited between runs leaves stale lowerings behind: drop them
         for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:
             self._cache.pop(old, None)
         self._cache[key] = prepared
         return prepared
 
-    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False):
+    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
+                 check_nan_inf=False):
         from ..backends.lowering.codegen import lower_block
         block = program.global_block()
         specs = []
@@ -290,7 +295,7 @@ class Executor:
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
-                              shared_params=shared_params)
+                              shared_params=shared_params, check_nan_inf=check_nan_inf)
         return _Prepared(lowered, specs, scope)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,

@@ -11,7 +11,8 @@ __all__ = ["cuda_pinned_places", "device_guard", "set_flags", "get_flags", "requ
 FLUID_API_VERSION = "1.8.5"
 
 # Public FLAGS_* of Paddle 1.8 that scripts set, with Paddle's defaults. They are recorded and returned by
-# get_flags; none changes how this package runs (memory and kernels are torch's business here).
+# get_flags; the memory and kernel ones change nothing here (torch's business). The runtime reads those it
+# honours from the environment (FLAGS_check_nan_inf: backends/lowering/nan_check.py; FLAGS_rpc_*, ...).
 _FLAGS = {
     "FLAGS_eager_delete_tensor_gb": 0.0, "FLAGS_fraction_of_gpu_memory_to_use": 0.92,
     "FLAGS_allocator_strategy": "auto_growth", "FLAGS_cudnn_deterministic": False,

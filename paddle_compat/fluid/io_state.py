@@ -3,6 +3,8 @@
 Same files as Paddle 1.8: `<path>.pdparams` (parameters) and `<path>.pdopt` (optimizer state), each a pickled
 {name: numpy array} (protocol 2), so state moves both ways between Paddle 1.8 and this package. `<path>.pdmodel`
 holds the program as Paddle's ProgramDesc bytes (Program.parse_from_string reads it; load() does not need it).
+State files are read with safe_pickle (numpy arrays and plain containers only): unlike Paddle's pickle.load, a
+crafted file cannot run code; it is refused naming the file and what it asked for.
 """
 
 import io
@@ -12,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from . import safe_pickle
 from .core import global_scope
 from .framework import Program
 from .io import is_belong_to_optimizer, is_parameter
@@ -70,11 +73,12 @@ def _atomic_write(path, data):
 
 
 def _read(path):
-    with open(path, "rb") as f:
-        try:
-            return pickle.load(f, encoding="latin1")   # files pickled by Python 2 builds of Paddle, too
-        except Exception as e:
-            raise ValueError("cannot read %s as a pickled state dict: %s" % (path, e))
+    # latin1: files pickled by Python 2 builds of Paddle, too. Errors (a refused or corrupt file) name the path.
+    state = safe_pickle.load_path(path, encoding="latin1")
+    if not isinstance(state, dict):
+        raise ValueError("cannot read %s as a state dict: it holds a %s, not a dict {name: array}"
+                         % (path, type(state).__name__))
+    return state
 
 
 def load_program_state(model_path, var_list=None):

@@ -31,13 +31,14 @@ class OpRunError(RuntimeError):
 class LowerCtx:
     """What a kernel factory may look at: static variable info and where tensors live."""
 
-    def __init__(self, program, block, scope, device, executor=None, shared_params=False):
+    def __init__(self, program, block, scope, device, executor=None, shared_params=False, check_nan_inf=False):
         self.program = program
         self.block = block
         self.scope = scope
         self.device = device
         self.executor = executor
         self.shared_params = shared_params
+        self.check_nan_inf = check_nan_inf
 
     def var(self, name):
         return self.block._find_var_recursive(name)
@@ -47,7 +48,7 @@ class LowerCtx:
         The names in feed_lod are given to it as (tensor, LoD) pairs."""
         return lower_block(self.program, block_idx, self.scope, self.device, in_names, out_names,
                            executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True,
-                           shared_params=self.shared_params)
+                           shared_params=self.shared_params, check_nan_inf=self.check_nan_inf)
 
 
 def _describe(op):
@@ -137,7 +138,7 @@ def _unread_recomputed(block, covered, fetch_names):
 
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
-                feed_lod=(), autograd_for=None, sub_block=False, shared_params=False):
+                feed_lod=(), autograd_for=None, sub_block=False, shared_params=False, check_nan_inf=None):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
     gradient call of a region (the data-parallel runner overlaps its allreduce with it).
     sub_block: the body of a control-flow op (while, conditional_block): it keeps the caller's grad mode,
@@ -146,11 +147,17 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     Hogwild). Scope values are then read through `.data`: the same storage (in-place optimizer updates reach
     every thread) under a version counter of this call's own, so one thread's update of a parameter does not
     make torch reject another thread's backward through it (it reads the parameter as it is then, as
-    Paddle's lock-free Hogwild does). Everything else a step holds is local to the call."""
+    Paddle's lock-free Hogwild does). Everything else a step holds is local to the call.
+    check_nan_inf: FLAGS_check_nan_inf (None: the environment's); when on, nan_check adds its checks after
+    each op and region (and nothing when off)."""
+    from . import nan_check    # (it imports this module)
+    if check_nan_inf is None:
+        check_nan_inf = nan_check.flag_on()
     block = program.block(block_idx)
-    ctx = LowerCtx(program, block, scope, device, executor, shared_params)
+    ctx = LowerCtx(program, block, scope, device, executor, shared_params, check_nan_inf)
     regions = find_regions(block, fetch_names)
-    fused = fusion.plan(block, fetch_names)   # {op index: fused replacement, or None: runs inside it}
+    # {op index: fused replacement, or None: runs inside it}; none while checking each op's outputs
+    fused = fusion.plan(block, fetch_names) if not check_nan_inf else {}
     region_at = {r.start: r for r in regions}
     covered = set(i for r in regions for i in r.op_idx)
     covered |= _unread_recomputed(block, covered, fetch_names)
@@ -158,6 +165,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     no_grad_vars = getattr(program, "_autograd_no_grad", set())
     names = _Names()
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True)}
+    checks = nan_check.Checks(block, regions, g) if check_nan_inf else None
     body = []          # (text, (op, names) or None)
     defined = set()
     has_lod = set()
@@ -223,6 +231,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 g[ag] = autograd_for(block, r)
             body.append(("%s, = %s((%s,), (%s,), (%s,))" % (outs, ag, tg, xs, sd) if r.wanted else "pass",
                          (op, names)))
+            if checks is not None:
+                body.extend((line, None) for line in checks.after_region(r, local))
             defined.update(r.wanted)
             if i == last_region:
                 body.append(("__set_grad(False)", None))
@@ -287,6 +297,9 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             body.append(("%s = %s" % (targets[0], call), (op, names)))
         else:
             body.append(("(%s,) = %s" % (", ".join(targets), call), (op, names)))
+        if checks is not None:
+            slots = [s.rstrip("*") for s in spec.outputs]
+            body.extend((line, None) for line in checks.after_op(i, op, slots, local))
         for slot, arg_names in op.outputs.items():
             for a in arg_names:
                 defined.add(a)
