@@ -225,8 +225,8 @@ WHY = {
                     "non-bool pred not raised)",
     "test_switch_case.py": "left: argument checks (TypeError not raised for a float branch_index)",
     "test_conditional_block.py": "left: desc bindings (Operator.desc.infer_shape)",
-    "test_while_loop_op.py": "left: gradients (@GRAD of while_loop variables not made: i@GRAD, x@GRAD); "
-                             "loop_vars as a dict; while_loop's error types",
+    "test_while_loop_op.py": "left: gradients (the @GRAD of while_loop variables is not made: i@GRAD, x@GRAD; "
+                             "also loop_vars as a dict, and while_loop's error types)",
     "test_dynrnn_static_input.py": "design: NumPy 2 removed np.product (the test calls it)",
     "test_lod_rank_table.py": "left: LoD ops (lod_rank_table level=1; a list input's TypeError message)",
     "test_lod_tensor_array_ops.py": "left: LoD ops (lod_tensor_to_array of an int32 LoDTensor fed to a float32 "
@@ -245,8 +245,8 @@ WHY = {
     "test_fetch_var.py": OPTEST,
     "test_feed_data_check_shape_type.py": "left: feed handling (fluid.data shape checks per device and Paddle's "
                                           "exact error messages)",
-    "test_fetch_lod_tensor_array.py": "left: fluid.core objects (a fetched LoDTensorArray is a list; Paddle returns a "
-                                      "LoDTensorArray with _value); core.globals",
+    "test_fetch_lod_tensor_array.py": "left: fluid.core objects (a fetched LoDTensorArray is a list, Paddle "
+                                      "returns a LoDTensorArray with _value; core.globals)",
     "test_compiled_program.py": "left: Executor internals (CompiledProgram._compile)",
     "test_fetch_unmerged.py": "left: fluid.core objects (core.globals()['FLAGS_...'] in the parallel-graph case)",
     "test_runtime_and_compiletime_exception.py": OPTEST,
@@ -288,6 +288,8 @@ WHY = {
     "test_parallel_executor_inference_feed_partial_data.py": "left: feed handling (fewer feed dicts than "
                                                              "places; GeneratorLoader.iterable)",
     "test_parallel_ssa_graph_inference_feed_partial_data.py": "left: fluid.core objects (core.globals())",
+    "test_parallel_executor_seresnext_with_fuse_all_reduce_cpu.py": "left: fluid.core objects "
+                                                                    "(core._set_fuse_parameter_group_size)",
     "test_eager_deletion_delete_vars.py": "left: fluid.core objects (core.Place().set_place)",
     "test_optimizer_in_control_flow.py": "design: dygraph (the switch case compares with a dygraph run)",
     "test_grad_clip_minimize.py": "design: dygraph (every case runs under fluid.dygraph.guard)",
@@ -314,6 +316,7 @@ WHY = {
                                     "sync_mode=False + runtime_split_send_recv + build_strategy.async_mode, ours "
                                     "keeps sync_mode=True; set_debug_opt)",
     "test_trainer_desc.py": "left: missing API (fluid.trainer_desc: MultiTrainer and its proto fields)",
+    "test_sgd_op.py": OPTEST,
     "test_adam_op.py": OPTEST,
     "test_momentum_op.py": OPTEST,
     "test_adagrad_op.py": OPTEST,
