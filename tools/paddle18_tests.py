@@ -26,67 +26,8 @@ import sys
 import tempfile
 import time
 
-# Categories of issue "unmodified Fluid 1.x programs": file names (relative to unittests/, or ../book/).
-CATEGORIES = {
-    "program": ["test_program.py", "test_program_code.py", "test_program_prune_backward.py",
-                "test_program_to_string.py"],
-    "variable": ["test_variable.py"],
-    "backward": ["test_backward.py"],
-    "optimizer": ["test_optimizer.py", "test_optimizer_grad.py", "test_dgc_optimizer.py"],
-    "gradient_clip": ["test_gradient_clip.py"],
-    "lr_schedules": ["test_learning_rate_scheduler.py"],
-    "layers": ["test_layers.py"],
-    "transpiler": ["test_dist_transpiler.py", "test_dist_transpiler_async_decay.py",
-                   "test_dist_transpiler_config.py", "test_transpiler_ops.py"],
-    "fleet": ["test_fleet.py", "test_fleet_1.py", "test_fleet_2.py", "test_fleet_api_input.py",
-              "test_fleet_checkpoint.py", "test_fleet_nocvm_1.py", "test_fleet_pyramid_hash.py",
-              "test_fleet_unitaccessor.py", "test_fleet_utils.py", "test_dist_fleet_base.py",
-              "test_dist_fleet_ctr.py", "test_dist_fleet_geo.py", "test_dist_fleet_grad_clip.py",
-              "test_dist_mnist_fleetapi.py", "test_dist_mnist_fleet_save.py", "test_communicator_async.py",
-              "test_communicator_geo.py", "test_communicator_half_async.py", "test_communicator_sync.py"],
-    "role_makers": ["test_fleet_rolemaker.py", "test_fleet_rolemaker_2.py"],
-    "dist_models": ["test_dist_mnist_train.py", "test_dist_mnist_with_program.py",
-                    "test_dist_mnist_batch_merge.py", "test_dist_mnist_lars.py", "test_dist_mnist_pg.py",
-                    "test_dist_mnist_backward_deps.py", "test_dist_ctr.py", "test_dist_simnet_bow.py",
-                    "test_dist_text_classification.py", "test_dist_word2vec.py", "test_dist_save_load.py",
-                    "test_dist_se_resnext_sync.py", "test_dist_transformer.py", "test_dist_train.py"],
-    "book": ["../book/test_fit_a_line.py", "../book/test_recognize_digits.py",
-             "../book/test_image_classification.py", "../book/test_word2vec.py",
-             "../book/test_recommender_system.py", "../book/test_label_semantic_roles.py",
-             "../book/test_machine_translation.py", "../book/test_rnn_encoder_decoder.py"],
-}
-
-# Why a file that passes on Paddle 1.8.5 still fails here: "design: ..." (not supported on purpose) or
-# "left: ..." (work not done yet).  Shown in the report's last column.
-WHY = {
-    "test_variable.py": "design: dygraph (test_tostring, test_fake_interface_only_api and "
-                        "test_variable_in_dygraph_mode enter fluid.dygraph.guard; the static cases pass)",
-    "test_optimizer_grad.py": "design: NumPy 2's promotion (NEP 50) computes the Adam case's reference in "
-                              "float64 (its lr is an np.float64 scalar; NumPy 1 rounded it to float32), 2 ulp "
-                              "from a float32 Adam; our 80 fetched values are bit-identical to Paddle 1.8.5's",
-    "test_gradient_clip.py": "design: dygraph (the static-graph cases pass)",
-    "test_learning_rate_scheduler.py": "design: dygraph cases; the static ones compare a NumPy float32 scalar "
-                                       "with places=7, which NumPy 2's promotion (NEP 50) rounds one ulp "
-                                       "differently (the same values as Paddle's)",
-    "test_fleet.py": "design: pslib (Baidu's closed parameter server)",
-    "test_fleet_1.py": "design: pslib",
-    "test_fleet_2.py": "design: pslib",
-    "test_fleet_nocvm_1.py": "design: pslib",
-    "test_fleet_unitaccessor.py": "design: pslib",
-    "test_fleet_rolemaker.py": "design: pslib (MPISymetricRoleMaker / pslib cases)",
-    "test_fleet_rolemaker_2.py": "design: pslib",
-    "test_fleet_api_input.py": "design: minimize on an already transpiled program raises (Paddle transpiles the "
-                               "transpiled program again)",
-    "test_layers.py": "design: dygraph (Paddle 1.8.5 fails 19 of its 79 cases too; of the cases it passes, the ones "
-                      "failing here compare with a dygraph run or build fluid.dygraph.nn Layers: their static "
-                      "parts pass)",
-    "test_communicator_half_async.py": "left: half-async itself is built (tests/dist/test_ps_half_async.py), "
-                                       "but the test starts 1 of its 2 trainers; our RPC group (a fixed world "
-                                       "of every pserver and trainer) waits for all to join until "
-                                       "FLAGS_rpc_deadline and names trainer 1, Paddle's async pserver serves "
-                                       "whichever trainers come (torch RPC's dynamic membership passes this test but "
-                                       "leaves departed members listed, failing later joiners)",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from paddle18_tests_files import CATEGORIES, EXCLUDED, TIMEOUTS, WHY   # noqa: E402  (next to this file)
 
 # Runs inside the interpreter under test: load one test module, run it, print counts as one JSON line.
 DRIVER = r'''
@@ -285,11 +226,12 @@ def run(args):
     print("paddle for %s: %s" % (args.python, where), flush=True)
     results = {"label": args.label, "python": args.python, "paddle": where, "small_datasets": args.small_datasets,
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "files": {}}
-    if args.out and os.path.exists(args.out) and args.resume:
+    if args.out and os.path.exists(args.out) and (args.resume or args.rerun_failed):
         results = json.load(open(args.out))
     for cat in selected:
         for rel in CATEGORIES[cat]:
-            if rel in results["files"]:
+            prev = results["files"].get(rel)
+            if prev is not None and not (args.rerun_failed and _worth_rerun(prev)):
                 continue
             if not os.path.exists(os.path.join(unittests_dir, rel)):
                 results["files"][rel] = {"file": rel, "category": cat, "ok": False, "missing": True,
@@ -297,8 +239,13 @@ def run(args):
                                          "cases": {}}
                 continue
             timeout = args.dist_timeout if "dist" in rel or "fleet" in rel or "book" in rel else args.timeout
+            timeout = max(timeout, TIMEOUTS.get(rel, 0))
             rec = _run_file(args.python, env, unittests_dir, rel, timeout, driver)
             rec["category"] = cat
+            if prev is not None:   # a second try of a failed file: keep what the first one said
+                rec["first_try"] = {k: prev.get(k) for k in ("ok", "run", "passed", "failures", "errors",
+                                                             "skipped", "timed_out", "seconds")}
+                rec["first_try"]["first_error"] = _first_error(prev)
             results["files"][rel] = rec
             print("%-45s %s run=%d pass=%d fail=%d err=%d skip=%d %.0fs" % (
                 rel, "OK  " if rec["ok"] else "FAIL", rec["run"], rec["passed"], rec["failures"],
@@ -314,6 +261,11 @@ def run(args):
     return results
 
 
+def _worth_rerun(rec):
+    """--rerun-failed: a file that failed once (not a missing one), and only once, so a rerun pass resumes."""
+    return not rec.get("ok") and not rec.get("missing") and "first_try" not in rec
+
+
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -325,16 +277,25 @@ def _first_error(rec):
     return ""
 
 
+def _side(rec):
+    return {"run": rec.get("run", 0), "passed": rec.get("passed", 0), "ok": rec.get("ok", False),
+            "skipped": rec.get("skipped", 0), "errors": rec.get("errors", 0) + rec.get("failures", 0),
+            # failed on its first try and passed on the second (--rerun-failed): a flaky file
+            "second_try": bool(rec.get("ok") and rec.get("first_try") and not rec["first_try"].get("ok"))}
+
+
+def _cause(why):
+    """The head of a WHY entry ("design: pslib (Baidu's ...)" -> "design: pslib"), to group the report by."""
+    kind, _, rest = why.partition(": ")
+    return "%s: %s" % (kind, re.split(r" \(|; |: |, ", rest)[0].strip())
+
+
 def report(ref_path, here_path, md_path, json_path, note=""):
     ref, here = json.load(open(ref_path)), json.load(open(here_path))
     rows = []
     for rel, r in ref["files"].items():
         h = here["files"].get(rel, {})
-        rows.append({"file": rel, "category": r.get("category"),
-                     "paddle18": {"run": r.get("run", 0), "passed": r.get("passed", 0), "ok": r.get("ok", False),
-                                  "errors": r.get("errors", 0) + r.get("failures", 0)},
-                     "here": {"run": h.get("run", 0), "passed": h.get("passed", 0), "ok": h.get("ok", False),
-                              "errors": h.get("errors", 0) + h.get("failures", 0)},
+        rows.append({"file": rel, "category": r.get("category"), "paddle18": _side(r), "here": _side(h),
                      "paddle18_first_error": _first_error(r) if not r.get("ok") else "",
                      "first_error_here": _first_error(h) if not h.get("ok") else "",
                      "why": WHY.get(rel, "") if r.get("ok") and not h.get("ok") else ""})
@@ -343,8 +304,9 @@ def report(ref_path, here_path, md_path, json_path, note=""):
     if json_path:
         with open(json_path, "w") as f:
             json.dump(table, f, indent=1)
-    sum_ = lambda side, key: sum(row[side][key] for row in rows)   # noqa: E731
+    sum_ = lambda side, key, rs=rows: sum(row[side][key] for row in rs)   # noqa: E731
     both = [row for row in rows if row["paddle18"]["ok"]]
+    only_skip = lambda side: sum(1 for r in rows if r[side]["ok"] and not r[side]["passed"])   # noqa: E731
     lines = ["# Paddle 1.8 unit tests against paddle_compat", "",
              "Paddle 1.8.5 run: %s; here: %s. Made by tools/paddle18_tests.py%s (one file per process; a file"
              " passes when all its test cases pass or skip)." % (
@@ -352,21 +314,35 @@ def report(ref_path, here_path, md_path, json_path, note=""):
              "Files: %d selected; %d pass on Paddle 1.8.5, %d pass here (%d of Paddle's passing files)." % (
                  len(rows), len(both), sum(1 for r in rows if r["here"]["ok"]),
                  sum(1 for r in both if r["here"]["ok"])),
-             "Test cases: %d/%d pass on Paddle 1.8.5, %d/%d here." % (
-                 sum_("paddle18", "passed"), sum_("paddle18", "run"), sum_("here", "passed"), sum_("here", "run")),
+             "Of the passing files, %d on Paddle 1.8.5 and %d here only skip (GPU-only cases, all marked "
+             "'all skipped')." % (only_skip("paddle18"), only_skip("here")),
+             "Test cases (a file that fails to import counts as one): %d/%d pass on Paddle 1.8.5, %d/%d here; "
+             "in the files Paddle 1.8.5 passes, %d/%d there, %d here." % (sum_("paddle18", "passed"), sum_("paddle18", "run"), sum_("here", "passed"),
+                                  sum_("here", "run"), sum_("paddle18", "passed", both), sum_("paddle18", "run", both),
+                                  sum_("here", "passed", both)),
              "Of Paddle's passing files that fail here: %d not supported by design (pslib, dygraph, ...), %d left "
              "to do (last column)." % (sum(1 for r in rows if r["why"].startswith("design")),
                                        sum(1 for r in rows if r["why"] and not r["why"].startswith("design")))]
     if note:
         lines += ["", note]
+    causes = {}
+    for row in rows:
+        if row["why"]:
+            causes.setdefault(_cause(row["why"]), []).append(row["file"])
+    if causes:
+        lines += ["", "Files Paddle 1.8.5 passes and we fail, by cause:", "", "| cause | files |", "|---|---|"]
+        for cause, files in sorted(causes.items(), key=lambda kv: (not kv[0].startswith("design"), kv[0])):
+            lines.append("| %s | %d: %s |" % (cause, len(files), ", ".join(files)))
     lines += ["", "| category | file | Paddle 1.8.5 pass/run | here pass/run | first error here "
               "| why (Paddle passes, we fail) |", "|---|---|---|---|---|---|"]
     for row in rows:
         if row["paddle18"]["ok"] and not row["here"]["ok"] and not row["why"]:
             print("note: no WHY entry for %s, which passes on Paddle and fails here" % row["file"])
+
     def mark(side):
         if side["ok"]:
-            return ""
+            return (" (all skipped)" if side["run"] and not side["passed"] else "") + \
+                (" (2nd try)" if side["second_try"] else "")
         return " (no test cases)" if side["run"] == 0 and not side.get("errors") else " (fails)"
     for row in rows:
         err = row["first_error_here"].replace("|", "\\|")[:160]
@@ -375,7 +351,7 @@ def report(ref_path, here_path, md_path, json_path, note=""):
             row["here"]["passed"], row["here"]["run"], mark(row["here"]), err, row["why"].replace("|", "\\|")))
     with open(md_path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines[:6]))
+    print("\n".join(lines[:8]))
 
 
 def main(argv=None):
@@ -386,6 +362,10 @@ def main(argv=None):
     ap.add_argument("--select", default="", help="comma-separated categories: " + ",".join(CATEGORIES))
     ap.add_argument("--out", help="results JSON (rewritten after every file)")
     ap.add_argument("--resume", action="store_true", help="skip files already in --out")
+    ap.add_argument("--rerun-failed", action="store_true",
+                    help="run again, once, the files --out records as failed (a dist test's port race, a deadline "
+                         "missed on a loaded machine); the second result counts, the first is kept as first_try")
+    ap.add_argument("--list", action="store_true", help="print the selected files by category, and EXCLUDED")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per file")
     ap.add_argument("--dist-timeout", type=int, default=420, help="seconds per dist/fleet/book file")
     ap.add_argument("--small-datasets", action="store_true",
@@ -396,6 +376,13 @@ def main(argv=None):
     ap.add_argument("--table", help="combined table JSON for --report")
     ap.add_argument("--note", default="", help="a paragraph for the report (where the tests came from)")
     args = ap.parse_args(argv)
+    if args.list:
+        for cat in (args.select.split(",") if args.select else CATEGORIES):
+            for rel in CATEGORIES[cat]:
+                print("%s\t%s" % (cat, rel))
+        for rel, why in sorted(EXCLUDED.items()):
+            print("excluded\t%s\t%s" % (rel, why))
+        return
     if args.report:
         report(args.report[0], args.report[1], args.md, args.table, args.note)
         return
