@@ -8,7 +8,7 @@ int_type = int
 long_type = int
 
 
-def _convert(obj, conv, inplace):
+def _convert(obj, conv, inplace, conv_dicts=False):
     if obj is None:
         return obj
     if isinstance(obj, list):
@@ -23,6 +23,14 @@ def _convert(obj, conv, inplace):
             obj.update(new)
             return obj
         return new
+    if isinstance(obj, dict) and conv_dicts:
+        new = {conv(k): conv(v) for k, v in obj.items()}
+        if inplace:
+            # as Paddle 1.8: the converted items are added with update(), so a key that changed type
+            # (b"k" -> "k") is there twice afterwards
+            obj.update(new)
+            return obj
+        return new
     return conv(obj)
 
 
@@ -30,17 +38,25 @@ def _text(x, encoding="utf-8"):
     return x.decode(encoding) if isinstance(x, bytes) else x
 
 
+class _NotEncodable(TypeError, AttributeError):
+    """Paddle 1.8 raises AttributeError here (it calls .encode on the object); TypeError says what is wrong."""
+
+
 def _bytes(x, encoding="utf-8"):
-    return x.encode(encoding) if isinstance(x, str) else x
+    if isinstance(x, str):
+        return x.encode(encoding)
+    if isinstance(x, bytes) or x is None:
+        return x
+    raise _NotEncodable("to_bytes: cannot encode a %s (%r); give str or bytes" % (type(x).__name__, x))
 
 
 def to_text(obj, encoding="utf-8", inplace=False):
-    """bytes (or a list/set of them) -> str; other objects pass through."""
-    return _convert(obj, lambda x: _text(x, encoding), inplace)
+    """bytes (or a list/set of them, or a dict's keys and values) -> str; other objects pass through."""
+    return _convert(obj, lambda x: _text(x, encoding), inplace, conv_dicts=True)
 
 
 def to_bytes(obj, encoding="utf-8", inplace=False):
-    """str (or a list/set of them) -> bytes; other objects pass through."""
+    """str (or a list/set of them) -> bytes; anything else but bytes is refused, as in Paddle 1.8."""
     return _convert(obj, lambda x: _bytes(x, encoding), inplace)
 
 

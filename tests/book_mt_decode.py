@@ -118,4 +118,5 @@ def run(fluid, beam_size, seed, end_id=END_ID, params=None):
     return {"ids": np.array(out_ids).ravel().tolist(), "scores": np.array(out_scores).ravel().tolist(),
             "lod": [list(map(int, l)) for l in out_ids.lod()],
             "score_lod": [list(map(int, l)) for l in out_scores.lod()],
+            "shapes": [list(np.array(out_ids).shape), list(np.array(out_scores).shape)],
             "params": [np.asarray(v).tolist() for v in params]}

@@ -6,8 +6,8 @@ it from.  Samples have Paddle 1.8's format (dtypes, shapes, normalisation, word 
 """
 
 from . import common  # noqa: F401
-from . import (cifar, conll05, flowers, imdb, imikolov, mnist, movielens, uci_housing,  # noqa: F401
-               wmt14, wmt16)
+from . import (cifar, conll05, flowers, image, imdb, imikolov, mnist, movielens, mq2007,  # noqa: F401
+               sentiment, uci_housing, voc2012, wmt14, wmt16)
 
-__all__ = ["mnist", "imikolov", "imdb", "cifar", "movielens", "conll05", "uci_housing", "wmt14", "wmt16",
-           "flowers", "common"]
+__all__ = ["mnist", "imikolov", "imdb", "cifar", "movielens", "conll05", "sentiment", "uci_housing", "wmt14",
+           "wmt16", "mq2007", "flowers", "voc2012", "image", "common"]

@@ -316,6 +316,13 @@ class LoDTensor:
     def __repr__(self):
         return "LoDTensor(shape=%s, lod=%s)" % (self.shape(), self.lod())
 
+    def __str__(self):
+        # Paddle 1.8's text: lod, dim, layout, dtype and every value (what print(tensor) shows there)
+        if self._holder.value is None:
+            return repr(self)
+        from .tensor_text import tensor_text
+        return tensor_text(np.asarray(self), self.lod())
+
 
 class LoDTensorArray(list):
     """Paddle's core.LoDTensorArray: a list of LoDTensors (append takes a LoDTensor or an array)."""

@@ -67,14 +67,22 @@ def _check(dataset):
                         "got %s" % type(dataset).__name__)
 
 
-def _batches(dataset, nthreads, place, drop_last=False):
-    """Yields feed dicts, built by one reader thread per shard (a bounded queue merges them). A single
-    QueueDataset source is read on the caller's thread: its helper process already runs ahead (by the
-    pipe's buffer), and a reader thread would wait for the GIL at each of its reads while a step runs."""
+def _batches(dataset, nthreads, place, drop_last=False, tagged=False):
+    """Yields feed dicts (with tagged=True: (shard number, feed dict)), built by one reader thread per shard
+    (a bounded queue merges them). A single QueueDataset source is read on the caller's thread: its helper
+    process already runs ahead (by the pipe's buffer), and a reader thread would wait for the GIL at each of
+    its reads while a step runs."""
     sources = dataset._feeds(nthreads, drop_last)
+    if tagged:
+        sources = [_tag(k, source) for k, source in enumerate(sources)]
     if len(sources) == 1 and dataset._reads_ahead:
         return iter(sources[0])
     return _background(sources)
+
+
+def _tag(k, source):
+    for feed in source:
+        yield k, feed
 
 
 def _background(sources, depth=4):
@@ -171,8 +179,25 @@ def _half_async_communicator(program):
     return get_client(info).communicator(info.get("communicator_flags"))
 
 
-def _print_fetch(fetch_info, out):
-    print("  ".join("%s: %s" % (info, v) for info, v in zip(fetch_info, out)))
+def _dense_slots(dataset):
+    return {v.name for v in dataset.use_vars if not v.lod_level}
+
+
+def _print_fetch(fetch_info, fetch_list, out, dense_slots=()):
+    """Paddle 1.8's dump of each fetched variable (its PrintVar): info, name, then the tensor's text."""
+    from .tensor_text import fetch_text
+    lines = []
+    for info, var, t in zip(fetch_info, fetch_list, out):
+        name = var if isinstance(var, str) else var.name
+        a = np.asarray(t)
+        lod = t.lod() if hasattr(t, "lod") else None
+        if name in dense_slots and not lod and a.ndim:
+            # Paddle's data feed gives a dense slot the LoD of its values per instance ({{0, 3, 6}} for two
+            # rows of 3), which shows here; the feed here carries none (it would not fit the rows)
+            k = int(np.prod(a.shape[1:])) if a.ndim > 1 else 1
+            lod = [list(range(0, a.shape[0] * k + 1, k))] if k else None
+        lines.append(fetch_text(info, name, a, lod) + "\n")
+    sys.stdout.write("".join(lines))
     sys.stdout.flush()
 
 
@@ -191,15 +216,18 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
     comm = _half_async_communicator(program)
 
     def work(worker, source):
+        own = 0
         try:
             for feed in (source if dataset._reads_ahead else _background([source])):
                 if stop.is_set():
                     return
-                out = exe._run_program(program, feed, fetch_list, scope, True, worker=worker)
+                out = exe._run_program(program, feed, fetch_list, scope, False, worker=worker)
+                own += 1
                 with lock:
                     state["step"] += 1
-                    if fetch_list and state["step"] % print_period == 0:
-                        _print_fetch(fetch_info, out)
+                    # as Paddle 1.8: thread 0 prints, every print_period of its own batches
+                    if fetch_list and worker == 0 and own % print_period == 0:
+                        _print_fetch(fetch_info, fetch_list, out, _dense_slots(dataset))
                     if fetch_handler is not None and time.time() - state["handled"] >= fetch_handler.period_secs:
                         _call_handler(fetch_handler, scope)
                         state["handled"] = time.time()
@@ -229,12 +257,14 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
 
 def _run_serial(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
     step = 0
+    shard0 = 0      # batches of the first worker's share: Paddle's thread 0 prints every print_period of them
     last_handled = time.time()
-    for feed in _batches(dataset, nthreads, exe.place):
-        out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
+    for shard, feed in _batches(dataset, nthreads, exe.place, tagged=True):
+        out = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=False)
         step += 1
-        if fetch_list and step % print_period == 0:
-            _print_fetch(fetch_info, out)
+        shard0 += shard == 0
+        if fetch_list and shard == 0 and shard0 % print_period == 0:
+            _print_fetch(fetch_info, fetch_list, out, _dense_slots(dataset))
         if fetch_handler is not None and time.time() - last_handled >= fetch_handler.period_secs:
             _call_handler(fetch_handler, scope)
             last_handled = time.time()

@@ -78,7 +78,12 @@ def map_readers(func, *readers):
 
 def firstn(reader, n):
     def firstn_reader():
-        return itertools.islice(reader(), n)
+        # as Paddle 1.8: the sample after the n-th is still taken (then dropped) before stopping, so a
+        # reader that draws random numbers per sample leaves `random` where Paddle's run leaves it
+        for i, sample in enumerate(reader()):
+            if i == n:
+                return
+            yield sample
     return firstn_reader
 
 

@@ -87,22 +87,85 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
     return xreader
 
 
+def _check_sample(sample):
+    if sample is None:
+        raise ValueError("a reader yielded None (multiprocess_reader, as Paddle 1.8, refuses it)")
+
+
 def _pump(reader, q):
     try:
         for sample in reader():
+            _check_sample(sample)
             q.put(("sample", sample))
         q.put(("end", None))
     except Exception as e:
         q.put(("error", "%s: %s" % (type(e).__name__, e)))
 
 
+def _pump_pipe(reader, conn):
+    try:
+        for sample in reader():
+            _check_sample(sample)
+            conn.send(("sample", sample))
+        conn.send(("end", None))
+    except Exception as e:
+        conn.send(("error", "%s: %s" % (type(e).__name__, e)))
+    finally:
+        conn.close()
+
+
+def _recv(conn, proc, k):
+    """The next message from reader k's pipe; a reader process that died without finishing is an error."""
+    while not conn.poll(_POLL_S):
+        if not proc.is_alive() and not conn.poll(0):
+            raise RuntimeError("multiprocess_reader: reader %d's process died without finishing" % k)
+    try:
+        return conn.recv()
+    except EOFError:
+        raise RuntimeError("multiprocess_reader: reader %d's process closed its pipe without finishing" % k)
+
+
 def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
-    """Run each reader in its own process and yield their samples as they come (any order). `use_pipe` is
-    accepted; samples always travel through one multiprocessing queue here."""
+    """Run each reader in its own process. use_pipe=True (the default): one pipe per reader, read in turn one
+    sample from each live reader, as Paddle 1.8 does, so the order is fixed; use_pipe=False: one queue, samples
+    in the order they arrive. Samples travel pickled (Paddle sent JSON, which turned tuples into lists and
+    refused numpy arrays); a sample of None is refused, as in Paddle."""
     if not isinstance(readers, (list, tuple)) or not readers:
         raise ValueError("multiprocess_reader: readers must be a non-empty list of readers")
 
-    def reader():
+    def _stop(procs):
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(timeout=5)
+
+    def pipe_reader():
+        ctx = multiprocessing.get_context("fork")
+        conns, procs = [], []
+        try:
+            for r in readers:
+                recv_end, send_end = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_pump_pipe, args=(r, send_end), daemon=True)
+                p.start()
+                send_end.close()
+                conns.append(recv_end)
+                procs.append(p)
+            live = list(range(len(readers)))
+            while live:
+                for k in list(live):    # one sample from each reader still live at the start of the round
+                    kind, value = _recv(conns[k], procs[k], k)
+                    if kind == "sample":
+                        yield value
+                    elif kind == "end":
+                        live.remove(k)
+                    else:
+                        raise RuntimeError("multiprocess_reader: reader %d failed: %s" % (k, value))
+        finally:
+            for c in conns:
+                c.close()
+            _stop(procs)
+
+    def queue_reader():
         ctx = multiprocessing.get_context("fork")
         q = ctx.Queue(queue_size)
         procs = [ctx.Process(target=_pump, args=(r, q), daemon=True) for r in readers]
@@ -124,9 +187,6 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
                 else:
                     raise RuntimeError("multiprocess_reader: a reader failed: %s" % value)
         finally:
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-                p.join(timeout=5)
+            _stop(procs)
 
-    return reader
+    return pipe_reader if use_pipe else queue_reader

@@ -30,7 +30,8 @@ def test_async_trainers_run_hogwild_threads(tmp_path):
     for r in results:
         pe, got = r["per_epoch"], r["losses"]
         assert r["workers"] == [0, 1]
-        assert len(got) == 5 * pe          # every batch ran once
-        first, last = np.mean(got[:pe]), np.mean(got[-pe:])
+        # thread 0 prints its own batches (as Paddle 1.8): half of each epoch's
+        assert len(got) == 5 * pe // 2
+        first, last = np.mean(got[:pe // 2]), np.mean(got[-(pe // 2):])
         print("losses first epoch %.4f, last %.4f" % (first, last))
         assert last < 0.75 * first, (first, last)

@@ -41,7 +41,7 @@ def test_half_async_merges_the_threads_gradients_and_converges(tmp_path):
     for r in results:
         pe, got = r["per_epoch"], r["losses"]
         steps = EPOCHS * pe
-        assert len(got) == steps                  # every batch ran once
+        assert len(got) == steps // 2             # thread 0 prints its own batches (as Paddle 1.8): half
         assert r["flags"]["communicator_max_merge_var_num"] == "2"
         assert r["sends"] and set(r["sends"]) == set(r["merged"])
         for name, sends in r["sends"].items():
@@ -49,7 +49,7 @@ def test_half_async_merges_the_threads_gradients_and_converges(tmp_path):
             # two threads' gradients per send: only a thread's last steps, after the other ran out of
             # data, go alone
             assert sends < 0.6 * steps, (name, sends, steps)
-        first, last = np.mean(got[:pe]), np.mean(got[-pe:])
+        first, last = np.mean(got[:pe // 2]), np.mean(got[-(pe // 2):])
         print("trainer %d: %d steps, %d rounds, sends per block %s; losses first epoch %.4f, last %.4f"
               % (r["trainer"], steps, r["rounds"], sorted(set(r["sends"].values())), first, last))
         assert last < 0.75 * first, (first, last)

@@ -60,6 +60,8 @@ def test_machine_translation_decode_matches_paddle18(i):
     params = [np.array(v, "float32") for v in want["params"]]
     got = MK.mt_case(fluid, c, params)
     _same(got, want, "machine_translation decode %s" % c)
+    # the fetched sentence ids and scores are 1-D ([n_words]), not [n_words, 1]
+    assert got["shapes"] == want["shapes"], c
 
 
 def _run(build, feed):

@@ -7,7 +7,7 @@ from .. import framework, unique_name
 from . import nn, ops, tensor
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
-           "piecewise_decay", "noam_decay", "cosine_decay"]
+           "piecewise_decay", "noam_decay", "cosine_decay", "linear_lr_warmup"]
 
 LR_COUNTER = "@LR_DECAY_COUNTER@"
 
@@ -50,20 +50,22 @@ def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
 
 def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
     """(lr - end) * (1 - min(step, decay_steps) / decay_steps) ^ power + end; with cycle the horizon
-    grows to the next multiple of decay_steps (at least one)."""
+    grows to the next multiple of decay_steps (at least one: a Switch sets it at step 0, as Paddle does)."""
+    from .control_flow import Switch
     with _guard():
         step = _decay_step_counter()
         if cycle:
-            div = ops.ceil(step / float(decay_steps))
+            div = ops.ceil(step / decay_steps)
+            zero = tensor.fill_constant([1], "float32", 0.0)
             one = tensor.fill_constant([1], "float32", 1.0)
-            div = ops.elementwise_max(div, one)   # Paddle's Switch: step 0 -> 1
-            steps = div * float(decay_steps)
-            frac = step / steps
+            with Switch() as switch:
+                with switch.case(step == zero):
+                    tensor.assign(one, div)
+            decay_steps = decay_steps * div
         else:
             limit = tensor.fill_constant([1], "float32", float(decay_steps))
             step = ops.elementwise_min(step, limit)
-            frac = step / float(decay_steps)
-        return (learning_rate - end_learning_rate) * ((1 - frac) ** power) + end_learning_rate
+        return (learning_rate - end_learning_rate) * ((1 - step / decay_steps) ** power) + end_learning_rate
 
 
 def piecewise_decay(boundaries, values):
@@ -79,15 +81,12 @@ def piecewise_decay(boundaries, values):
     from .control_flow import Switch
     with _guard():
         step = _decay_step_counter()
-        name = "learning_rate"
-        if framework.default_main_program().global_block().has_var(name):
-            name = unique_name.generate(name)
-        lr = tensor.create_global_var(shape=[1], value=0.0, dtype="float32", persistable=True, name=name)
+        lr = _global_lr_var("learning_rate", "float32")
         with Switch() as switch:
             for b, v in zip(boundaries, values):
                 bv = tensor.fill_constant([1], "float32", float(b), force_cpu=True)
                 vv = tensor.fill_constant([1], "float32", float(v))
-                with switch.case(ops.less_than(step, bv)):
+                with switch.case(step < bv):
                     tensor.assign(vv, lr)
             last = tensor.fill_constant([1], "float32", float(values[-1]))
             with switch.default():
@@ -107,4 +106,37 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
 def cosine_decay(learning_rate, step_each_epoch, epochs):
     with _guard():
         epoch = ops.floor(_decay_step_counter() / float(step_each_epoch))
-        return learning_rate * 0.5 * (ops.cos(epoch * (math.pi / epochs)) + 1)
+        # Paddle's order: (epoch * pi) / epochs, two float32 roundings
+        return learning_rate * 0.5 * (ops.cos(epoch * math.pi / epochs) + 1)
+
+
+def _global_lr_var(name, dtype):
+    """A persistable [1] var named as Paddle names it; a second schedule of the kind gets a unique name
+    (Paddle reused the one name, so two schedules overwrote each other)."""
+    if framework.default_main_program().global_block().has_var(name):
+        name = unique_name.generate(name)
+    return tensor.create_global_var(shape=[1], value=0.0, dtype=dtype, persistable=True, name=name)
+
+
+def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
+    """start_lr -> end_lr linearly over warmup_steps, then learning_rate (a float or a schedule's Variable).
+
+    Paddle's form: a persistable `learning_rate_warmup` var set by a Switch on step < warmup_steps."""
+    from ..framework import Variable
+    from .control_flow import Switch
+    if not isinstance(learning_rate, (Variable, float, int)) or isinstance(learning_rate, bool):
+        raise TypeError("linear_lr_warmup: learning_rate must be a float, an int or a Variable, got %s"
+                        % type(learning_rate).__name__)
+    dtype = learning_rate.dtype if isinstance(learning_rate, Variable) else "float32"
+    linear_step = float(end_lr) - float(start_lr)
+    with _guard():
+        lr = _global_lr_var("learning_rate_warmup", dtype)
+        step = _decay_step_counter()
+        with Switch() as switch:
+            with switch.case(step < warmup_steps):
+                tensor.assign(start_lr + linear_step * (step / float(warmup_steps)), lr)
+            with switch.default():
+                if not isinstance(learning_rate, Variable):
+                    learning_rate = tensor.fill_constant([1], dtype, float(learning_rate))
+                tensor.assign(learning_rate, lr)
+        return lr

@@ -81,7 +81,8 @@ def kldiv_loss(x, target, reduction="mean", name=None):
 def npair_loss(anchor, positive, labels, l2_reg=0.002):
     beta = 0.25
     n = labels.shape[0]
-    labels = reshape(labels, shape=[n, 1])
+    # in place, as Paddle 1.8: the caller's labels variable takes the shape [n, 1]
+    labels = reshape(labels, shape=[n, 1], inplace=True)
     labels = expand(labels, expand_times=[1, n])
     labels = cast(equal(labels, transpose(labels, perm=[1, 0])), "float32")
     labels = labels / reduce_sum(labels, dim=1, keep_dim=True)

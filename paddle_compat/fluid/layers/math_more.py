@@ -317,7 +317,7 @@ def roll(input, shifts, dims=None):
     if dims is None:
         input, dims = reshape(input, [-1, 1]), [0]
     out = single(append_defined("roll", {"X": input}, {"dims": list(dims), "shifts": shifts}))
-    return reshape(out, list(shape))
+    return reshape(out, list(shape), inplace=True)
 
 
 def index_select(input, index, dim=0):

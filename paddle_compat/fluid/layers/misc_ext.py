@@ -1,7 +1,7 @@
 """hash, filter_by_instag, similarity_focus, and random_crop of Paddle 1.8, with ops
 defined in paddle_compat/ops/defs/misc_ext_ops.py. Paddle 1.8's signatures and defaults."""
 
-import random
+import numpy as np
 
 from ..framework import Variable
 from ..dtypes import VarType, convert_dtype
@@ -59,7 +59,8 @@ def random_crop(x, shape, seed=None):
         raise TypeError("random_crop: shape must be a list of ints, got %r" % (shape,))
     attrs = {"shape": [int(s) for s in shape]}
     if seed is None:
-        seed = random.randint(-65536, 65536)
+        # numpy's global RNG, as Paddle 1.8 (a script's later numpy draws see the same state)
+        seed = np.random.randint(-65536, 65536)
     if isinstance(seed, int):
         attrs["startup_seed"] = seed
         seed_in = None

@@ -199,11 +199,17 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
     if -1 in out_shape and all(d >= 0 for d in x.shape):
         known = _prod([d for d in out_shape if d != -1])
         out_shape[out_shape.index(-1)] = _prod(x.shape) // known if known else -1
-    out = x if inplace else out_var(helper, x.dtype, out_shape, x.lod_level)
+    xshape = _xshape(helper, x)   # from x's shape before an in-place reshape changes it
+    if inplace:
+        # Paddle's build-time shape inference writes Out's shape, and Out is x: later layers see the new shape
+        out = x
+        out.shape = tuple(int(d) for d in out_shape)
+    else:
+        out = out_var(helper, x.dtype, out_shape, x.lod_level)
     inputs = {"X": [x]}
     if actual_shape is not None:
         inputs["Shape"] = [actual_shape]
-    helper.append_op(type="reshape2", inputs=inputs, outputs={"Out": [out], "XShape": [_xshape(helper, x)]},
+    helper.append_op(type="reshape2", inputs=inputs, outputs={"Out": [out], "XShape": [xshape]},
                      attrs={"shape": [int(d) for d in shape]})
     return helper.append_activation(out)
 

@@ -1,5 +1,5 @@
 """Random layers of Paddle 1.8 (gaussian_random, uniform_random, randint, randn, randperm, sampling_id,
-*_batch_size_like) and mean_iou, gather_tree, linear_lr_warmup. Ops in ops/defs/random_misc_ops.py (and the
+*_batch_size_like) and mean_iou, gather_tree. Ops in ops/defs/random_misc_ops.py (and the
 older uniform/gaussian_random kernels)."""
 
 from ..dtypes import convert_dtype
@@ -9,7 +9,7 @@ from .helpers import append_defined, out_var, single
 
 __all__ = ["gaussian_random", "uniform_random", "randint", "randn", "randperm", "sampling_id",
            "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "mean_iou", "gather_tree",
-           "linear_lr_warmup", "edit_distance"]
+           "edit_distance"]
 
 
 def _static_shape(shape, layer):
@@ -101,25 +101,6 @@ def mean_iou(input, label, num_classes):
 
 def gather_tree(ids, parents):
     return single(append_defined("gather_tree", {"Ids": ids, "Parents": parents}))
-
-
-def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
-    """start_lr -> end_lr linearly over warmup_steps, then learning_rate.
-
-    Paddle builds it with a Switch; here the two branches are blended by the 0/1 indicator step < warmup,
-    which gives the same values."""
-    from . import learning_rate_scheduler as lrs
-    from . import ops, tensor
-    dtype = learning_rate.dtype if isinstance(learning_rate, Variable) else "float32"
-    with lrs._guard():
-        step = lrs._decay_step_counter()
-        warm = float(start_lr) + (float(end_lr) - float(start_lr)) * (step / float(warmup_steps))
-        bound = tensor.fill_constant([1], "float32", float(warmup_steps), force_cpu=True)
-        ind = tensor.cast(ops.less_than(step, bound), "float32")
-        if not isinstance(learning_rate, Variable):
-            learning_rate = tensor.fill_constant([1], dtype, float(learning_rate))
-        lr = warm * ind + learning_rate * (1.0 - ind)
-        return tensor.cast(lr, dtype) if convert_dtype(dtype) != convert_dtype("float32") else lr
 
 
 def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None, label_length=None):

@@ -147,7 +147,8 @@ def _edge_ties(sel, order, usable, cand, sc, row, high, valid, width, beam):
 
 def _decode_shape(ins, attrs):
     ids, sc = first(ins, "Ids"), first(ins, "Scores")
-    return {"SentenceIds": OutMeta((-1, 1), ids.dtype, 2), "SentenceScores": OutMeta((-1, 1), sc.dtype, 2)}
+    # 1-D, as the tensors Paddle 1.8.5 returns ([n_words]); its build-time shape is () (not inferred)
+    return {"SentenceIds": OutMeta((-1,), ids.dtype, 2), "SentenceScores": OutMeta((-1,), sc.dtype, 2)}
 
 
 def array_lods(arr):
@@ -235,7 +236,7 @@ def beam_search_decode(op, ctx):
         lod0 = torch.cat([lens.new_zeros(1), torch.cumsum(torch.bincount(sent_src, minlength=nsrc), 0)])
         lod1 = torch.cat([lens.new_zeros(1), torch.cumsum(lens, 0)])
         out_lod = (lod0, lod1)
-        return w_id.index_select(0, wo).reshape(-1, 1), w_sc.index_select(0, wo).reshape(-1, 1), out_lod, out_lod
+        return w_id.index_select(0, wo), w_sc.index_select(0, wo), out_lod, out_lod
 
     return k
 

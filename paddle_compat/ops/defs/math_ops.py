@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import eigen_reduce
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, reduce_dims, same_as
@@ -202,7 +203,8 @@ def sum_(op, ctx):
 
 @defop("mean", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
 def mean(op, ctx):
-    return lambda x: x.mean().reshape(1)
+    # in Paddle 1.8's summation order (ops/eigen_reduce.py)
+    return lambda x: eigen_reduce.reduce_sum(x, None, mean=True).reshape(1)
 
 
 def _reduce(fn):
@@ -241,8 +243,9 @@ def _reduce_shape(ins, attrs):
     return {"Out": OutMeta(reduce_dims(x.shape, dims, attrs.get("keep_dim", False)), x.dtype)}
 
 
-defop("reduce_sum", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)))
-defop("reduce_mean", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)))
+# in Paddle 1.8's summation order (ops/eigen_reduce.py): a clip's global norm depends on it
+defop("reduce_sum", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: eigen_reduce.reduce_sum(x, d, k)))
+defop("reduce_mean", infer_shape=_reduce_shape)(_reduce(lambda x, d, k: eigen_reduce.reduce_sum(x, d, k, mean=True)))
 defop("reduce_max", infer_shape=_reduce_shape)(_reduce(_amax))
 defop("reduce_min", infer_shape=_reduce_shape)(_reduce(_amin))
 defop("reduce_prod", infer_shape=_reduce_shape)(_reduce(_prod))
@@ -266,7 +269,7 @@ def clip_by_norm(op, ctx):
     max_norm = float(attr(op, "max_norm"))
 
     def dense(x):
-        norm = torch.sqrt(torch.sum(x * x))
+        norm = torch.sqrt(eigen_reduce.reduce_sum(x * x, None))
         return torch.where(norm > max_norm, x * (max_norm / norm), x)
 
     def k(x):
@@ -279,4 +282,4 @@ def clip_by_norm(op, ctx):
 
 @defop("squared_l2_norm", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
 def squared_l2_norm(op, ctx):
-    return lambda x: torch.sum(x * x).reshape(1)
+    return lambda x: eigen_reduce.reduce_sum(x * x, None).reshape(1)

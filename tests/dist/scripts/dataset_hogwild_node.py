@@ -13,6 +13,10 @@ import numpy as np
 
 import paddle_compat as fluid
 
+# a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
+LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
+                       r"\tdata: \[([-0-9.e+]+)\]")
+
 VOCAB, DENSE, BATCH, PER_FILE, FILES, EPOCHS = 40, 6, 8, 48, 4, 5
 
 
@@ -76,7 +80,7 @@ def main():
         sys.stdout = old
     workers = sorted(set(k[-1] for k in exe._cache if k[-1] is not None))
     exe.close()
-    losses = [float(x) for x in re.findall(r"loss: \[?([-0-9.e+]+)", buf.getvalue())]
+    losses = [float(x) for x in LOSS_DUMP.findall(buf.getvalue())]
     print("RESULT " + json.dumps({"losses": losses, "per_epoch": FILES * PER_FILE // BATCH,
                                   "workers": workers}), flush=True)
 

@@ -11,6 +11,10 @@ import numpy as np
 
 import paddle_compat as fluid
 
+# a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
+LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
+                       r"\tdata: \[([-0-9.e+]+)\]")
+
 REF = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "data", "paddle18", "dataset_train.json")))
 
 
@@ -63,7 +67,7 @@ def main():
     finally:
         sys.stdout = old
     exe.close()
-    losses = [float(x) for x in re.findall(r"loss: \[?([-0-9.e+]+)", buf.getvalue())]
+    losses = [float(x) for x in LOSS_DUMP.findall(buf.getvalue())]
     print("RESULT " + json.dumps(losses), flush=True)
 
 

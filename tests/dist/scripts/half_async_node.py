@@ -18,6 +18,10 @@ import paddle_compat as fluid
 from paddle_compat.fluid.incubate.fleet.base import role_maker
 from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler import StrategyFactory, fleet
 
+# a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
+LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
+                       r"\tdata: \[([-0-9.e+]+)\]")
+
 VOCAB, DENSE, BATCH, PER_FILE, FILES = 60, 6, 8, 64, 4
 
 
@@ -92,7 +96,7 @@ def main():
     client = get_client(fleet.main_program._dist_info)
     comm = client._comm
     fleet.stop_worker()          # sends what a round left queued, then tells the pservers it is done
-    losses = [float(x) for x in re.findall(r"loss: \[?([-0-9.e+]+)", buf.getvalue())]
+    losses = [float(x) for x in LOSS_DUMP.findall(buf.getvalue())]
     out = {"trainer": tid, "losses": losses, "per_epoch": FILES * PER_FILE // BATCH, "seconds": seconds,
            "flags": fleet.main_program._dist_info.get("communicator_flags")}
     if comm is not None:

@@ -1,7 +1,7 @@
 """More contrib layers of Paddle 1.8: fused_embedding_seq_pool, shuffle_batch, tdm_child,
 match_matrix_tensor, sequence_topk_avg_pooling (ops in paddle_compat/ops/defs/contrib_more_ops.py)."""
 
-import random
+import numpy as np
 
 from ...framework import Variable
 from ...initializer import Constant
@@ -33,7 +33,8 @@ def shuffle_batch(x, seed=None):
     if seed is None and helper.main_program.random_seed != 0:
         seed = helper.main_program.random_seed
     if seed is None:
-        seed = random.randint(-65536, 65535)
+        # numpy's global RNG, as Paddle 1.8 (a script's later numpy draws see the same state)
+        seed = np.random.randint(-65536, 65535)
     attrs, seed_in = {}, None
     if isinstance(seed, int):
         attrs["startup_seed"] = seed
