@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.backends.lowering.kernels import optimizer_groups
+from paddle_compat.backends.lowering.kernels import fused_ops
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 sys.path.insert(0, DATA)
@@ -77,7 +77,7 @@ GROUPED = {"resnet_momentum": "20 momentum", "resnet_momentum_piecewise_l2": "20
 @pytest.mark.parametrize("name", ["resnet_momentum", "resnet_momentum_piecewise_l2", "mlp_sgd"])
 def test_foreach_path_matches_paddle18(name, monkeypatch):
     # the multi-tensor (_foreach_*) path the GPU takes, run on the CPU: same numbers
-    monkeypatch.setattr(optimizer_groups, "use_foreach", lambda t: True)
+    monkeypatch.setattr(fused_ops, "use_foreach", lambda t: True)
     build, make_opt = C.cases(fluid)[name]
     got, _ = train(build, make_opt, C.feeds(name))
     _check(got, REF[name], name)

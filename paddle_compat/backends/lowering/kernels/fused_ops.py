@@ -1,15 +1,24 @@
-"""The lowering's fused op (see backends/lowering/fusion.py): k lookups of one table, each sum-pooled.
+"""The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), and
+grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
+backends/lowering/fusion_optim.py).
 
-It exists only inside lowered blocks (no program names it), so it lives with the backend rather than among
-the op definitions in paddle_compat/ops/defs/.
+They exist only inside lowered blocks (no program names them), so they live with the backend rather than
+among the op definitions in paddle_compat/ops/defs/.
+
+The grouped updates compute what the per-op kernels in optimizer_ops.py compute. On a GPU the dense members
+go through torch's _foreach_* kernels (a handful of launches for the whole group instead of two per
+parameter); on the CPU torch's foreach ops are a loop over per-tensor kernels anyway, so the group loops itself
+and calls the per-op update of each member. A row-sparse gradient (SelectedRows) takes its member's per-op path.
 """
 
 import torch
 import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
+from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ..registry import register
 from .common import attr
+from .optimizer_ops import _dense, _no_grad, momentum_update, sgd_update
 from ....ops.defs.tensor_ops import check_ids_on_gpu
 
 
@@ -51,3 +60,57 @@ def fused_lookup_seqpool_sum(op, ctx):
         pooled = torch.segment_reduce(emb, "sum", offsets=torch.cat(offs), axis=0, unsafe=True)
         return list(torch.split(pooled, sizes))[::-1], out_lods[::-1]
     return k
+
+
+def use_foreach(t):
+    """Multi-tensor kernels where they are one launch per chunk of tensors (CUDA) and take the learning rate
+    as a 0-dim tensor operand (torch >= 2.1); a test may widen it."""
+    return t.is_cuda and _foreach_takes_tensor()
+
+
+_FOREACH_TENSOR = []
+
+
+def _foreach_takes_tensor():
+    if not _FOREACH_TENSOR:
+        try:
+            torch._foreach_mul([torch.ones(1)], torch.tensor(2.0))
+            _FOREACH_TENSOR.append(True)
+        except (TypeError, RuntimeError):
+            _FOREACH_TENSOR.append(False)
+    return _FOREACH_TENSOR[0]
+
+
+def _scalar(lr):
+    # torch's foreach ops take a 0-dim tensor operand (no host read); the LearningRate variable is [1]
+    return lr.reshape(()) if lr.dim() else lr
+
+
+@register(FUSED_MOMENTUM, inputs=("Param*", "Grad*", "Velocity*", "LearningRate"),
+          outputs=("ParamOut*", "VelocityOut*"))
+def fused_momentum_group(op, ctx):
+    mu = float(attr(op, "mu"))
+
+    def k(ps, gs, vs, lr):
+        if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
+            # Paddle's order: v = v * mu + g, then p = p - lr * v
+            torch._foreach_mul_(vs, mu)
+            torch._foreach_add_(vs, gs)
+            torch._foreach_sub_(ps, torch._foreach_mul(vs, _scalar(lr)))
+            return ps, vs
+        for p, g, v in zip(ps, gs, vs):
+            momentum_update(p, _dense(g), v, lr, mu)
+        return ps, vs
+    return _no_grad(k)
+
+
+@register(FUSED_SGD, inputs=("Param*", "Grad*", "LearningRate"), outputs=("ParamOut*",))
+def fused_sgd_group(op, ctx):
+    def k(ps, gs, lr):
+        if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
+            torch._foreach_sub_(ps, torch._foreach_mul(gs, _scalar(lr)))
+            return ps
+        for p, g in zip(ps, gs):
+            sgd_update(p, g, lr)
+        return ps
+    return _no_grad(k)
