@@ -24,11 +24,12 @@ import paddle_compat as fluid  # noqa: E402
 
 
 class Case:
-    """ours(*batch) / ref(*batch) -> loss (numpy); data: a list of batches; graph_step(batch) -> the torch step
-    as a function of device tensors only (for CUDA-graph capture), None where the step has host-side parts."""
+    """ours(*batch) / ref(*batch) -> loss (numpy); data: a list of batches; graph(*device tensors) -> the torch
+    step as a function of device tensors only (for CUDA-graph capture), None where it has host-side parts."""
 
-    def __init__(self, name, ours, ref, data, tol=1e-4, graph=None):
+    def __init__(self, name, ours, ref, data, tol=1e-4, graph=None, nofetch=None):
         self.name, self.ours, self.ref, self.data, self.tol, self.graph = name, ours, ref, data, tol, graph
+        self.nofetch = nofetch      # our step with an empty fetch_list (step_speed.py --nofetch)
 
 
 # ---------------------------------------------------------------- ResNet-20 (book: image_classification)
@@ -132,6 +133,9 @@ def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90):
     def ours(x, y):
         return exe.run(main, feed={"img": x, "label": y}, fetch_list=[loss], scope=scope)[0]
 
+    def nofetch(x, y):
+        exe.run(main, feed={"img": x, "label": y}, fetch_list=[], scope=scope)
+
     def torch_step(xt, yt):
         out = F.cross_entropy(model(xt), yt.view(-1))
         opt.zero_grad(set_to_none=True)
@@ -142,19 +146,30 @@ def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90):
     def ref(x, y):
         return torch_step(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)).cpu().numpy().reshape(1)
 
-    return Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step)
+    return Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step, nofetch=nofetch)
 
 
 # ---------------------------------------------------------------- MLPs (executor_overhead.py)
 
 def make_mlp(sizes, batch, device, lr=0.01, nbatch=8):
     import executor_overhead as eo
+    from bench_util import fluid_mlp
     rng = np.random.RandomState(0)
     init = [(eo.xavier(rng, a, b), np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
     data = [(rng.uniform(0, 1, (batch, sizes[0])).astype(np.float32),
              rng.randint(0, sizes[-1], (batch, 1)).astype(np.int64)) for _ in range(nbatch)]
-    return Case("mlp %s b%d" % ("-".join(map(str, sizes)), batch), eo.make_ours(sizes, init, lr, device),
-                eo.make_torch(init, lr, device), data)
+    main, start, loss = fluid_mlp(fluid, init, lr)      # executor_overhead.make_ours's program
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CUDAPlace(0) if device == "cuda" else fluid.CPUPlace())
+    exe.run(start, scope=scope)
+
+    def ours(x, y):
+        return exe.run(main, feed={"img": x, "label": y}, fetch_list=[loss], scope=scope)[0]
+
+    def nofetch(x, y):
+        exe.run(main, feed={"img": x, "label": y}, fetch_list=[], scope=scope)
+    return Case("mlp %s b%d" % ("-".join(map(str, sizes)), batch), ours, eo.make_torch(init, lr, device), data,
+                nofetch=nofetch)
 
 
 # ---------------------------------------------------------------- LSTM text classifier (dynamic_lstm_text.py)
