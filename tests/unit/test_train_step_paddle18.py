@@ -2,8 +2,9 @@
 cases are in train_step_cases.py): conv + batch_norm residual blocks with Momentum (constant, piecewise-decayed
 with L2 decay, Nesterov), an MLP with SGD (constant and exponentially decayed learning rate), batch_norm over
 NHWC and over one value per channel. They cover what the lowering does for speed: optimizer runs grouped into
-one update (fusion_optim.py), batch_norm's single native kernel with Paddle's biased running variance, and the
-activations let go before the backward (an intermediate is fetched on the last step, so it must survive)."""
+one update (fusion_optim.py), fc's mul + bias add as one addmm (fusion_fc.py), batch_norm's single native kernel
+with Paddle's biased running variance, softmax and cross_entropy as one autograd node each, and the activations
+let go before the backward (an intermediate is fetched on the last step, so it must survive)."""
 
 import json
 import os
@@ -59,13 +60,16 @@ def test_matches_paddle18(name):
     build, make_opt = C.cases(fluid)[name]
     got, lowered = train(build, make_opt, C.feeds(name))
     _check(got, REF[name], name)
-    groups = [op.attrs["fused_from"] for lb in lowered for op, _ in lb.line_ops.values() if "fused_from" in op.attrs]
+    fused = [op.attrs["fused_from"] for lb in lowered for op, _ in lb.line_ops.values() if "fused_from" in op.attrs]
+    groups = [f for f in fused if f.endswith(("momentum", "sgd"))]
     if name in GROUPED:
         # every step's lowering (with and without the extra fetch) updates all parameters in one group
         assert groups == [GROUPED[name]] * len(lowered), groups
         assert all("del v" in lb.src for lb in lowered)
     else:
         assert groups == [], groups
+    # the MLP's two fc layers each become one addmm (the resnet's fc reads a 4-D pool: left as two ops)
+    assert fused.count("mul + elementwise_add") == (2 * len(lowered) if name.startswith("mlp") else 0), fused
 
 
 # the optimizer runs that become one grouped update

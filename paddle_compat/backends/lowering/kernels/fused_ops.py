@@ -1,5 +1,5 @@
-"""The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), and
-grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
+"""The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), fc's
+product and bias add as one addmm (fusion_fc.py), and grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
 backends/lowering/fusion_optim.py).
 
 They exist only inside lowered blocks (no program names them), so they live with the backend rather than
@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
+from ..fusion_fc import FUSED_FC
 from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ..registry import register
 from .common import attr
@@ -90,6 +91,20 @@ def _device_offsets(ends, rows, names):
         sizes.append(off.numel() - 1)
         base += n
     return torch.cat(parts), sizes
+
+
+@register(FUSED_FC, inputs=("X", "Y", "Bias"), outputs=("Out",))
+def fused_mul_add_bias(op, ctx):
+    """mul (x_num_col_dims = y_num_col_dims = 1) then elementwise_add of a bias on the last axis: addmm."""
+    addmm, mm = torch.addmm, torch.mm
+
+    def k(x, w, b):
+        if x.dim() != 2:      # mul flattens everything after the first dim
+            x = x.reshape(x.shape[0], -1)
+        if w.dim() == 2 and b.dim() == 1:
+            return addmm(b, x, w)
+        return mm(x, w.reshape(w.shape[0], -1)) + b
+    return k
 
 
 def use_foreach(t):
