@@ -4,8 +4,8 @@ instead of a product, a second tensor and a pass adding the bias (and on a GPU o
 
 Like fusion.py this is a plan for the code generator: the Program keeps Paddle's ops. A pair fuses when the
 product is read by the add alone (no other op, no fetch, not persistable, its gradient wanted by nobody
-outside the backward), the add puts a 1-D bias on the last axis (axis 1 or -1) and the mul is the plain
-matrix product (x_num_col_dims = y_num_col_dims = 1, both operands declared 2-D). The sum may round the last
+outside the backward), the add puts a 1-D bias on the last axis (axis 1 or -1) and the mul is a matrix
+product of X flattened after its first dim (x_num_col_dims = y_num_col_dims = 1, a 2-D weight). The sum may round the last
 bit differently from the two ops (addmm adds the bias inside the matrix product); parity holds it to Paddle.
 """
 
@@ -33,7 +33,7 @@ def plan(block, readers, fetch, skip=()):
         x, w, b = (block._find_var_recursive(n[0]) if len(n) == 1 else None
                    for n in (op.input("X"), op.input("Y"), add.input("Y")))
         out_var = block._find_var_recursive(out[0])
-        if None in (x, w, b, out_var) or len(x.shape) != 2 or len(w.shape) != 2 or len(b.shape) != 1:
+        if None in (x, w, b, out_var) or len(w.shape) != 2 or len(b.shape) != 1:
             continue
         if add.attrs.get("axis", -1) not in (-1, 1) or out_var.persistable or out[0] in fetch:
             continue
