@@ -107,7 +107,10 @@ class _FeedSpec:
             t = t.to(self.device)
         if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
             if lod:
-                rows = int(lod[-1][-1])
+                last = lod[-1]
+                # a CPU tensor's last offset from tolist(): indexing the tensor costs four torch dispatches
+                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.device.type == "cpu"
+                           else last[-1])
                 if rows != shape[0]:
                     raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
                                      % (self.name, rows, shape[0]))

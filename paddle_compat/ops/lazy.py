@@ -22,7 +22,10 @@ class _LazyModule:
         return mod
 
     def __getattr__(self, item):
-        return getattr(self._load(), item)
+        # kept on the proxy: the next `torch.X` is a plain attribute read, not a call of this method (kernels
+        # run these lookups every step)
+        value = self.__dict__[item] = getattr(self._load(), item)
+        return value
 
     def __repr__(self):
         return "<lazy module %s>" % self.__dict__["_name"]

@@ -8,6 +8,7 @@ inputs' shapes and where its layer was built.
 
 import itertools
 import linecache
+import re
 import sys
 
 from ...fluid.core import EOFException, lod_as_tensors
@@ -167,6 +168,7 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True)}
     checks = nan_check.Checks(block, regions, g) if check_nan_inf else None
     body = []          # (text, (op, names) or None)
+    backward_at = None  # index in body of the last backward region's call
     defined = set()
     has_lod = set()
     scope_reads = []   # var names read from the scope at entry
@@ -229,6 +231,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             if autograd_for is not None and r.wanted:
                 ag = "__ag%d" % i
                 g[ag] = autograd_for(block, r)
+            if i == last_region:
+                backward_at = len(body)
             body.append(("%s, = %s((%s,), (%s,), (%s,))" % (outs, ag, tg, xs, sd) if r.wanted else "pass",
                          (op, names)))
             if checks is not None:
@@ -315,7 +319,8 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
                 if (i < last_region or later_backward is not None) and \
                         (v.stop_gradient or a in no_grad_vars) and not v.persistable and \
                         v.dtype in FLOAT_TYPES and is_differentiable(op.type) and slot in spec.output_slots():
-                    body.append(("%s = %s.detach()" % (local(a), local(a)), None))
+                    # (an output computed without grad, e.g. batch_norm's saved statistics, is kept as is)
+                    body.append(("if %s.requires_grad: %s = %s.detach()" % (local(a), local(a), local(a)), None))
 
     fetch_locals = []
     fetch_persistable = []
@@ -338,6 +343,10 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
             v = block._find_var_recursive(w)
             if v is not None and v.persistable and w not in writes:
                 writes.append(w)
+
+    if backward_at is not None:
+        keep = fetch_locals + fetch_lod + [local(w) for w in writes] + [names.lod(w) for w in writes]
+        body = _free_before_backward(body, backward_at, keep)
 
     # ---- assemble source ----
     fname = "<paddle_compat block %d of program %d #%d>" % (block_idx, program._uid, next(_ids))
@@ -387,6 +396,28 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     exec(compile(src, fname, "exec"), g)
     return LoweredBlock(g["__run"], list(feed_names), list(fetch_names), line_ops, block, src,
                         fetch_persistable, fetch_lod)
+
+
+_LOCAL = re.compile(r"\b[vl]\d+\b")
+
+
+def _free_before_backward(body, at, keep):
+    """Deletes, just before the last backward region, the locals that ops wrote before it and that nothing
+    reads after it (activations, mostly). Autograd's graph still holds what the backward needs and lets go
+    of each saved tensor once its node has run, as in a torch training step; a local holding it as well
+    would keep every activation alive until the step returns: a higher peak, which the allocator answered
+    with fresh pages (thousands of page faults per ResNet step on the CPU)."""
+    assigned = set()
+    for text, _ in body[:at]:
+        if " = " in text and not text.startswith("if "):
+            assigned.update(_LOCAL.findall(text.split(" = ", 1)[0]))
+    read_after = set(keep)
+    for text, _ in body[at:]:
+        read_after.update(_LOCAL.findall(text))
+    dead = sorted(assigned - read_after, key=lambda n: (n[0], int(n[1:])))
+    if not dead:
+        return body
+    return body[:at] + [("del " + ", ".join(dead), None)] + body[at:]
 
 
 def _on_device(tensor_type, device):

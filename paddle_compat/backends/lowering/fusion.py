@@ -1,5 +1,7 @@
 """Lowering-time fusion: several sparse lookups of one embedding table, each sum-pooled per sequence, become
-one embedding call and one segment_reduce over all their ids (the CTR pattern: id slots sharing a table).
+one embedding call and one segment_reduce over all their ids (the CTR pattern: id slots sharing a table);
+fc's mul + bias add becomes one addmm (fusion_fc.py); runs of optimizer ops become one grouped update
+(fusion_optim.py).
 
 This is a plan for the code generator, not a program rewrite: the Program keeps Paddle's lookup_table and
 sequence_pool ops (what transpilers and users see); only the generated code changes. Per slot, separate
@@ -15,6 +17,7 @@ of the group. Gradient ops are ignored here: the backward region computes them w
 import collections
 
 from ...ops.roles import is_autograd_op
+from . import fusion_fc, fusion_optim
 from ...fluid.operator import Operator
 
 FUSED_TYPE = "fused_lookup_seqpool_sum"
@@ -74,6 +77,8 @@ def plan(block, fetch_names=()):
             replace[i] = None
             replace[j] = None
         replace[at] = fused
+    replace.update(fusion_fc.plan(block, readers, fetch, skip=replace))   # fc's mul + bias add (fusion_fc.py)
+    replace.update(fusion_optim.plan(block, skip=replace))   # optimizer groups (fusion_optim.py)
     return replace
 
 

@@ -100,10 +100,40 @@ def softmax_shift(x, axis):
     return torch.where(y < SOFTMAX_CLIP, (y - y.detach()) + SOFTMAX_CLIP, y)
 
 
+_CLIPPED_SOFTMAX = []
+
+
+def clipped_softmax(x, axis):
+    """softmax(softmax_shift(x)) in 4 kernels, and its gradient in 1: Paddle's softmax_grad from the output,
+    (dy - sum(dy * y)) * y, which is what the straight-through clip amounts to. Where no gradient is wanted
+    it skips the autograd.Function's bookkeeping."""
+    if not (x.requires_grad and torch.is_grad_enabled()):
+        return torch.softmax(_shift_clip(x, axis), axis)
+    if not _CLIPPED_SOFTMAX:
+        class ClippedSoftmax(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, axis):
+                y = torch.softmax(_shift_clip(x, axis), axis)
+                ctx.save_for_backward(y)
+                ctx.axis = axis
+                return y
+
+            @staticmethod
+            def backward(ctx, dy):
+                y, = ctx.saved_tensors
+                return torch._softmax_backward_data(dy, y, ctx.axis, y.dtype), None
+        _CLIPPED_SOFTMAX.append(ClippedSoftmax)
+    return _CLIPPED_SOFTMAX[0].apply(x, axis)
+
+
+def _shift_clip(x, axis):
+    return (x - x.amax(axis, keepdim=True)).clamp_(min=SOFTMAX_CLIP)
+
+
 @defop("softmax", infer_shape=_SAME)
 def softmax(op, ctx):
     axis = attr(op, "axis", -1)
-    return lambda x: torch.softmax(softmax_shift(x, axis), axis)
+    return lambda x: clipped_softmax(x, axis)
 
 
 @defop("prelu", inputs=("X", "Alpha"), infer_shape=_SAME)

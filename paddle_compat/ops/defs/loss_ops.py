@@ -23,16 +23,49 @@ def cross_entropy(op, ctx):
 
     def hard(x, label):
         lab = label.reshape(label.shape[:-1] + (1,)) if label.dim() == x.dim() else label.unsqueeze(-1)
-        lab = lab.long()
-        valid = lab != ignore
-        picked = torch.gather(x, -1, torch.where(valid, lab, torch.zeros_like(lab)))
-        loss = -torch.log(picked).clamp(min=-_KMAX)
-        return torch.where(valid, loss, torch.zeros_like(loss))
+        if lab.dtype != torch.int64:
+            lab = lab.long()
+        ignored = lab == ignore
+        # an ignored row gathers column 0 (its loss is then zeroed); any other label out of range still fails
+        idx = lab.masked_fill(ignored, 0)
+        if x.requires_grad and torch.is_grad_enabled():
+            return _hard_ce_function().apply(x, idx, ignored)
+        return _hard_ce(torch.gather(x, -1, idx), ignored)
 
     def softl(x, label):
         return -(label * torch.log(x).clamp(min=-_KMAX)).sum(-1, keepdim=True)
 
     return softl if soft else hard
+
+
+def _hard_ce(picked, ignored):
+    # Paddle: -TolerableValue(log(p)): log(0) = -inf becomes -1e20 (a loss of 1e20, not inf)
+    return torch.log(picked).clamp_(min=-_KMAX).neg_().masked_fill_(ignored, 0.0)
+
+
+_HARD_CE = []
+
+
+def _hard_ce_function():
+    """-log(x[label]) with Paddle's gradient, -dy / x[label] at the label (0 where ignored) and 0 elsewhere,
+    in one autograd node: a gather, log, clamp, neg and mask recorded separately cost three times the
+    kernels."""
+    if not _HARD_CE:
+        class HardCrossEntropy(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, idx, ignored):
+                picked = torch.gather(x, -1, idx)
+                ctx.save_for_backward(picked, idx, ignored)
+                ctx.x_shape = x.shape
+                return _hard_ce(picked, ignored)
+
+            @staticmethod
+            def backward(ctx, dy):
+                picked, idx, ignored = ctx.saved_tensors
+                d = torch.div(dy, picked).neg_().masked_fill_(ignored, 0.0)
+                return picked.new_zeros(ctx.x_shape).scatter_(-1, idx, d), None, None
+        _HARD_CE.append(HardCrossEntropy)
+    return _HARD_CE[0]
 
 
 def _swce_shape(ins, attrs):

@@ -103,22 +103,19 @@ def _aligner(op, ctx):
 
 
 def _elementwise(fn):
+    """fn: a function of (x, y), or the name of a torch function (looked up when the kernel is built)."""
     def factory(op, ctx):
+        f = getattr(torch, fn) if isinstance(fn, str) else fn
         align = _aligner(op, ctx)
         axis = attr(op, "axis", -1)
         if axis == -1:
-            return fn
-        return lambda x, y: fn(x, align(x, y))
+            return f
+        return lambda x, y: f(x, align(x, y))
     return factory
 
 
 def _floordiv(x, y):
     return torch.div(x, y, rounding_mode="floor")
-
-
-def _torch_fn(name):
-    """torch.<name>, looked up on each call: defining the ops loads no torch."""
-    return lambda x, y: getattr(torch, name)(x, y)
 
 
 def _broadcast_shape(dtype=None):
@@ -137,14 +134,14 @@ for _name, _fn in [("elementwise_add", "add"), ("elementwise_sub", "sub"), ("ele
                    ("elementwise_pow", "pow"), ("elementwise_mod", "remainder"), ("elementwise_floordiv", None)]:
     defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape(),
           differentiable=_name not in ("elementwise_mod", "elementwise_floordiv"))(
-        _elementwise(_floordiv if _fn is None else _torch_fn(_fn)))
+        _elementwise(_floordiv if _fn is None else _fn))
 
 # comparisons and logic: bool outputs, no gradient (their builders take an optional existing output)
 for _name, _fn in [("less_than", "lt"), ("less_equal", "le"), ("greater_than", "gt"), ("greater_equal", "ge"),
                    ("equal", "eq"), ("not_equal", "ne"), ("logical_and", "logical_and"),
                    ("logical_or", "logical_or"), ("logical_xor", "logical_xor")]:
     defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape("bool"), differentiable=False)(
-        _elementwise(_torch_fn(_fn)))
+        _elementwise(_fn))
 
 
 @defop("logical_not", infer_shape=same_as("X", dtype="bool", keep_lod=False), differentiable=False)

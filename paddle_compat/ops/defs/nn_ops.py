@@ -108,6 +108,7 @@ def batch_norm(op, ctx):
     momentum, eps = float(attr(op, "momentum", 0.9)), float(attr(op, "epsilon", 1e-5))
     is_test, global_stats = attr(op, "is_test", False), attr(op, "use_global_stats", False)
     nhwc = _nhwc(op)
+    scratch = {}    # (device, dtype) -> ([C] buffer for torch's unbiased running-variance update, momentum)
 
     def k(x, scale, bias, mean, var):
         xc = x.movedim(-1, 1) if nhwc and x.dim() > 2 else x
@@ -115,18 +116,42 @@ def batch_norm(op, ctx):
             y = F.batch_norm(xc, mean, var, scale, bias, False, 0.0, eps)
             saved_mean, saved_inv = mean, torch.rsqrt(var + eps)
         else:
-            y = F.batch_norm(xc, None, None, scale, bias, True, 0.0, eps)
-            dims = [0] + list(range(2, xc.dim()))
-            with torch.no_grad():
-                bvar, bmean = torch.var_mean(xc.detach(), dim=dims, unbiased=False)
-                # Paddle keeps the biased batch variance in its running average (torch would not).
-                mean.mul_(momentum).add_(bmean, alpha=1.0 - momentum)
-                var.mul_(momentum).add_(bvar, alpha=1.0 - momentum)
-            saved_mean, saved_inv = bmean, torch.rsqrt(bvar + eps)
+            # One native kernel gives the output, the batch mean and 1/sqrt(biased var + eps) (Paddle's
+            # SavedMean / SavedVariance), and updates the running mean in place with Paddle's formula
+            # (momentum * mean + (1 - momentum) * batch mean). Its running-variance update uses the unbiased
+            # batch variance; Paddle keeps the biased one, so torch's update goes to a zeroed buffer,
+            # (1 - momentum) * var * n / (n - 1), and is scaled back by (n - 1) / n here. No second pass
+            # over x (a var_mean over N, H, W was a quarter of a ResNet step on the CPU).
+            n = xc.numel() // xc.shape[1]
+            if n > 1:
+                key = (xc.device, var.dtype)
+                buf, mom = scratch.get(key) or (None, None)
+                if buf is None or buf.shape != var.shape:
+                    # momentum as a 0-dim tensor of var's type: a float would be wrapped and cast per call
+                    buf, mom = scratch[key] = torch.zeros_like(var), torch.tensor(momentum, dtype=var.dtype)
+                else:
+                    buf.zero_()
+                y, saved_mean, saved_inv = torch.native_batch_norm(xc, scale, bias, mean, buf, True,
+                                                                   1.0 - momentum, eps)
+                _running_var(var, mom, buf, (n - 1) / n)
+            else:
+                # one value per channel: Paddle 1.8.5 skips the normalization (Y is X, its gradient passes
+                # through, Scale and Bias get none) and leaves the running statistics as they are
+                # (train_step.json: bn_single_value_sgd); torch's F.batch_norm would raise
+                y, saved_mean, saved_inv = xc, torch.zeros_like(mean), torch.ones_like(var)
         if nhwc and x.dim() > 2:
             y = y.movedim(1, -1)
         return y, mean, var, saved_mean, saved_inv
     return k
+
+
+def _running_var(var, mom, buf, alpha):
+    """var = mom * var + alpha * buf, in place; a no_grad scope only where var could record a graph (it
+    costs more than the update of a [C] tensor)."""
+    if var.requires_grad:
+        with torch.no_grad():
+            return _running_var(var.detach(), mom, buf, alpha)
+    var.mul_(mom).add_(buf, alpha=alpha)
 
 
 # Seed: a [1] int32 tensor (a `seed` op's output, which recomputation gives each dropout so that the

@@ -1,15 +1,26 @@
-"""The lowering's fused op (see backends/lowering/fusion.py): k lookups of one table, each sum-pooled.
+"""The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), fc's
+product and bias add as one addmm (fusion_fc.py), and grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
+backends/lowering/fusion_optim.py).
 
-It exists only inside lowered blocks (no program names it), so it lives with the backend rather than among
-the op definitions in paddle_compat/ops/defs/.
+They exist only inside lowered blocks (no program names them), so they live with the backend rather than
+among the op definitions in paddle_compat/ops/defs/.
+
+The grouped updates compute what the per-op kernels in optimizer_ops.py compute. On a GPU the dense members
+go through torch's _foreach_* kernels (a handful of launches for the whole group instead of two per
+parameter); on the CPU torch's foreach ops are a loop over per-tensor kernels anyway, so the group loops itself
+and calls the per-op update of each member. A row-sparse gradient (SelectedRows) takes its member's per-op path.
 """
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
+from ..fusion_fc import FUSED_FC
+from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ..registry import register
 from .common import attr
+from .optimizer_ops import _dense, _no_grad, momentum_update, sgd_update
 from ....ops.defs.tensor_ops import check_ids_on_gpu
 
 
@@ -21,24 +32,23 @@ def fused_lookup_seqpool_sum(op, ctx):
     sparse = bool(attr(op, "is_sparse", False))
     names = op.input("Ids")
 
+    names_rev = names[::-1]
+
     def k(ids_list, w, lods):
-        flat, offs, sizes, out_lods, base = [], [], [], [], 0
         # slots go in last to first: the table gradient then lists its rows in the order Paddle's `sum`
         # of the per-lookup gradients does, so a sparse update applies them in the same order
-        for name, ids, lod in zip(reversed(names), reversed(ids_list), reversed(lods)):
+        ids_rev, lods_rev = ids_list[::-1], lods[::-1]
+        for name, lod in zip(names_rev, lods_rev):
             if not lod:
                 raise ValueError("lookup_table + sequence_pool: ids %s carry no LoD (feed a LoDTensor to a "
                                  "variable declared with lod_level=1)" % name)
-            off = lod[-1]
-            if int(off[-1]) != ids.shape[0]:
-                raise ValueError("sequence_pool: the LoD of %s covers %d rows but the tensor has %d"
-                                 % (name, int(off[-1]), ids.shape[0]))
-            flat.append(ids.reshape(-1))
-            offs.append(off[1:] + base if offs else off)     # one offsets list over all slots' rows
-            sizes.append(off.numel() - 1)
-            out_lods.append(tuple(lod[:-1]) or None)
-            base += ids.shape[0]
-        all_ids = torch.cat(flat)
+        ends = [lod[-1] for lod in lods_rev]
+        offsets, sizes = (_host_offsets if ends[0].device.type == "cpu" else _device_offsets)(
+            ends, [ids.shape[0] for ids in ids_rev], names_rev)
+        if all(ids.dim() == 2 for ids in ids_rev):
+            all_ids = torch.cat(ids_rev).reshape(-1)
+        else:
+            all_ids = torch.cat([ids.reshape(-1) for ids in ids_rev])
         if all_ids.dtype != torch.int64:
             all_ids = all_ids.long()
         try:
@@ -48,6 +58,104 @@ def fused_lookup_seqpool_sum(op, ctx):
             raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
                              "max %d)" % (", ".join(names), op.input("W")[0], w.shape[0], int(all_ids.min()),
                                           int(all_ids.max()))) from None
-        pooled = torch.segment_reduce(emb, "sum", offsets=torch.cat(offs), axis=0, unsafe=True)
-        return list(torch.split(pooled, sizes))[::-1], out_lods[::-1]
+        pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
+        out_lods = [tuple(lod[:-1]) or None for lod in lods]
+        return list(torch.split(pooled, sizes))[::-1], out_lods
     return k
+
+
+def _rows_error(name, covered, rows):
+    return ValueError("sequence_pool: the LoD of %s covers %d rows but the tensor has %d" % (name, covered, rows))
+
+
+def _host_offsets(ends, rows, names):
+    """One offsets tensor over all slots' rows, built on the host from numpy views of CPU offsets (about a
+    microsecond a slot; slicing and adding the tensors cost several dispatches a slot)."""
+    parts, sizes, base = [], [], 0
+    for name, off, n in zip(names, ends, rows):
+        o = off.numpy()
+        if o[-1] != n:
+            raise _rows_error(name, int(o[-1]), n)
+        parts.append(o[1:] + base if parts else o)
+        sizes.append(len(o) - 1)
+        base += n
+    return torch.from_numpy(np.concatenate(parts)), sizes
+
+
+def _device_offsets(ends, rows, names):
+    parts, sizes, base = [], [], 0
+    for name, off, n in zip(names, ends, rows):
+        if int(off[-1]) != n:
+            raise _rows_error(name, int(off[-1]), n)
+        parts.append(off[1:] + base if parts else off)
+        sizes.append(off.numel() - 1)
+        base += n
+    return torch.cat(parts), sizes
+
+
+@register(FUSED_FC, inputs=("X", "Y", "Bias"), outputs=("Out",))
+def fused_mul_add_bias(op, ctx):
+    """mul (x_num_col_dims = y_num_col_dims = 1) then elementwise_add of a bias on the last axis: addmm."""
+    addmm, mm = torch.addmm, torch.mm
+
+    def k(x, w, b):
+        if x.dim() != 2:      # mul flattens everything after the first dim
+            x = x.reshape(x.shape[0], -1)
+        if w.dim() == 2 and b.dim() == 1:
+            return addmm(b, x, w)
+        return mm(x, w.reshape(w.shape[0], -1)) + b
+    return k
+
+
+def use_foreach(t):
+    """Multi-tensor kernels where they are one launch per chunk of tensors (CUDA) and take the learning rate
+    as a 0-dim tensor operand (torch >= 2.1); a test may widen it."""
+    return t.is_cuda and _foreach_takes_tensor()
+
+
+_FOREACH_TENSOR = []
+
+
+def _foreach_takes_tensor():
+    if not _FOREACH_TENSOR:
+        try:
+            torch._foreach_mul([torch.ones(1)], torch.tensor(2.0))
+            _FOREACH_TENSOR.append(True)
+        except (TypeError, RuntimeError):
+            _FOREACH_TENSOR.append(False)
+    return _FOREACH_TENSOR[0]
+
+
+def _scalar(lr):
+    # torch's foreach ops take a 0-dim tensor operand (no host read); the LearningRate variable is [1]
+    return lr.reshape(()) if lr.dim() else lr
+
+
+@register(FUSED_MOMENTUM, inputs=("Param*", "Grad*", "Velocity*", "LearningRate"),
+          outputs=("ParamOut*", "VelocityOut*"))
+def fused_momentum_group(op, ctx):
+    mu = float(attr(op, "mu"))
+
+    def k(ps, gs, vs, lr):
+        if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
+            # Paddle's order: v = v * mu + g, then p = p - lr * v
+            torch._foreach_mul_(vs, mu)
+            torch._foreach_add_(vs, gs)
+            torch._foreach_sub_(ps, torch._foreach_mul(vs, _scalar(lr)))
+            return ps, vs
+        for p, g, v in zip(ps, gs, vs):
+            momentum_update(p, _dense(g), v, lr, mu)
+        return ps, vs
+    return _no_grad(k)
+
+
+@register(FUSED_SGD, inputs=("Param*", "Grad*", "LearningRate"), outputs=("ParamOut*",))
+def fused_sgd_group(op, ctx):
+    def k(ps, gs, lr):
+        if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
+            torch._foreach_sub_(ps, torch._foreach_mul(gs, _scalar(lr)))
+            return ps
+        for p, g in zip(ps, gs):
+            sgd_update(p, g, lr)
+        return ps
+    return _no_grad(k)

@@ -64,15 +64,16 @@ def _moments_atomic(fn, op, ctx):
 
 @register("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
 def sgd(op, ctx):
-    def k(p, g, lr):
-        if g.is_sparse:
-            rows, values = rows_values(g)
-            p.index_add_(0, rows, values, alpha=-float(lr))    # p[row] -= lr * g, entry by entry
-            return p
-        # p - lr * g in one pass (a fused multiply-add: it may round the last bit differently from two
-        # passes, as Paddle's Eigen kernel itself does when built with FMA); parity tests hold it to Paddle.
-        return p.addcmul_(g, lr, value=-1.0)
-    return _no_grad(k)
+    return _no_grad(sgd_update)
+
+
+def sgd_update(p, g, lr):
+    if g.is_sparse:
+        rows, values = rows_values(g)
+        return p.index_add_(0, rows, values, alpha=-float(lr))    # p[row] -= lr * g, entry by entry
+    # p - lr * g in one pass (a fused multiply-add: it may round the last bit differently from two
+    # passes, as Paddle's Eigen kernel itself does when built with FMA); parity tests hold it to Paddle.
+    return p.addcmul_(g, lr, value=-1.0)
 
 
 @register("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
@@ -81,13 +82,21 @@ def momentum(op, ctx):
 
     def k(p, g, v, lr):
         g = _dense(g)
-        v.mul_(mu).add_(g)
         if nesterov:
+            v.mul_(mu).add_(g)
             p.sub_((g + v * mu) * lr)
         else:
-            p.sub_(lr * v)
+            momentum_update(p, g, v, lr, mu)
         return p, v
     return _no_grad(k)
+
+
+def momentum_update(p, g, v, lr, mu):
+    """v = mu * v + g; p -= lr * v: one kernel each (fused multiply-adds: they may round the last bit
+    differently from Paddle's two passes, as sgd's addcmul_ does; the parity tests hold them to Paddle).
+    lr stays a tensor: no host read, nothing that would stop a CUDA graph."""
+    torch.add(g, v, alpha=mu, out=v)
+    p.addcmul_(v, lr, value=-1.0)
 
 
 @register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
