@@ -9,7 +9,9 @@ import threading
 
 import numpy as np
 
-from .dtypes import VarDesc, VarType, convert_dtype, dtype_name  # noqa: F401  (fluid.core.VarDesc)
+from .dtypes import VarType, convert_dtype, dtype_name  # noqa: F401
+from .desc import AttrType, BlockDesc, OpDesc, ProgramDesc, VarDesc  # noqa: F401  (Paddle's desc classes)
+from .framework_misc import core_globals
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -471,6 +473,10 @@ class op_proto_and_checker_maker:   # noqa: N801  (Paddle's name)
     @staticmethod
     def kOpDeviceAttrName():   # noqa: N802
         return "op_device"
+
+
+def globals():   # noqa: A001  (Paddle's name)
+    return core_globals()
 
 
 # Paddle's inference API lives in fluid.core too (fluid.core.AnalysisConfig, create_paddle_predictor, ...)

@@ -1,6 +1,7 @@
 """Operator: one node of the recorded graph (type, named input/output slots of variable names, attrs)."""
 
 import collections
+import linecache
 import os
 import sys
 
@@ -20,6 +21,21 @@ def user_callsite():
             return "%s:%d" % (fn, f.f_lineno)
         f = f.f_back
     return "<unknown>"
+
+
+def creation_callstack():
+    """Paddle's op_callstack: the stack where the op was built, innermost frame first, each frame formatted
+    as Python's traceback module does (Paddle stores list(reversed(traceback.format_stack()))[1:]; this walk
+    is several times cheaper and gives the same lines)."""
+    f = sys._getframe(2)
+    out = []
+    while f is not None:
+        co = f.f_code
+        line = linecache.getline(co.co_filename, f.f_lineno).strip()
+        out.append('  File "%s", line %d, in %s\n%s' % (co.co_filename, f.f_lineno, co.co_name,
+                                                       "    %s\n" % line if line else ""))
+        f = f.f_back
+    return out
 
 
 def _names(args):
@@ -89,6 +105,18 @@ class Operator:
     @property
     def attr_names(self):
         return list(self.attrs.keys())
+
+    def attr_type(self, name):
+        """The attribute's framework.proto AttrType (fluid.core.AttrType): Paddle's declared type, else the
+        type its value is written with."""
+        from .desc import _attr_type
+        return _attr_type(self.type, name, self.attr(name))
+
+    @property
+    def desc(self):
+        """Paddle's `op.desc` (fluid.core.OpDesc): a view of this op."""
+        from .desc import OpDesc
+        return OpDesc(self)
 
     def all_attrs(self):
         return dict(self.attrs)
