@@ -344,7 +344,17 @@ class SelectedRows:
     def __init__(self, rows=None, height=0, value=None):
         self._rows = [int(r) for r in rows] if rows is not None else []
         self._height = int(height)
-        self._value = value
+        # the holder get_tensor() views: `srows.get_tensor().set(array, place)` sets the rows' values (not
+        # named _holder: that marks a LoDTensor where code tells the two apart)
+        self._values_holder = ScopeVar(value=value)
+
+    @property
+    def _value(self):
+        return self._values_holder.value
+
+    @_value.setter
+    def _value(self, value):
+        self._values_holder.value = value
 
     @classmethod
     def _from_torch(cls, t):
@@ -365,7 +375,7 @@ class SelectedRows:
         self._height = int(h)
 
     def get_tensor(self):
-        return LoDTensor(_holder=ScopeVar(value=self._value))
+        return LoDTensor(_holder=self._values_holder)
 
     def numel(self):
         v = self._value

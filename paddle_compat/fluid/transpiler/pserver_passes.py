@@ -31,7 +31,7 @@ class PserverTranspileResult:
         self._user_startup = user_startup
 
     def _check_endpoint(self, endpoint):
-        ep = parse_endpoint(endpoint, "endpoint")
+        ep = parse_endpoint(endpoint, "endpoint", server=True)
         if ep not in self.plan.endpoints:
             raise ValueError("endpoint %s is not one of the pservers given to transpile (%s)"
                              % (ep, ",".join(self.plan.endpoints)))
