@@ -23,17 +23,26 @@ def user_callsite():
     return "<unknown>"
 
 
+_FRAME_TEXT = {}     # (code, line) -> its traceback line: a program's ops come from a few call sites
+
+
 def creation_callstack():
     """Paddle's op_callstack: the stack where the op was built, innermost frame first, each frame formatted
     as Python's traceback module does (Paddle stores list(reversed(traceback.format_stack()))[1:]; this walk
-    is several times cheaper and gives the same lines)."""
+    gives the same lines, each formatted once per call site)."""
     f = sys._getframe(2)
     out = []
+    if len(_FRAME_TEXT) > 100000:
+        _FRAME_TEXT.clear()
     while f is not None:
         co = f.f_code
-        line = linecache.getline(co.co_filename, f.f_lineno).strip()
-        out.append('  File "%s", line %d, in %s\n%s' % (co.co_filename, f.f_lineno, co.co_name,
-                                                       "    %s\n" % line if line else ""))
+        key = (co, f.f_lineno)
+        text = _FRAME_TEXT.get(key)
+        if text is None:
+            line = linecache.getline(co.co_filename, f.f_lineno).strip()
+            text = _FRAME_TEXT[key] = '  File "%s", line %d, in %s\n%s' % (
+                co.co_filename, f.f_lineno, co.co_name, "    %s\n" % line if line else "")
+        out.append(text)
         f = f.f_back
     return out
 
