@@ -14,6 +14,7 @@ from .program import notify_changed
 from . import backward_recompute as _recompute
 from ..ops import aliased_outputs, facts as _facts, find as _find, is_differentiable, no_grad_slots
 from ..ops import known_op_types as _known_op_types
+from ..ops import protos as _protos
 from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
@@ -210,6 +211,12 @@ def _append_grad_op(block, op, flows, have_grad, rename=None):
     attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
     attrs[OP_ROLE_KEY] = OpRole.Backward
     gop = block.append_op(type=op.type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs)
+    kept = _protos.grad_op_attrs(op.type)
+    if kept is not None:
+        # Paddle's grad maker for this op copies only these attributes (mean_grad: none), and its backward adds
+        # the role and the device
+        gop.attrs = {k: v for k, v in gop.attrs.items() if k in kept}
+        gop.attrs.update({OP_ROLE_KEY: OpRole.Backward, "op_device": op.attrs.get("op_device", "")})
     gop.callsite = op.callsite
     have_grad.update(in_need)
     return gop
@@ -321,6 +328,17 @@ def _in_grad_op_order(block, names):
     return sorted(names, key=lambda n: (first.get(n, -1), n))
 
 
+def _append_loss_seed(block, name, dtype):
+    """d loss / d loss = 1. Paddle's backward writes this fill_constant as a bare OpDesc: these attributes only
+    (none of the checker's defaults, no name scope or call stack)."""
+    op = block.desc.append_op()
+    op.set_type("fill_constant")
+    op.set_output("Out", [name])
+    for k, v in (("shape", [1]), ("value", 1.0), ("dtype", int(dtype)), ("force_cpu", False),
+                 (OP_ROLE_KEY, OpRole.Backward | OpRole.Loss), ("op_device", "")):
+        op._set_attr(k, v)
+
+
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
     """Append the backward of `loss` (a [1] Variable) to its block; returns [(param, param@GRAD)]."""
     if not isinstance(loss, Variable):
@@ -337,9 +355,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         return _append_backward_in_sub_block(loss, parameter_list, no_grad_set)
 
     def seed(t):
-        block.append_op(type="fill_constant", outputs={"Out": [grad_var_name(t.name)]},
-                        attrs={"shape": [1], "value": 1.0, "dtype": int(t.dtype), "force_cpu": False,
-                               OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+        _append_loss_seed(block, grad_var_name(t.name), t.dtype)
         _create_grad_var(block, grad_var_name(t.name), t)
 
     # Paddle recomputes only for a non-empty list of checkpoints (anything else means plain backward)
@@ -393,9 +409,7 @@ def _append_backward_in_sub_block(loss, parameter_list, no_grad_set):
         if v.stop_gradient and not isinstance(v, Parameter):
             no_grad.add(v.name)
     seed = grad_var_name(loss.name)
-    grad_block.append_op(type="fill_constant", outputs={"Out": [seed]},
-                         attrs={"shape": [1], "value": 1.0, "dtype": int(loss.dtype), "force_cpu": False,
-                                OP_ROLE_KEY: OpRole.Backward | OpRole.Loss})
+    _append_loss_seed(grad_block, seed, loss.dtype)
     _create_grad_var(grad_block, seed, loss)
     have, grad_ops, sparse = {loss.name}, [], set()
     b = cur

@@ -1,11 +1,17 @@
-"""Gradient clipping: by value, by norm, by global norm (ops in the optimize role, Paddle's @CLIP scope)."""
+"""Gradient clipping: by value, by norm, by global norm (ops in the optimize role, in Paddle's name scopes)."""
 
 from . import framework, layers
 
 __all__ = ["ErrorClipByValue", "GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm",
            "set_gradient_clip", "append_gradient_clip_ops"]
 
-CLIP_SCOPE = "append_clip_@CLIP"
+# Paddle 1.8's name scopes: set_gradient_clip's ops (append_gradient_clip_ops) in a scope per parameter,
+# the norms under "gradient_clip_@CLIP" and the clipped gradients under "graident_clip_@CLIP" (Paddle's
+# spelling, kept: op_namescope is part of a program); its pserver transpiler keeps every op of an @CLIP
+# scope on the trainer. optimizer(grad_clip=...) puts all of its ops in one "gradient_clip" scope.
+CLIP_NORM_SCOPE = "gradient_clip_@CLIP"
+CLIP_OPS_SCOPE = "graident_clip_@CLIP"
+OPTIMIZER_CLIP_SCOPE = "gradient_clip"
 
 
 class ErrorClipByValue:
@@ -31,7 +37,8 @@ class BaseGradientClipAttr:
 
     def __call__(self, params_grads):
         """The 1.8 `optimizer(grad_clip=...)` form: clip a whole list of (param, grad)."""
-        return _apply(params_grads, lambda p: self)
+        with framework.name_scope(OPTIMIZER_CLIP_SCOPE):
+            return _apply(params_grads, lambda p: self, None, None, correct_role_var=False)
 
 
 class NullGradientClipAttr(BaseGradientClipAttr):
@@ -109,7 +116,7 @@ def set_gradient_clip(clip, param_list=None, program=None):
         p.gradient_clip_attr = clip
 
 
-def _apply(params_grads, clip_of_attr):
+def _apply(params_grads, clip_of_attr, norm_scope, ops_scope, correct_role_var=True):
     def clip_of(p):
         attr = clip_of_attr(p)
         if attr.need_clip is not None and not attr.need_clip(p):
@@ -119,13 +126,28 @@ def _apply(params_grads, clip_of_attr):
     context = {}
     pairs = [(p, g) for p, g in params_grads if g is not None]
     for p, g in pairs:
-        with p.block.program._optimized_guard([p, g]), framework.name_scope(CLIP_SCOPE):
+        with p.block.program._optimized_guard([p, g]), framework.name_scope(norm_scope):
             clip_of(p)._process_context(context=context, param=p, grad=g)
     res = []
     for p, g in pairs:
-        with p.block.program._optimized_guard([p, g]), framework.name_scope(CLIP_SCOPE):
+        with p.block.program._optimized_guard([p, g]), framework.name_scope(ops_scope):
             res.append(clip_of(p)._create_operators(param=p, grad=g))
+    if correct_role_var:
+        # (not for optimizer(grad_clip=...): there Paddle renames them too, and its pserver transpiler then
+        # fails on the program; keeping [param, param@GRAD] lets ours move a per-parameter clip to the pservers)
+        _correct_clip_op_role_var(res)
     return res
+
+
+def _correct_clip_op_role_var(params_grads):
+    """As Paddle: the clip ops in a "gradient_clip" scope name the clipped gradient in op_role_var."""
+    new_grad = {p.name: g.name for p, g in params_grads if g is not None}
+    if not params_grads:
+        return
+    for op in params_grads[0][0].block.program.global_block().ops:
+        role_var = op.attrs.get("op_role_var") or []
+        if "gradient_clip" in (op.attrs.get("op_namescope") or "") and role_var and role_var[0] in new_grad:
+            op.attrs["op_role_var"] = [role_var[0], new_grad[role_var[0]]]
 
 
 def append_gradient_clip_ops(params_grads):
@@ -137,4 +159,4 @@ def append_gradient_clip_ops(params_grads):
 
     if all(getattr(p, "gradient_clip_attr", None) is None for p, _ in params_grads):
         return list(params_grads)
-    return _apply(params_grads, clip_of)
+    return _apply(params_grads, clip_of, CLIP_NORM_SCOPE, CLIP_OPS_SCOPE)

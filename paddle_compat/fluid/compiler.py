@@ -25,6 +25,8 @@ class BuildStrategy:
         Customized = 2
 
     def __init__(self):
+        # Paddle 1.8.5's defaults (tests/data/paddle18/strategies.json); the fusion and memory switches change
+        # nothing here (torch runs the lowered program)
         self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
         self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
         self.debug_graphviz_path = ""
@@ -32,12 +34,13 @@ class BuildStrategy:
         self.fuse_elewise_add_act_ops = False
         self.fuse_bn_act_ops = False
         self.fuse_relu_depthwise_conv = False
-        self.fuse_broadcast_ops = False
+        self.fuse_broadcast_ops = True
         self.fuse_all_optimizer_ops = False
-        self.fuse_all_reduce_ops = False
-        self.enable_inplace = False
-        self.memory_optimize = False
-        self.enable_backward_optimizer_op_deps = False
+        self.fuse_all_reduce_ops = True
+        self.enable_auto_fusion = False
+        self.enable_inplace = True
+        self.memory_optimize = None
+        self.enable_backward_optimizer_op_deps = True
         self.cache_runtime_context = False
         self.mkldnn_enabled_op_types = set()
         self.sync_batch_norm = False
@@ -110,8 +113,9 @@ class ExecutionStrategy:
         self.num_iteration_per_drop_scope = 100
         self.num_iteration_per_run = 1
         self.use_thread_barrier = False
-        self.use_experimental_executor = False
+        self.use_experimental_executor = True
         self.dry_run = False
+        self.use_cuda = True      # Paddle 1.8's default; the executor's place decides here
 
 
 class CompiledProgram:

@@ -9,7 +9,9 @@ import threading
 
 import numpy as np
 
-from .dtypes import VarDesc, VarType, convert_dtype, dtype_name  # noqa: F401  (fluid.core.VarDesc)
+from .dtypes import VarType, convert_dtype, dtype_name  # noqa: F401
+from .desc import AttrType, BlockDesc, OpDesc, ProgramDesc, VarDesc  # noqa: F401  (Paddle's desc classes)
+from .framework_misc import core_globals
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -349,7 +351,17 @@ class SelectedRows:
     def __init__(self, rows=None, height=0, value=None):
         self._rows = [int(r) for r in rows] if rows is not None else []
         self._height = int(height)
-        self._value = value
+        # the holder get_tensor() views: `srows.get_tensor().set(array, place)` sets the rows' values (not
+        # named _holder: that marks a LoDTensor where code tells the two apart)
+        self._values_holder = ScopeVar(value=value)
+
+    @property
+    def _value(self):
+        return self._values_holder.value
+
+    @_value.setter
+    def _value(self, value):
+        self._values_holder.value = value
 
     @classmethod
     def _from_torch(cls, t):
@@ -370,7 +382,7 @@ class SelectedRows:
         self._height = int(h)
 
     def get_tensor(self):
-        return LoDTensor(_holder=ScopeVar(value=self._value))
+        return LoDTensor(_holder=self._values_holder)
 
     def numel(self):
         v = self._value
@@ -478,6 +490,10 @@ class op_proto_and_checker_maker:   # noqa: N801  (Paddle's name)
     @staticmethod
     def kOpDeviceAttrName():   # noqa: N802
         return "op_device"
+
+
+def globals():   # noqa: A001  (Paddle's name)
+    return core_globals()
 
 
 # Paddle's inference API lives in fluid.core too (fluid.core.AnalysisConfig, create_paddle_predictor, ...)

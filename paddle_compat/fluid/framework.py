@@ -10,20 +10,50 @@ from . import unique_name
 from .dtypes import VarDesc, VarType, convert_dtype, convert_np_dtype_to_dtype_, dtype_name
 from ..ops.roles import GRAD_SUFFIX, grad_var_name  # noqa: F401  (Paddle has them here)
 from .operator import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, Operator, OpRole)
-from .program import Block, Program, change_hooks, notify_changed
+from .program import Block, Program, change_hooks, current_name_scope, notify_changed, switch_name_scope
 from .variable import Parameter, Variable
+from ..ops import protos as _protos
 
 __all__ = [
     "Program", "Block", "Variable", "Parameter", "Operator", "OpRole", "default_main_program",
     "default_startup_program", "program_guard", "name_scope", "switch_main_program",
     "switch_startup_program", "in_dygraph_mode", "unique_name", "VarDesc", "convert_np_dtype_to_dtype_",
-    "grad_var_name", "GRAD_SUFFIX",
+    "grad_var_name", "GRAD_SUFFIX", "OpProtoHolder",
 ]
 
 EMPTY_VAR_NAME = "@EMPTY@"
 TEMP_VAR_NAME = "@TEMP@"
 
 
+
+
+class OpProtoHolder:
+    """Every op type's proto (its slots and attributes; see paddle_compat/ops/protos.py), as Paddle's op tests
+    read them: OpProtoHolder.instance().get_op_proto("mul").inputs[0].name."""
+
+    @classmethod
+    def instance(cls):
+        if not hasattr(cls, "_instance"):
+            cls._instance = cls()
+        return cls._instance
+
+    def __init__(self):
+        if hasattr(self.__class__, "_instance"):
+            raise AssertionError("Please use `instance()` to get OpProtoHolder object!")
+        self.op_proto_map = {t: _protos.get_proto(t) for t in _protos.proto_types()}
+
+    def get_op_proto(self, type):
+        proto = self.op_proto_map.get(type) or _protos.get_proto(type)
+        if proto is None:
+            raise ValueError("Operator \"%s\" has not been registered." % type)
+        return proto
+
+    def update_op_proto(self):
+        """Protos of op types defined since (load_op_library's custom ops are not supported here)."""
+
+    @staticmethod
+    def generated_op_attr_names():
+        return {name for name, _, _ in _protos.GENERATED_ATTRS}
 
 
 _main_program_ = Program()
@@ -72,16 +102,16 @@ def program_guard(main_program, startup_program=None):
 
 @contextlib.contextmanager
 def name_scope(prefix=None):
-    """Records a '/'-joined scope path in each op's op_namescope attribute (Paddle's name_scope)."""
-    prog = default_main_program()
-    old = prog._name_scope
-    prefix = prefix or ""
-    base = old if old else "/"
-    prog._name_scope = base + (unique_name.generate(prefix) if prefix else "") + "/"
+    """Records a '/'-joined scope path in each op's op_namescope attribute (Paddle's name_scope: a prefix
+    used twice at one level becomes prefix_1 the second time)."""
+    if not prefix:      # Paddle asserts; an empty prefix adds no level here
+        yield
+        return
+    old = switch_name_scope(current_name_scope().child(prefix))
     try:
         yield
     finally:
-        prog._name_scope = old
+        switch_name_scope(old)
 
 
 def in_dygraph_mode():

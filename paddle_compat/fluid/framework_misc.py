@@ -5,6 +5,8 @@ import contextlib
 import os
 import re
 
+from .program import switch_device
+
 __all__ = ["cuda_pinned_places", "device_guard", "set_flags", "get_flags", "require_version"]
 
 # The Fluid API version this package implements (what require_version compares with).
@@ -41,7 +43,22 @@ def device_guard(device=None):
     runs on the executor's place, so the device is checked and otherwise has no effect."""
     if device not in ("cpu", "gpu", "", None):
         raise ValueError("device_guard: device must be 'cpu', 'gpu', '' or None, got %r" % (device,))
-    yield
+    old = switch_device(device)     # recorded as each op's op_device, as Paddle does
+    try:
+        yield
+    finally:
+        switch_device(old)
+
+
+# flags Paddle's core.globals() also holds that scripts (and Paddle's op tests) read and write there
+_CORE_ONLY_FLAGS = {"FLAGS_use_system_allocator": False}
+
+
+def core_globals():
+    """fluid.core.globals(): the flags by name, readable and writable (one dict with set_flags/get_flags)."""
+    for k, v in _CORE_ONLY_FLAGS.items():
+        _FLAGS.setdefault(k, v)
+    return _FLAGS
 
 
 def set_flags(flags):

@@ -3,11 +3,16 @@
     op = Operator("sum", X=["x0", "x1"], Out="out")
     op.run(scope, place)
 
-Paddle tells inputs from outputs with the op's C++ proto. Here the rule is the test's own setup: a slot
-whose variables all hold a value in the scope when run() is called is an input; the others are outputs.
+As in Paddle, the op's proto (paddle_compat/ops/protos.py) tells its input slots from its output slots.  For an
+op type without one, the rule is the test's own setup: a slot whose variables all hold a value in the scope
+when run() is called is an input; the others are outputs.
 """
 
 import numpy as np
+
+from .core import SelectedRows
+from .dtypes import VarType
+from ..ops import protos as _protos
 
 __all__ = ["Operator"]
 
@@ -23,13 +28,53 @@ def _is_slot(key, value):
                                    all(isinstance(x, str) for x in value)))
 
 
+def _proto(op_type):
+    p = _protos.get_proto(op_type)
+    if p is None:
+        raise ValueError('Operator "%s" has not been registered.' % op_type)
+    return p
+
+
+def _var_meta(var):
+    """The type, shape, dtype and LoD level of a scope variable's value: how the one-op program declares it."""
+    value = var.value
+    if isinstance(value, SelectedRows):
+        arr = np.array(value.get_tensor())
+        return dict(type=VarType.SELECTED_ROWS, shape=[value.height()] + list(arr.shape[1:]), dtype=str(arr.dtype))
+    t = var.get_tensor()
+    return dict(type=VarType.LOD_TENSOR, shape=t.shape(), dtype=t._dtype(), lod_level=len(t.lod()))
+
+
+def _declare_outputs(op, block, inputs):
+    """Output variables as the op's shape inference declares them (Paddle infers them when the op is
+    built); without one, an output has the deepest LoD level of the inputs (it shares their LoD)."""
+    try:
+        op.desc.infer_shape(block)
+        return
+    except Exception:     # no shape inference here, or one that needs what this op was not given
+        pass
+    level = max([block.var(n).lod_level for names in inputs.values() for n in names] or [0])
+    for n in op.output_arg_names:
+        block.var(n).lod_level = level
+
+
 class Operator:
     def __init__(self, type, **kwargs):
         if not isinstance(type, str) or not type:
             raise ValueError("Operator needs an op type name, got %r" % (type,))
         self._type = type
-        self._slots = {k: _names(v) for k, v in kwargs.items() if _is_slot(k, v)}
-        self._attrs = {k: v for k, v in kwargs.items() if k not in self._slots}
+        proto = _protos.get_proto(type)
+        if proto is not None:
+            slots = {v.name for v in proto.inputs} | {v.name for v in proto.outputs}
+            self._slots = {k: _names(v) for k, v in kwargs.items() if k in slots and v is not None}
+            for v in list(proto.inputs) + list(proto.outputs):
+                if v.name in self._slots and not v.duplicable and len(self._slots[v.name]) > 1:
+                    raise ValueError("Operator %s: slot %s takes one variable, got %d"
+                                     % (type, v.name, len(self._slots[v.name])))
+        else:
+            self._slots = {k: _names(v) for k, v in kwargs.items() if _is_slot(k, v)}
+        self._proto = proto
+        self._attrs = {k: v for k, v in kwargs.items() if k not in self._slots and v is not None}
 
     def type(self):
         return self._type
@@ -37,9 +82,11 @@ class Operator:
     def attr(self, name):
         return self._attrs[name]
 
-    def run(self, scope, place):
-        from .executor import Executor
-        from .framework import Program, program_guard
+    def _split_slots(self, scope):
+        if self._proto is not None:
+            ins = {v.name for v in self._proto.inputs}
+            return ({k: v for k, v in self._slots.items() if k in ins},
+                    {k: v for k, v in self._slots.items() if k not in ins})
 
         def has_value(n):
             v = scope.find_var(n)
@@ -56,16 +103,55 @@ class Operator:
             raise ValueError("Operator(%r).run: every slot (%s) already holds a value in the scope, so none "
                              "is an output; create outputs with scope.var(name) only"
                              % (self._type, ", ".join(self._slots)))
+        return inputs, outputs
+
+    def run(self, scope, place):
+        from .executor import Executor
+        from .framework import Program, program_guard
+
+        inputs, outputs = self._split_slots(scope)
         prog, startup = Program(), Program()
         with program_guard(prog, startup):
             block = prog.global_block()
             for slot_vars in inputs.values():
                 for n in slot_vars:
-                    arr = np.array(scope.find_var(n).get_tensor())
-                    block.create_var(name=n, shape=list(arr.shape), dtype=str(arr.dtype), persistable=True)
+                    var = scope.find_var(n)
+                    if var is None:
+                        raise ValueError("Operator(%r).run: input variable %s is not in the scope" % (self._type, n))
+                    block.create_var(name=n, persistable=True, **_var_meta(var))
             for slot_vars in outputs.values():
                 for n in slot_vars:
                     if not block.has_var(n):
                         block.create_var(name=n, dtype="float32", persistable=True)
-            block.append_op(type=self._type, inputs=inputs, outputs=outputs, attrs=dict(self._attrs))
+            op = block.append_op(type=self._type, inputs=inputs, outputs=outputs, attrs=dict(self._attrs))
+            _declare_outputs(op, block, inputs)
         Executor(place).run(prog, scope=scope)
+
+    # Paddle's OperatorFactory queries (its op tests read an op type's slots and attributes through them)
+    @staticmethod
+    def types():
+        return _protos.proto_types()
+
+    @staticmethod
+    def get_op_info(op_type):
+        return _proto(op_type)
+
+    @staticmethod
+    def get_op_input_names(op_type):
+        return [v.name for v in _proto(op_type).inputs]
+
+    @staticmethod
+    def get_op_inputs(op_type):
+        return [(v.name, v.duplicable) for v in _proto(op_type).inputs]
+
+    @staticmethod
+    def get_op_output_names(op_type):
+        return [v.name for v in _proto(op_type).outputs]
+
+    @staticmethod
+    def get_op_outputs(op_type):
+        return [(v.name, v.duplicable) for v in _proto(op_type).outputs]
+
+    @staticmethod
+    def get_op_attr_names(op_type):
+        return [a.name for a in _proto(op_type).attrs]

@@ -1,6 +1,7 @@
 """Operator: one node of the recorded graph (type, named input/output slots of variable names, attrs)."""
 
 import collections
+import linecache
 import os
 import sys
 
@@ -20,6 +21,30 @@ def user_callsite():
             return "%s:%d" % (fn, f.f_lineno)
         f = f.f_back
     return "<unknown>"
+
+
+_FRAME_TEXT = {}     # (code, line) -> its traceback line: a program's ops come from a few call sites
+
+
+def creation_callstack():
+    """Paddle's op_callstack: the stack where the op was built, innermost frame first, each frame formatted
+    as Python's traceback module does (Paddle stores list(reversed(traceback.format_stack()))[1:]; this walk
+    gives the same lines, each formatted once per call site)."""
+    f = sys._getframe(2)
+    out = []
+    if len(_FRAME_TEXT) > 100000:
+        _FRAME_TEXT.clear()
+    while f is not None:
+        co = f.f_code
+        key = (co, f.f_lineno)
+        text = _FRAME_TEXT.get(key)
+        if text is None:
+            line = linecache.getline(co.co_filename, f.f_lineno).strip()
+            text = _FRAME_TEXT[key] = '  File "%s", line %d, in %s\n%s' % (
+                co.co_filename, f.f_lineno, co.co_name, "    %s\n" % line if line else "")
+        out.append(text)
+        f = f.f_back
+    return out
 
 
 def _names(args):
@@ -89,6 +114,18 @@ class Operator:
     @property
     def attr_names(self):
         return list(self.attrs.keys())
+
+    def attr_type(self, name):
+        """The attribute's framework.proto AttrType (fluid.core.AttrType): Paddle's declared type, else the
+        type its value is written with."""
+        from .desc import _attr_type
+        return _attr_type(self.type, name, self.attr(name))
+
+    @property
+    def desc(self):
+        """Paddle's `op.desc` (fluid.core.OpDesc): a view of this op."""
+        from .desc import OpDesc
+        return OpDesc(self)
 
     def all_attrs(self):
         return dict(self.attrs)

@@ -7,7 +7,7 @@ import collections
 from . import framework, layers, unique_name
 from .backward import append_backward
 from .clip import append_gradient_clip_ops
-from .framework import Variable, program_guard
+from .framework import Variable, device_guard, program_guard
 from .initializer import Constant
 from .layer_helper import LayerHelper
 from .program import notify_changed
@@ -66,7 +66,7 @@ class Optimizer:
             return self._global_learning_rate() * float(param_lr)
 
     # state -----------------------------------------------------------------------------------------
-    def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None):
+    def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None, device=None):
         if self._name is not None:
             name = self._name + "_" + name
         if param.name in self._accumulators[name]:
@@ -74,7 +74,8 @@ class Optimizer:
         var = self.helper.create_global_variable(
             name=unique_name.generate(param.name + "_" + name), persistable=True, dtype=dtype or param.dtype,
             shape=param.shape if shape is None else shape, belong_to_optimizer=True)
-        self.helper.set_variable_initializer(var, initializer=Constant(value=float(fill_value)))
+        with device_guard(device):      # recorded as the initializer's op_device (Paddle: Adam's beta pows)
+            self.helper.set_variable_initializer(var, initializer=Constant(value=float(fill_value)))
         self._accumulators[name][param.name] = var
         return var
 
@@ -198,8 +199,8 @@ class AdamOptimizer(Optimizer):
         for p in parameters:
             self._add_accumulator("moment1", p)
             self._add_accumulator("moment2", p)
-            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1])
-            self._add_accumulator("beta2_pow_acc", p, dtype="float32", fill_value=self._beta2, shape=[1])
+            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1], device="cpu")
+            self._add_accumulator("beta2_pow_acc", p, dtype="float32", fill_value=self._beta2, shape=[1], device="cpu")
 
     def _append_optimize_op(self, block, pg):
         p = pg[0]

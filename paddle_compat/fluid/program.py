@@ -5,7 +5,9 @@ import contextlib
 import copy
 import itertools
 
-from .operator import (OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole, user_callsite)
+from .operator import (OP_CALLSTACK_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole,
+                       creation_callstack, user_callsite)
+from ..ops import protos as _protos
 from .dtypes import VarType
 from .variable import Parameter, Variable
 
@@ -13,6 +15,44 @@ _program_ids = itertools.count()
 
 # Called with (program, what) after each public change of a program; tests install the verifier here.
 change_hooks = []
+
+OP_DEVICE_KEY = "op_device"
+# the device fluid.device_guard names for the ops built inside it (Paddle's framework._current_device)
+_current_device = None
+
+
+def switch_device(device):
+    global _current_device
+    old, _current_device = _current_device, device
+    return old
+
+
+class NameScope:
+    """One level of fluid.name_scope (Paddle's framework.NameScope): a prefix used again under the same
+    parent gets _1, _2, ... ("optimizer", "optimizer_1"). Global, as in Paddle: the ops of every program
+    built inside take its path (the startup program's initializers too)."""
+
+    def __init__(self, name="", parent=None):
+        self.name, self.parent, self._children = name, parent, {}
+        self.path = (parent.path if parent is not None else "/") + (name + "/" if name else "")
+
+    def child(self, prefix):
+        n = self._children.get(prefix, 0)
+        self._children[prefix] = n + 1
+        return NameScope(prefix if n == 0 else "%s_%d" % (prefix, n), self)
+
+
+_name_scope = NameScope()
+
+
+def switch_name_scope(scope):
+    global _name_scope
+    old, _name_scope = _name_scope, scope
+    return old
+
+
+def current_name_scope():
+    return _name_scope
 
 
 def notify_changed(program, what):
@@ -128,14 +168,30 @@ class Block:
 
     # operators ---------------------------------------------------------------------------------
     def _make_op(self, type, inputs, outputs, attrs, stop_gradient=False):
+        if type is None:
+            raise ValueError("`type` to initialized an Operator can not be None.")
+        if not _protos.is_known_type(type):
+            raise ValueError("Operator \"%s\" has not been registered." % type)
         attrs = dict(attrs or {})
         prog = self.program
         attrs.setdefault(OP_ROLE_KEY, prog._current_role)
         if prog._op_role_var and OP_ROLE_VAR_KEY not in attrs:
             attrs[OP_ROLE_VAR_KEY] = list(prog._op_role_var)
-        if prog._name_scope and OP_NAMESCOPE_KEY not in attrs:
-            attrs[OP_NAMESCOPE_KEY] = prog._name_scope
+        # Paddle's full name scope: "/" outside any name_scope
+        attrs.setdefault(OP_NAMESCOPE_KEY, _name_scope.path)
+        attrs.setdefault(OP_CALLSTACK_KEY, creation_callstack())
+        if _current_device is not None:
+            attrs[OP_DEVICE_KEY] = _current_device
+        # the defaults Paddle's attribute checker fills in (an attribute given as None takes its default too)
+        for name, default in _protos.attr_defaults(type):
+            if attrs.get(name) is None:
+                attrs[name] = copy.copy(default)
         op = Operator(self, type, inputs, outputs, attrs, callsite=user_callsite())
+        # Paddle points each output Variable given to the op at it (`var.op`)
+        for args in (outputs or {}).values():
+            for a in (args if isinstance(args, (list, tuple)) else [args]):
+                if isinstance(a, Variable):
+                    a.op = op
         return op
 
     def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):
@@ -167,6 +223,12 @@ class Block:
     def _sync_with_cpp(self):
         """No-op: there is no C++ desc to keep in sync."""
 
+    @property
+    def desc(self):
+        """Paddle's `block.desc` (fluid.core.BlockDesc): a view of this block."""
+        from .desc import BlockDesc
+        return BlockDesc(self)
+
     # printing ----------------------------------------------------------------------------------
     def to_string(self, throw_on_error=False, with_details=False):
         lines = ["{ // block %d%s" % (self.idx, (" (parent %d)" % self.parent_idx) if self.parent_idx >= 0 else "")]
@@ -191,7 +253,6 @@ class Program:
         self._uid = next(_program_ids)
         self._current_role = OpRole.Forward
         self._op_role_var = []
-        self._name_scope = ""
         # attributes set by the transpilers (Paddle's names)
         self._is_distributed = False
         self._is_chief = False
@@ -287,9 +348,12 @@ class Program:
 
     @property
     def desc(self):
-        """Paddle's `program.desc`, as far as scripts use it (serialize_to_string, feed/fetch names)."""
-        from .proto_desc import ProgramDescView
-        return ProgramDescView(self)
+        """Paddle's `program.desc` (fluid.core.ProgramDesc): a view of this program."""
+        from .desc import ProgramDesc
+        return ProgramDesc(self)
+
+    def _sync_with_cpp(self):
+        """No-op: there is no C++ desc to keep in sync."""
 
     @staticmethod
     def parse_from_string(binary_str):
@@ -377,6 +441,25 @@ class Program:
         for param in other.global_block().all_parameters():
             if param.name in gb.vars and not isinstance(gb.vars[param.name], Parameter):
                 gb.vars[param.name] = param._copy_meta_to(gb)
+        self._bump()
+
+    def _copy_data_info_from(self, other, pruned_origin_block_id_map=None):
+        """Copy is_data, need_check_feed and stop_gradient (when set) from the same-named variables of
+        `other`, block i from block pruned_origin_block_id_map[i] (default: the same index), as Paddle's
+        clone does. A variable `other` lacks is a ValueError (it names the variable)."""
+        if not isinstance(other, Program):
+            raise TypeError("Program._copy_data_info_from needs a source Program, got %s" % type(other).__name__)
+        block_map = pruned_origin_block_id_map or {i: i for i in range(len(self.blocks))}
+        for i, block in enumerate(self.blocks):
+            other_block = other.blocks[block_map[i]]
+            for var in list(block.vars.values()):
+                other_var = other_block.var(var.name)
+                if other_var.is_data:
+                    var.is_data = True
+                if other_var.need_check_feed:
+                    var.need_check_feed = True
+                if other_var.stop_gradient:
+                    var.stop_gradient = True
         self._bump()
 
     def _copy_dist_param_info_from(self, other):

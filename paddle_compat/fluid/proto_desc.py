@@ -296,25 +296,6 @@ def parse_program(data):
     return p
 
 
-class ProgramDescView:
-    """What scripts use of Paddle's `program.desc`."""
-
-    def __init__(self, program):
-        self._program = program
-
-    def serialize_to_string(self):
-        return serialize_program(self._program)
-
-    def num_blocks(self):
-        return len(self._program.blocks)
-
-    def get_feed_target_names(self):
-        return _io_names(self._program, "feed", "Out")
-
-    def get_fetch_target_names(self):
-        return _io_names(self._program, "fetch", "X")
-
-
 def _io_names(program, op_type, slot):
     ops = [op for op in program.global_block().ops if op.type == op_type]
     ops.sort(key=lambda op: op.attrs.get("col", 0))

@@ -43,6 +43,12 @@ class Variable:
     stop_gradient = _flag_property("stop_gradient", "no gradient flows through this variable")
 
     @property
+    def desc(self):
+        """Paddle's `var.desc` (fluid.core.VarDesc): a view of this variable."""
+        from .desc import VarDesc
+        return VarDesc(self)
+
+    @property
     def ndim(self):
         return len(self.shape)
 

@@ -1,6 +1,6 @@
 """Fleet's half-async strategy, 2 pservers + 2 trainers on 127.0.0.1: each trainer runs two Hogwild threads
 (train_from_dataset(thread=2)) over a CTR-like model; its communicator merges the two threads' gradients
-of each block into one send per round (communicator_max_merge_var_num=2), so every block is sent about
+of each block into one send per round (communicator_max_merge_var_num = CPU_NUM = 2), so every block is sent about
 half as often as there are steps, every queued gradient is sent, and both trainers' losses fall. With one
 thread (each step through exe.run) every step is its own round."""
 
@@ -20,9 +20,11 @@ EPOCHS = 5
 
 def run_job(tmp_path, strategy, threads=2, epochs=EPOCHS, **flags):
     eps = endpoints(2)
+    # CPU_NUM = the threads: in half-async mode Paddle 1.8 (and we) take the merge count and the queue size
+    # from CPU_NUM (TrainerRuntimeConfig.get_communicator_flags)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=60000,
                   DATA_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR", THREADS=threads, STRATEGY=strategy,
-                  EPOCHS=epochs, **flags)
+                  EPOCHS=epochs, CPU_NUM=threads, **flags)
     with Cluster(tmp_path) as c:
         for ep in eps:
             c.start("ps-" + ep.split(":")[1], [SCRIPT],
@@ -36,8 +38,7 @@ def run_job(tmp_path, strategy, threads=2, epochs=EPOCHS, **flags):
 
 
 def test_half_async_merges_the_threads_gradients_and_converges(tmp_path):
-    results = run_job(tmp_path, "half_async", FLAGS_communicator_max_merge_var_num=2,
-                      FLAGS_communicator_send_queue_size=4)
+    results = run_job(tmp_path, "half_async")
     for r in results:
         pe, got = r["per_epoch"], r["losses"]
         steps = EPOCHS * pe

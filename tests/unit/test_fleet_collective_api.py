@@ -196,8 +196,28 @@ def test_minimize_local_sgd_gives_the_transpiled_program():
     assert any(op.type == "c_allreduce_sum" for op in f.main_program.global_block().ops)
 
 
+def test_minimize_with_amp_decorates_the_optimizer():
+    # as Paddle 1.8: use_amp wraps the optimizer in OptimizerWithMixedPrecision (dynamic loss scaling from
+    # amp_loss_scaling), and the collective transpile follows
+    s = DistributedStrategy()
+    s.use_amp, s.mode, s.collective_mode = True, "collective", "grad_allreduce"
+    s.amp_loss_scaling = 8.0
+    types = [op.type for op in _minimize(s).main_program.global_block().ops]
+    assert "check_finite_and_unscale" in types and "update_loss_scaling" in types and "c_allreduce_sum" in types
+
+
+def test_a_decorated_optimizer_is_accepted_and_not_decorated_twice():
+    import paddle_compat.fluid.incubate.fleet.collective as coll
+    amp = fluid.contrib.mixed_precision.decorate(fluid.optimizer.Adam(), init_loss_scaling=1.0)
+    assert isinstance(coll.CollectiveOptimizer(amp)._optimizer, type(amp))
+    s = DistributedStrategy()
+    s.use_amp = True
+    with pytest.raises(ValueError, match="can not use OptimizerWithMixedPrecision when you set "
+                                         "DistStrategy.mixed_precision as True"):
+        coll.CollectiveOptimizer(amp, strategy=s).minimize(None)
+
+
 @pytest.mark.parametrize("field,value,exc,match", [
-    ("use_amp", True, NotImplementedError, "use_amp"),
     ("collective_mode", "grad_allreduce", ValueError, "needs mode='collective'"),
     ("mode", "pserver", ValueError, "mode must be 'nccl2' or 'collective'"),
     ("forward_recompute", True, ValueError, "recompute_checkpoints"),

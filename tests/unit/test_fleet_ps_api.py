@@ -69,8 +69,11 @@ def test_async_strategy_has_no_barriers():
 
 def test_strategy_factory_configs():
     assert isinstance(StrategyFactory.create_sync_strategy(), SyncStrategy)
+    # Paddle 1.8's sync strategy: a completely_not_async config (tests/unit/test_strategies_paddle18.py), which
+    # the transpiler reads as sync mode
     sync = StrategyFactory.create_sync_strategy().get_program_config()
-    assert sync.sync_mode and not sync.runtime_split_send_recv
+    assert not sync.sync_mode and sync.runtime_split_send_recv and sync.completely_not_async
+    assert sync.frozen().sync_mode and not sync.frozen().runtime_split_send_recv
     a = StrategyFactory.create_async_strategy().get_program_config()
     assert not a.sync_mode and a.runtime_split_send_recv
     h = StrategyFactory.create_half_async_strategy()

@@ -152,7 +152,11 @@ def test_verifier_catches_undefined_input_and_unknown_op():
     prog2 = fluid.Program()
     gb2 = prog2.global_block()
     gb2.create_var(name="a", shape=[1], persistable=True)
-    gb2.append_op(type="no_such_op", inputs={"X": ["a"]}, outputs={})
+    with pytest.raises(ValueError, match='Operator "no_such_op" has not been registered.'):   # as Paddle
+        gb2.append_op(type="no_such_op", inputs={"X": ["a"]}, outputs={})
+    op = gb2.desc.append_op()     # the desc API sets any type, unchecked: the verifier catches it
+    op.set_type("no_such_op")
+    op.set_input("X", ["a"])
     with pytest.raises(ProgramError, match="unknown op type"):
         verify(prog2)
     gb2.ops.clear()

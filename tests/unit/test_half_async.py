@@ -258,13 +258,18 @@ def _fleet_worker_minimize(strategy):
     return fleet.main_program
 
 
-def test_fleet_carries_the_strategys_flags_and_paddles_config_rule():
+def test_fleet_carries_the_strategys_flags_and_paddles_config_rule(monkeypatch):
+    monkeypatch.setenv("CPU_NUM", "4")
     s = StrategyFactory.create_half_async_strategy()
-    s.set_trainer_runtime_config({"communicator_max_merge_var_num": 4, "communicator_send_queue_size": "8"})
-    info = _fleet_worker_minimize(s)._dist_info
+    s.set_trainer_runtime_config({"communicator_max_merge_var_num": 4, "communicator_send_queue_size": "8",
+                                  "communicator_thread_pool_size": "3"})
+    # as Paddle 1.8: in half-async mode the merge count and the queue size are CPU_NUM (a warning says so)
+    with pytest.warns(UserWarning, match="communicator_send_queue_size must equal CPU_NUM"):
+        info = _fleet_worker_minimize(s)._dist_info
     assert info["half_async"]
     assert info["communicator_flags"]["communicator_max_merge_var_num"] == "4"
-    assert info["communicator_flags"]["communicator_send_queue_size"] == "8"
+    assert info["communicator_flags"]["communicator_send_queue_size"] == "4"
+    assert info["communicator_flags"]["communicator_thread_pool_size"] == "3"
     # Paddle 1.8's fleet: a not-sync DistributeTranspilerConfig that does not split at run time is half-async
     cfg = fluid.DistributeTranspilerConfig()
     cfg.sync_mode = False

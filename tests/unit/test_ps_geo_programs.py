@@ -147,7 +147,7 @@ def _clipped_net():
 def test_geo_keeps_a_global_norm_clip_on_the_trainer():
     """Geo-SGD trainers run their own optimizer, so GradientClipByGlobalNorm (a norm over all parameters)
     needs no pserver: the trainer keeps the clip ops, the pservers still only add deltas. Sync/async pserver
-    mode, which moves each parameter's update to its pserver, still refuses it."""
+    mode keeps them on the trainer too (as Paddle 1.8.5: each trainer sends its clipped gradients)."""
     _clipped_net()
     cfg = fluid.DistributeTranspilerConfig()
     cfg.geo_sgd_mode = True
@@ -161,5 +161,6 @@ def test_geo_keeps_a_global_norm_clip_on_the_trainer():
     fluid.framework.switch_main_program(fluid.Program())
     fluid.framework.switch_startup_program(fluid.Program())
     _clipped_net()
-    with pytest.raises(NotImplementedError, match="GradientClipByGlobalNorm"):
-        fluid.DistributeTranspiler().transpile(0, pservers=EPS, trainers=2)
+    fluid.DistributeTranspiler().transpile(0, pservers=EPS, trainers=2)
+    types = _types(fluid.default_main_program())
+    assert "sqrt" in types and "sgd" not in types and "send_barrier" in types

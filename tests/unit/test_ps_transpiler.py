@@ -157,35 +157,65 @@ def test_program_without_optimizer_is_rejected():
         _transpile()
 
 
-def test_global_norm_clip_is_rejected_with_a_reason():
+def test_global_norm_clip_stays_on_the_trainer():
+    # as Paddle 1.8.5: set_gradient_clip's ops (an @CLIP name scope) run on each trainer, which sends the clipped
+    # gradients (tests/unit/test_ps_clip_structure.py, tests/dist/test_ps_grad_clip.py)
     x = fluid.layers.data(name="x", shape=[13], dtype="float32")
     h = fluid.layers.fc(fluid.layers.fc(x, 4), 1)
     fluid.clip.set_gradient_clip(fluid.clip.GradientClipByGlobalNorm(1.0))
     fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(h))
-    with pytest.raises(NotImplementedError, match="GlobalNorm"):
+    _transpile()
+    types = [op.type for op in fluid.default_main_program().global_block().ops]
+    assert "sqrt" in types and "sgd" not in types and types.index("sqrt") < types.index("send")
+
+
+def test_global_norm_clip_given_to_the_optimizer_is_refused():
+    # optimizer(grad_clip=...) puts its ops in the optimize chains (no @CLIP scope), as in Paddle 1.8.5, whose
+    # get_pserver_program then dies with a MemoryError on this program; we say why
+    x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+    h = fluid.layers.fc(fluid.layers.fc(x, 4), 1)
+    fluid.optimizer.SGD(0.1, grad_clip=fluid.clip.GradientClipByGlobalNorm(1.0)).minimize(fluid.layers.mean(h))
+    with pytest.raises(NotImplementedError, match="set_gradient_clip"):
         _transpile()
 
 
-def test_clip_by_norm_on_a_cut_parameter_is_rejected():
+def test_per_parameter_clip_given_to_the_optimizer_moves_to_the_pserver():
+    # Paddle 1.8.5's get_pserver_program fails on this program (ValueError: vector::_M_range_insert); ours runs
+    # the clip in the parameter's pserver block, after the trainers' gradients are averaged
+    x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+    h = fluid.layers.fc(x, 1)
+    fluid.optimizer.SGD(0.1, grad_clip=fluid.clip.GradientClipByValue(0.5)).minimize(fluid.layers.mean(h))
+    t = _transpile()
+    assert "clip" not in [op.type for op in fluid.default_main_program().global_block().ops]
+    blocks = [[op.type for op in b.ops] for b in t.get_pserver_program("127.0.0.1:6174").blocks[1:]]
+    assert ["sum", "scale", "clip", "sgd"] in blocks
+
+
+def test_clip_by_norm_on_a_cut_parameter_runs_on_the_trainer():
+    # the whole gradient is clipped on the trainer, then cut into the parameter's blocks
     x = fluid.layers.data(name="x", shape=[784], dtype="float32")
     h = fluid.layers.fc(x, 200, param_attr=fluid.ParamAttr(gradient_clip=fluid.clip.GradientClipByNorm(1.0)))
     fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(h))
-    with pytest.raises(NotImplementedError, match="slice_var_up"):
-        _transpile()
+    _transpile()
+    types = [op.type for op in fluid.default_main_program().global_block().ops]
+    assert types.index("clip_by_norm") < types.index("split_byref")
 
 
-def test_clip_by_value_and_l2_decay_move_to_the_pserver():
+def test_clip_by_value_stays_and_l2_decay_moves_to_the_pserver():
+    # the programs Paddle 1.8.5 builds for this net (checked against it): the trainer clips, the pserver
+    # averages, adds the decay and updates
     x = fluid.layers.data(name="x", shape=[784], dtype="float32")
     h = fluid.layers.fc(x, 200, param_attr=fluid.ParamAttr(gradient_clip=fluid.clip.GradientClipByValue(0.5)))
     fluid.optimizer.SGD(0.1, regularization=fluid.regularizer.L2Decay(1e-4)).minimize(fluid.layers.mean(h))
     t = _transpile()
     main = fluid.default_main_program()
-    assert not any(op.type in ("clip", "sgd") for op in main.global_block().ops)
+    assert [op.type for op in main.global_block().ops] == [
+        "mul", "elementwise_add", "mean", "fill_constant", "mean_grad", "elementwise_add_grad", "send", "mul_grad",
+        "clip", "split_byref", "send", "send_barrier", "recv", "recv", "fetch_barrier", "concat"]
     prog = t.get_pserver_program("127.0.0.1:6175")
-    w_block = next(b for b in prog.blocks[1:] if any(op.type == "clip" for op in b.ops))
-    types = [op.type for op in w_block.ops]
-    assert types[:2] == ["sum", "scale"] and types[-1] == "sgd" and "clip" in types
-    assert all(op.input_arg_names for op in w_block.ops)
+    assert [[op.type for op in b.ops] for b in prog.blocks] == [["listen_and_serv"],
+                                                               ["sum", "scale", "scale", "sum", "sgd"]]
+    assert all(op.input_arg_names for op in prog.blocks[1].ops)
 
 
 def test_inference_model_from_a_trainer_program_saves_local_copies(tmp_path):

@@ -35,7 +35,7 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
         out = out_var(helper, dtype, attr_shape, stop_gradient=True)
     helper.append_op(type="fill_constant", inputs=inputs, outputs={"Out": [out]},
                      attrs={"shape": attr_shape, "dtype": int(convert_dtype(dtype)),
-                            "value": float(value), "force_cpu": force_cpu})
+                            "value": float(value), "str_value": str(float(value)), "force_cpu": force_cpu})
     out.stop_gradient = True
     return out
 

@@ -25,6 +25,7 @@ class DistributeTranspilerConfig:
     use_hierarchical_allreduce = False
     hierarchical_allreduce_inter_nranks = 0
     half_async = False           # set by fleet's StrategyFactory.create_half_async_strategy
+    completely_not_async = False  # set by fleet's StrategyFactory.create_sync_strategy (with half_async)
 
     def __init__(self):
         self._sync_mode = True
@@ -59,6 +60,11 @@ class DistributeTranspilerConfig:
     def frozen(self):
         """A validated copy that the passes read (they never see later edits of the user's object)."""
         c = copy.copy(self)
+        if c.completely_not_async:
+            # Paddle 1.8's sync strategy: not sync_mode, split at run time, half_async, completely_not_async;
+            # its transpiler then trains as sync mode does (barriers, the trainers' gradients summed each
+            # step), which is our sync mode
+            c._sync_mode, c._runtime_split_send_recv, c.half_async = True, False, False
         if c.split_method is None:
             c.split_method = RoundRobin
         if not (isinstance(c.split_method, type) and issubclass(c.split_method, PSDispatcher)):

@@ -54,7 +54,7 @@ class DistributeTranspiler:
                                  "got %r" % (trainers,))
             if trainer_id >= trainers:
                 raise ValueError("transpile: trainer_id %d is out of range for %d trainers" % (trainer_id, trainers))
-            eps = parse_endpoints(pservers, "pservers")
+            eps = parse_endpoints(pservers, "pservers", server=True)
             # Paddle ignores current_endpoint in pserver mode (its test_dist_base passes None)
             if current_endpoint is None:
                 current_endpoint = "127.0.0.1:6174"
@@ -87,12 +87,12 @@ class DistributeTranspiler:
         return self._pserver_result().trainer_program(wait_port)
 
     def get_pserver_program(self, endpoint):
-        return self._pserver_result().pserver_program(parse_endpoint(endpoint, "endpoint"))
+        return self._pserver_result().pserver_program(parse_endpoint(endpoint, "endpoint", server=True))
 
     def get_pserver_programs(self, endpoint):
-        ep = parse_endpoint(endpoint, "endpoint")
+        ep = parse_endpoint(endpoint, "endpoint", server=True)
         return self._pserver_result().pserver_program(ep), self._pserver_result().pserver_startup_program(ep)
 
     def get_startup_program(self, endpoint, pserver_program=None, startup_program=None):
         """Deprecated form of get_pserver_programs(endpoint)[1]."""
-        return self._pserver_result().pserver_startup_program(parse_endpoint(endpoint, "endpoint"))
+        return self._pserver_result().pserver_startup_program(parse_endpoint(endpoint, "endpoint", server=True))

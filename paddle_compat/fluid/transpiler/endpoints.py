@@ -3,7 +3,9 @@
 __all__ = ["parse_endpoint", "parse_endpoints"]
 
 
-def parse_endpoint(ep, what="endpoint"):
+def parse_endpoint(ep, what="endpoint", server=False):
+    """server: a pserver's own endpoint, where port 0 is allowed as in Paddle (the server takes a free port and
+    announces it in /tmp/paddle.<pid>.port)."""
     if not isinstance(ep, str):
         raise TypeError("%s must be an 'ip:port' string, got %r" % (what, ep))
     ep = ep.strip()
@@ -14,8 +16,8 @@ def parse_endpoint(ep, what="endpoint"):
         p = int(port)
     except ValueError:
         raise ValueError("%s %r: port %r is not a number" % (what, ep, port))
-    if not 0 < p < 65536:
-        raise ValueError("%s %r: port %d is out of range 1..65535" % (what, ep, p))
+    if not (0 if server else 1) <= p < 65536:
+        raise ValueError("%s %r: port %d is out of range %d..65535" % (what, ep, p, 0 if server else 1))
     _check_host(host, ep, what)
     return "%s:%d" % (host, p)
 
@@ -29,12 +31,12 @@ def _check_host(host, ep, what):
         raise ValueError("%s %r: %r is not a host name or IPv4 address" % (what, ep, host))
 
 
-def parse_endpoints(eps, what="endpoints"):
+def parse_endpoints(eps, what="endpoints", server=False):
     if isinstance(eps, (list, tuple)):
         eps = ",".join(eps)
     if not isinstance(eps, str) or not eps.strip():
         raise ValueError("%s must be a comma-separated 'ip:port,ip:port' string, got %r" % (what, eps))
-    out = [parse_endpoint(e, "%s entry" % what) for e in eps.split(",") if e.strip()]
+    out = [parse_endpoint(e, "%s entry" % what, server) for e in eps.split(",") if e.strip()]
     dup = sorted(set(e for e in out if out.count(e) > 1))
     if dup:
         raise ValueError("%s lists %s more than once" % (what, ", ".join(dup)))

@@ -19,12 +19,15 @@ import hashlib
 import numpy as np
 
 from ..dtypes import dtype_name
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from ..operator import OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 from ...ops.roles import is_autograd_op
 from .details.vars_distributed import VarsDistributed, VarStruct
 from .ps_slicing import VarBlock, block_rows, table_rows
 
 __all__ = ["PsPlan", "build_plan", "is_optimizer_op"]
+
+
+CLIP_SCOPE_MARK = "@CLIP"
 
 
 def is_optimizer_op(op):
@@ -182,6 +185,12 @@ def _collect_chains(plan, block):
             continue
         if not _is_opt_op(op):
             continue
+        if CLIP_SCOPE_MARK in (op.attrs.get(OP_NAMESCOPE_KEY) or ""):
+            # Paddle 1.8: set_gradient_clip's ops (an @CLIP name scope) stay on the trainer, as backward ops:
+            # each trainer clips its own gradients (GradientClipByGlobalNorm by the norm of all of them) and
+            # sends the clipped ones (the optimizer ops' Grad)
+            op._set_attr(OP_ROLE_KEY, OpRole.Backward)
+            continue
         plan.removed_ops.add(i)
         role_var = op.attrs.get(OP_ROLE_VAR_KEY) or []
         if len(role_var) < 2:
@@ -259,10 +268,14 @@ def _classify_vars(plan, block):
                         # value computed across parameters (GradientClipByGlobalNorm's norm) stays there
                         continue
                     if not v.persistable and n not in lr_produced:
+                        # (optimizer(grad_clip=GradientClipByGlobalNorm): Paddle 1.8.5 moves those ops to the
+                        # pservers too and its get_pserver_program dies with a MemoryError)
                         raise NotImplementedError(
                             "transpile: op '%s' optimizing '%s' reads '%s', which is computed for other "
-                            "parameters too (GradientClipByGlobalNorm?); pserver mode keeps each parameter's "
-                            "update on its own pserver and cannot compute it" % (op.type, chain.param, n))
+                            "parameters too (the optimizer's grad_clip=GradientClipByGlobalNorm?); pserver mode "
+                            "keeps each parameter's update on its own pserver and cannot compute it: clip with "
+                            "fluid.clip.set_gradient_clip, whose ops stay on the trainers"
+                            % (op.type, chain.param, n))
                     if n not in global_vars:
                         global_vars.append(n)
                 elif v.persistable:

@@ -31,7 +31,7 @@ class PserverTranspileResult:
         self._user_startup = user_startup
 
     def _check_endpoint(self, endpoint):
-        ep = parse_endpoint(endpoint, "endpoint")
+        ep = parse_endpoint(endpoint, "endpoint", server=True)
         if ep not in self.plan.endpoints:
             raise ValueError("endpoint %s is not one of the pservers given to transpile (%s)"
                              % (ep, ",".join(self.plan.endpoints)))
@@ -81,8 +81,11 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     for prog, what in ((program, "program"), (startup_program, "startup_program")):
         if prog._dist_info.get("mode") == "pserver" or any(
                 op.type in ("send", "recv", "listen_and_serv") for op in prog.global_block().ops):
+            # Paddle 1.8.5 transpiles it again and builds a wrong job: a second backward pass whose gradients no
+            # pserver receives, parameters updated twice (tests/unit/test_transpile_twice_paddle18.py)
             raise ValueError("transpile: %s was already transpiled for pserver mode; transpile the original "
-                             "program (build it again) instead" % what)
+                             "program (build it again) instead (transpiling it again would add a second "
+                             "backward pass and second updates to the first)" % what)
     geo = bool(getattr(cfg, "geo_sgd_mode", False))
     if geo:
         sync_mode = False    # Geo-SGD pushes deltas asynchronously (Paddle's too)

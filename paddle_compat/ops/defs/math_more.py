@@ -139,7 +139,7 @@ def cross(op, ctx):
 
     def k(x, y):
         d = dim
-        if d is None or d == -100:       # Paddle: the first axis of size 3
+        if d is None or d in (-100, 9):  # Paddle's default 9 (kDefaultDim): the first axis of size 3
             d = next(i for i, s in enumerate(x.shape) if s == 3)
         return torch.cross(x, y, dim=d)
     return k

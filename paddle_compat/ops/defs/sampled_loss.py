@@ -99,7 +99,8 @@ def nce(op, ctx):
         true = torch.arange(labels.shape[1], device=x.device) < label.shape[1]
         cost = torch.where(true, -torch.log(o / (o + q)), -torch.log(q / (o + q))).sum(1, keepdim=True)
         if sw is not None:
-            cost = cost * sw.reshape(n, 1)
+            # Paddle reads one weight per row from the start of SampleWeight, whatever its size beyond
+            cost = cost * sw.reshape(-1)[:n].reshape(n, 1)
         return cost, o.detach(), labels
     return k
 

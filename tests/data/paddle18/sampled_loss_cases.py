@@ -32,7 +32,9 @@ def cases():
         lab = r.randint(0, classes, (n, num_true)).astype("int64")
         inputs = {"x": x, "label": lab}
         if weight:
-            inputs["sw"] = r.uniform(0.5, 2, (n, 1)).astype("float32")
+            # weight=k (an int): k rows of weights for n rows of input (Paddle reads the first n)
+            rows = weight if weight is not True else n
+            inputs["sw"] = r.uniform(0.5, 2, (rows, 1)).astype("float32")
         params = {name + "_w": r.uniform(-1, 1, (classes, d)).astype("float32")}
         if bias:
             params[name + "_b"] = r.uniform(-0.5, 0.5, (classes, 1)).astype("float32")
@@ -100,6 +102,8 @@ def cases():
     # there; only num_true=1 is recorded
     ss_case("ssce_keep_hits", 4, 9, 1, [[0, 8], [1, 2], [7, 3], [5, 5]], remove=False)
     ss_case("ssce_hits", 4, 9, 1, [[0, 8], [1, 2], [7, 3], [5, 5]])
+    # (added last, so the cases above keep their data) more sample weights than rows, as Paddle's test_layers
+    nce_case("nce_weight_rows_beyond_batch", 2, 3, 6, [1, 4], weight=5)
     return out
 
 

@@ -14,6 +14,7 @@ torch.distributed.rpc loads only when a prefetch op is lowered.
 import torch
 
 from ...selected_rows import make_rows
+from ....fluid.core import SelectedRows
 from ..registry import register
 from .common import attr
 
@@ -37,8 +38,36 @@ def _step_ids(ctx):
     return state
 
 
+def _split_by_mod(op, ctx, ids_list):
+    """Paddle's split_ids (an op built by hand, without the transpiler's height_sections): id i goes to output
+    i % n. Dense ids: all inputs' ids, each once, ascending, as [k, 1] per output. A SelectedRows `Ids`: its
+    rows (in order) and their value rows, into the outputs' SelectedRows (those the scope holds are filled in
+    place, as Paddle's kernel fills the variables' own SelectedRows)."""
+    names = op.output("Out")
+    n = len(names)
+    first = ids_list[0]
+    if not isinstance(first, SelectedRows):
+        uniq = torch.unique(torch.cat([_flat_ids(i) for i in ids_list]), sorted=True)
+        return [uniq[uniq % n == i].reshape(-1, 1) for i in range(n)]
+    rows, values = first.rows(), first._value
+    where = {r: k for k, r in enumerate(rows)}      # a repeated row takes its last value row, as in Paddle
+    outs = []
+    for i, name in enumerate(names):
+        held = ctx.scope.find_var(name) if ctx.scope is not None else None
+        out = held.value if held is not None and isinstance(held.value, SelectedRows) else SelectedRows()
+        mine = [r for r in rows if r % n == i]
+        out.set_rows(mine)
+        out.set_height(first.height())
+        out._value = values.index_select(0, torch.tensor([where[r] for r in mine], dtype=torch.int64,
+                                                         device=values.device))
+        outs.append(out)
+    return outs
+
+
 @register("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
 def split_ids(op, ctx):
+    if attr(op, "height_sections") is None:
+        return lambda ids_list, xs: _split_by_mod(op, ctx, ids_list)
     sections = [int(s) for s in attr(op, "height_sections")]
     height, table = int(attr(op, "height")), attr(op, "table", op.input("Ids")[0])
     offsets = [0]
@@ -84,9 +113,13 @@ def merge_ids(op, ctx):
         flat = torch.cat(flats) if len(flats) > 1 else flats[0]
         pos = state.pop(key, None)
         if pos is None or pos.numel() != flat.numel():
-            # shards are ascending row ranges and each shard's ids ascend: the keys are sorted
             keys = torch.cat([r.reshape(-1) for r in rows_list]) if len(rows_list) > 1 else rows_list[0].reshape(-1)
-            pos = torch.searchsorted(keys, flat)
+            if key[0] is not None:
+                # the transpiler's shards are ascending row ranges and each shard's ids ascend: sorted keys
+                pos = torch.searchsorted(keys, flat)
+            else:   # Paddle's merge_ids built by hand: rows in any order (split_ids shards by id % n)
+                order = torch.argsort(keys)
+                pos = order[torch.searchsorted(keys[order], flat)]
         out = values.index_select(0, pos)   # its backward (index_add) is 2-3x embedding's on the CPU
         if padding_idx >= 0:   # Paddle outputs zeros for padding ids (and no gradient reaches that row)
             out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
@@ -105,12 +138,36 @@ def prefetch(op, ctx):
     return prefetch_kernel(op, ctx)
 
 
+def _grown_rows(op, w, flat):
+    """Paddle's lookup on a SelectedRows table (an op test's hand-built W): an id's row is its position in
+    W.rows(); an id not there yet is appended to rows() and takes the next row of W's value (is_test: it is
+    not added, and its output row is zeros)."""
+    is_test = bool(attr(op, "is_test", False))
+    values, rows = w._value, w._rows
+    index = {r: i for i, r in enumerate(rows)}
+    pos = []
+    for i in flat.tolist():
+        j = index.get(i)
+        if j is None and not is_test:
+            j = index[i] = len(rows)
+            if j >= values.shape[0]:
+                raise IndexError("lookup_sparse_table: table %s is full (%d rows) at id %d"
+                                 % (op.input("W")[0], values.shape[0], i))
+            rows.append(i)
+        pos.append(-1 if j is None else j)
+    pos = torch.tensor(pos, dtype=torch.int64, device=values.device)
+    out = values.index_select(0, pos.clamp(min=0))
+    return out.masked_fill((pos < 0).unsqueeze(-1), 0) if is_test else out
+
+
 @register("lookup_sparse_table", inputs=("Ids", "W"))
 def lookup_sparse_table(op, ctx):
     table, shard = attr(op, "table", "?"), op.input("W")[0]
 
     def k(ids, w):
         flat = _flat_ids(ids)
+        if isinstance(w, SelectedRows):
+            return _grown_rows(op, w, flat)
         try:
             return w.index_select(0, flat)   # checks the range itself: no extra pass over the ids
         except (IndexError, RuntimeError):

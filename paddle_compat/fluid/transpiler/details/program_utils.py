@@ -14,21 +14,26 @@ def variable_to_code(var):
     return text
 
 
-def _args(names, getter):
-    parts = []
-    for n in names:
-        parts.append('%s=[%s]' % (n, ", ".join('"%s"' % a for a in getter(n))))
-    return "{" + ", ".join(parts) + "}"
+def _slots(names, getter):
+    return "{" + ", ".join("%s=%s" % (n, getter(n)) for n in names) + "}"
+
+
+def _attr_text(value):
+    """Paddle's text of an attribute: block[i] for a sub-block, blocks[i, ...] for several, else str()."""
+    if hasattr(value, "ops") and hasattr(value, "idx"):
+        return "block[%d]" % value.idx
+    if isinstance(value, (list, tuple)) and value and all(hasattr(b, "ops") and hasattr(b, "idx") for b in value):
+        return "blocks%s" % [b.idx for b in value]
+    return "%s" % (value,)
 
 
 def op_to_code(op, skip_op_callstack=True):
-    attrs = []
-    for name in sorted(op.attr_names):
-        if skip_op_callstack and name == "op_callstack":
-            continue
-        attrs.append("%s = %r" % (name, op.attr(name)))
-    return "%s = %s(inputs=%s, %s)" % (_args(op.output_names, op.output), op.type,
-                                       _args(op.input_names, op.input), ", ".join(attrs))
+    attrs = ", ".join("%s = %s" % (name, _attr_text(op.attr(name))) for name in sorted(op.attr_names)
+                      if not (skip_op_callstack and name == "op_callstack"))
+    ins = _slots(op.input_names, op.input)
+    if not op.output_names:
+        return "%s(inputs=%s, %s)" % (op.type, ins, attrs)
+    return "%s = %s(inputs=%s, %s)" % (_slots(op.output_names, op.output), op.type, ins, attrs)
 
 
 def block_to_code(block, block_idx, fout=None, skip_op_callstack=False):

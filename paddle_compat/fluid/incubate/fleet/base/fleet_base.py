@@ -1,5 +1,6 @@
 """Fleet and DistributedOptimizer base classes, shared by the collective and parameter-server fleets."""
 
+from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision
 from ....optimizer import Optimizer
 from .role_maker import RoleMakerBase
 
@@ -111,9 +112,10 @@ class DistributedOptimizer:
     """Wraps a fluid optimizer; minimize() builds the local program, then the distributed one."""
 
     def __init__(self, optimizer, strategy=None):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError("optimizer must be a fluid.optimizer.Optimizer (SGD, Adam, ...), got %s"
-                            % type(optimizer).__name__)
+        # as Paddle 1.8: an optimizer, or one decorated for mixed precision (contrib.mixed_precision.decorate)
+        if not isinstance(optimizer, (Optimizer, OptimizerWithMixedPrecision)):
+            raise TypeError("optimizer must be a fluid.optimizer.Optimizer (SGD, Adam, ...) or "
+                            "OptimizerWithMixedPrecision, got %s" % type(optimizer).__name__)
         self._optimizer = optimizer
         self._strategy = strategy
 

@@ -13,6 +13,8 @@ from .... import framework, io
 from ....compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
 from ....executor import Executor
 from ....framework import Program
+from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision, decorate
+from ....optimizer_adaptive import DGCMomentumOptimizer
 from ....optimizer_wrappers import RecomputeOptimizer
 from ....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..base.fleet_base import DistributedOptimizer, Fleet, Mode
@@ -132,15 +134,15 @@ class CollectiveOptimizer(DistributedOptimizer):
 
     def _check_strategy(self):
         s = self._strategy
-        if s.use_amp:
-            raise NotImplementedError("DistributedStrategy.use_amp (mixed precision) is not supported by "
-                                      "paddle_compat: it would change the numbers; train in float32")
         if s.forward_recompute:
             if not s.recompute_checkpoints:
                 raise ValueError("set DistributedStrategy.recompute_checkpoints when forward_recompute is True")
-            if isinstance(self._optimizer, RecomputeOptimizer):
-                raise ValueError("can not use RecomputeOptimizer when you set DistStrategy.forward_recompute "
-                                 "as True (the strategy wraps the optimizer itself)")
+            if isinstance(self._optimizer, (RecomputeOptimizer, OptimizerWithMixedPrecision)):
+                raise ValueError("can not use %s when you set DistStrategy.forward_recompute as True (the "
+                                 "strategy wraps the optimizer itself)" % type(self._optimizer).__name__)
+        if s.use_amp and isinstance(self._optimizer, (OptimizerWithMixedPrecision, DGCMomentumOptimizer)):
+            raise ValueError("can not use %s when you set DistStrategy.mixed_precision as True (the strategy "
+                             "decorates the optimizer itself)" % type(self._optimizer).__name__)
         if s.use_local_sgd:
             s.mode, s.collective_mode = "collective", "local_sgd"
         if s.collective_mode is not None and s.mode != "collective":
@@ -158,6 +160,8 @@ class CollectiveOptimizer(DistributedOptimizer):
         if self._strategy.forward_recompute:
             opt = RecomputeOptimizer(opt)
             opt._set_checkpoints(self._strategy.recompute_checkpoints)
+        if self._strategy.use_amp:     # Paddle 1.8: dynamic loss scaling from amp_loss_scaling
+            opt = decorate(opt, init_loss_scaling=self._strategy.amp_loss_scaling, use_dynamic_loss_scaling=True)
         result = opt.minimize(loss, startup, parameter_list, no_grad_set)
         fleet.startup_program = startup
         fleet._origin_program = main.clone()

@@ -128,9 +128,10 @@ class DistributedTranspiler(Fleet):
         self._origin_program = program.clone()
         t = DistributeTranspiler(config=config)
         servers = self.server_endpoints(to_string=True)
+        sync_mode = config.sync_mode or config.completely_not_async    # (see SyncStrategy)
         if self.is_worker():
             t.transpile(trainer_id=self.worker_index(), program=program, startup_program=startup_program,
-                        pservers=servers, trainers=self.worker_num(), sync_mode=config.sync_mode)
+                        pservers=servers, trainers=self.worker_num(), sync_mode=sync_mode)
             self.main_program = t.get_trainer_program(wait_port=config.wait_port)
             self.startup_program = startup_program
             if self.main_program._dist_info.get("half_async"):
@@ -141,7 +142,7 @@ class DistributedTranspiler(Fleet):
         else:
             me = self.server_endpoints()[self.server_index()]
             t.transpile(trainer_id=0, program=program, startup_program=startup_program, pservers=servers,
-                        trainers=self.worker_num(), sync_mode=config.sync_mode, current_endpoint=me)
+                        trainers=self.worker_num(), sync_mode=sync_mode, current_endpoint=me)
             self.main_program, self.startup_program = t.get_pserver_programs(me)
         self._transpiler = t
 
