@@ -17,8 +17,8 @@ def _xy(steps, batch, dim, classes, seed=1):
 
 
 def mlp(opt=lambda: fluid.optimizer.SGD(0.1), steps=4, dropout=False):
-    x = L.data("x", [16], "float32")
-    y = L.data("y", [1], "int64")
+    x = L.data("x", [16], dtype="float32")
+    y = L.data("y", [1], dtype="int64")
     h = L.fc(x, 32, act="relu")
     if dropout:
         h = L.dropout(h, 0.3, dropout_implementation="upscale_in_train")
@@ -30,8 +30,8 @@ def mlp(opt=lambda: fluid.optimizer.SGD(0.1), steps=4, dropout=False):
 
 
 def conv_bn(steps=3):
-    img = L.data("img", [2, 8, 8], "float32")
-    y = L.data("y", [1], "int64")
+    img = L.data("img", [2, 8, 8], dtype="float32")
+    y = L.data("y", [1], dtype="int64")
     c = L.conv2d(img, 4, 3, padding=1, bias_attr=False)
     b = L.batch_norm(c, act="relu")
     c2 = L.conv2d(b, 4, 3, padding=1, bias_attr=False)
@@ -48,8 +48,8 @@ def conv_bn(steps=3):
 
 
 def lstm_lod(steps=3):
-    words = L.data("words", [1], "int64", lod_level=1)
-    y = L.data("y", [1], "int64")
+    words = L.data("words", [1], dtype="int64", lod_level=1)
+    y = L.data("y", [1], dtype="int64")
     emb = L.embedding(words, [30, 8])
     proj = L.fc(emb, 4 * 6)
     hidden, _ = L.dynamic_lstm(proj, 4 * 6)
@@ -66,9 +66,9 @@ def lstm_lod(steps=3):
 
 
 def ctr_sparse(steps=3):
-    slots = [L.data("s%d" % k, [1], "int64", lod_level=1) for k in range(3)]
-    dense = L.data("dense", [4], "float32")
-    y = L.data("y", [1], "int64")
+    slots = [L.data("s%d" % k, [1], dtype="int64", lod_level=1) for k in range(3)]
+    dense = L.data("dense", [4], dtype="float32")
+    y = L.data("y", [1], dtype="int64")
     pooled = [L.sequence_pool(L.embedding(s, [50, 6], is_sparse=True, param_attr=fluid.ParamAttr("tbl")), "sum")
               for s in slots]
     h = L.fc(L.concat(pooled + [dense], axis=1), 16, act="relu")
@@ -118,7 +118,7 @@ OPTIMIZERS = {
     "decayed_adagrad": lambda: fluid.optimizer.DecayedAdagrad(0.1),
     "adadelta": lambda: fluid.optimizer.Adadelta(0.1),
     "lars": lambda: fluid.optimizer.LarsMomentum(0.1, 0.9),
-    "dpsgd_free_momentum_clip": lambda: fluid.optimizer.Momentum(
+    "momentum_global_norm_clip": lambda: fluid.optimizer.Momentum(
         0.1, 0.9, grad_clip=fluid.clip.GradientClipByGlobalNorm(0.5)),
 }
 

@@ -39,6 +39,7 @@ HOST_OPS = dict(
      for t in ("gen_nccl_id", "c_gen_nccl_id", "c_comm_init", "c_comm_init_all", "c_broadcast", "c_allreduce_sum",
                "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allgather", "c_reducescatter",
                "c_sync_calc_stream", "c_sync_comm_stream", "allreduce", "broadcast")] +
+    [(t, "draws from a generator kept on the host") for t in ("shuffle_batch", "random_crop", "dpsgd")] +
     [(t, _ARRAY) for t in ("write_to_array", "read_from_array", "array_to_lod_tensor", "lod_tensor_to_array",
                            "tensor_array_to_tensor", "lod_array_length", "lod_rank_table", "max_sequence_len",
                            "reorder_lod_tensor_by_rank", "shrink_rnn_memory", "rnn_memory_helper")])

@@ -8,7 +8,7 @@ interpreter.py runs the same blocks op by op with the same kernels (the referenc
 
 import functools
 
-from . import nan_check
+from . import capture as capture_mod, nan_check
 from .ctx import LowerCtx, LoweringError, OpRunError
 from .emit import LoweredBlock, emit
 from .plan import plan_block
@@ -18,7 +18,7 @@ __all__ = ["lower_block", "LowerCtx", "LoweringError", "OpRunError", "LoweredBlo
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
                 feed_lod=(), autograd_for=None, sub_block=False, shared_params=False, check_nan_inf=None,
-                inplace_writes=False, fuse=True):
+                inplace_writes=False, fuse=True, capture=False):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
     gradient call of a region (the data-parallel runner overlaps its allreduce with it).
     sub_block: the body of a control-flow op (while, conditional_block): it keeps the caller's grad mode,
@@ -31,7 +31,9 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     check_nan_inf: FLAGS_check_nan_inf (None: the environment's); when on, the plan holds checks after
     each op and region (and nothing when off).
     inplace_writes: scope values are updated in place (CUDA-graph capture keeps their storage).
-    fuse: False lowers every op by itself (no lookup, fc or optimizer groups)."""
+    fuse: False lowers every op by itself (no lookup, fc or optimizer groups).
+    capture: run the step as CUDA graphs where the plan allows (capture.py): True on a CUDA device, or a
+    graphs backend object (tests give a fake one); a block that cannot be captured says why once."""
     if check_nan_inf is None:
         check_nan_inf = nan_check.flag_on()
     plan = plan_block(program, block_idx, scope, feed_names, fetch_names, feed_lod, sub_block, shared_params,
@@ -39,4 +41,22 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     # control-flow bodies are lowered alike (fused or not)
     sub = lower_block if fuse else functools.partial(lower_block, fuse=False)
     ctx = LowerCtx(program, plan.block, scope, device, executor, shared_params, check_nan_inf, lower=sub)
-    return emit(plan, ctx, autograd_for, inplace_writes)
+    backend = _capture_backend(capture, plan, device, sub_block or shared_params or autograd_for is not None)
+    if backend is None:
+        return emit(plan, ctx, autograd_for, inplace_writes)
+    return capture_mod.CapturedBlock(emit(plan, ctx, None, inplace_writes=True), scope, backend)
+
+
+def _capture_backend(capture, plan, device, excluded):
+    """The graphs backend to capture this lowering with, or None (saying once why a step is not captured)."""
+    if capture is False or capture is None or excluded:
+        return None
+    if capture is True:
+        if not capture_mod.device_supports(device):
+            return None
+        capture = capture_mod.default_backend(device)
+    if not plan.capture.safe:
+        capture_mod.note_once((plan.program._uid, plan.block.idx, plan.capture.reason),
+                              "program %d block %d: %s" % (plan.program._uid, plan.block.idx, plan.capture.reason))
+        return None
+    return capture

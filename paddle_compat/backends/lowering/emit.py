@@ -238,7 +238,7 @@ def _comment(op, index):
                 parts.append("%s=%s" % (slot, shown))
         return ", ".join(parts)
     fused = op.attrs.get("fused_from")
-    text = "#%d %s(%s) -> %s%s" % (index, op.type, show(op.inputs), show(op.outputs),
+    text = "op %d %s(%s) -> %s%s" % (index, op.type, show(op.inputs), show(op.outputs),
                                    "  [fused: %s]" % fused if fused else "")
     return _safe(text)
 
