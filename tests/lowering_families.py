@@ -127,9 +127,16 @@ FAMILIES = {"mlp": mlp, "mlp_dropout": lambda: mlp(dropout=True), "conv_bn": con
 FAMILIES.update({"opt_" + k: (lambda f=f: mlp(opt=f)) for k, f in OPTIMIZERS.items()})
 
 
-def build(name):
+def build(name, builder=None):
+    """(main, startup, loss, feeds) of FAMILIES[name] (or of builder())."""
     main, startup = fluid.Program(), fluid.Program()
     startup.random_seed = 11        # the same initial parameters in every process
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        loss, feeds = FAMILIES[name]()
+        loss, feeds = (builder or FAMILIES[name])()
     return main, startup, loss, feeds
+
+
+def exe_feed(feed):
+    """A family's feed for Executor.run: (ids, lengths) pairs as LoDTensors."""
+    return {n: fluid.create_lod_tensor(v[0], v[1], fluid.CPUPlace()) if isinstance(v, tuple) else v
+            for n, v in feed.items()}

@@ -237,10 +237,10 @@ class Executor:
         fetch_names = _fetch_names(fetch_list)
         # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
         check = _env_value("FLAGS_check_nan_inf")
-        if capture is None:
-            capture = _env_value("FLAGS_cuda_graph_capture")
+        if capture is None:     # (CUDA graphs only exist off the CPU: no flag lookup per CPU step)
+            capture = self.device != "cpu" and _env_value("FLAGS_cuda_graph_capture")
         key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
-               worker, bool(capture))
+               bool(capture), worker)
         prepared = self._cache.get(key)
         if prepared is None:
             with self._prepare_lock:   # Hogwild threads lower concurrently
@@ -279,7 +279,7 @@ class Executor:
         if tables is not None and not program._dist_info.get("role"):
             # a test program cloned before transpile, looking up a table only the pservers hold
             run = tables.remote_lookups(program, scope)
-        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5], key[8])
+        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5], key[7])
         # a program edited between runs leaves stale lowerings behind: drop them
         for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:
             self._cache.pop(old, None)

@@ -147,14 +147,20 @@ def test_a_scope_value_replaced_between_steps_reaches_the_graph():
 def test_an_unsafe_block_runs_uncaptured_and_says_why_once(caplog):
     main, startup, loss, feeds = F.build("lstm_lod")
     scope = startup_scope(startup)
-    names, values, with_lod = as_feeds(main.global_block(), feeds[0])
+    said = []
     with caplog.at_level(logging.WARNING, "paddle_compat.capture"):
-        for _ in range(2):
-            lb = lower_block(main, 0, scope, "cpu", names, [loss.name], feed_lod=with_lod,
-                             capture=FakeGraphs(scope))
-    assert isinstance(lb, LoweredBlock)
-    said = [r.message for r in caplog.records if "words" in r.message]
-    assert len(said) == 1 and "carries a LoD" in said[0]
+        for lowering in range(2):
+            lb = None
+            for k, feed in enumerate(feeds):
+                names, values, with_lod = as_feeds(main.global_block(), feed)
+                lb = lb or lower_block(main, 0, scope, "cpu", names, [loss.name], feed_lod=with_lod,
+                                       capture=FakeGraphs(scope))
+                lb(values)
+                said.append(len([r for r in caplog.records if "words" in r.message]))
+    assert isinstance(lb, capture.Uncaptured) and isinstance(lb.lowered, LoweredBlock)
+    assert lb.code == lb.lowered.code and lb.fetch_persistable == [False]
+    assert said == [0, 0, 1, 1, 1, 1]       # when a capture would have happened (after 2 warm-up steps), once
+    assert "carries a LoD" in [r.message for r in caplog.records if "words" in r.message][0]
 
 
 def test_no_capture_on_the_cpu_by_default():
@@ -174,7 +180,16 @@ def fake_cuda(monkeypatch):
         return made[-1]
     monkeypatch.setattr(capture, "device_supports", lambda device: True)
     monkeypatch.setattr(capture, "default_backend", backend)
+    # the CPU, though the executor's `device != "cpu"` says otherwise (so that its CUDA branch runs)
+    monkeypatch.setattr(fluid.Executor, "device", property(lambda self: _OffCpu("cpu")))
     return made
+
+
+class _OffCpu(str):
+    def __ne__(self, other):
+        return True
+
+    __hash__ = str.__hash__
 
 
 def _exe_losses(run, steps=5):
@@ -189,7 +204,9 @@ def _exe_losses(run, steps=5):
 def test_the_executor_captures_by_default_and_the_switches_turn_it_off(fake_cuda, monkeypatch):
     plain = lambda exe, main, feed, loss: exe.run(main, feed=feed, fetch_list=[loss])  # noqa: E731
     on, lowered = _exe_losses(plain)
-    assert isinstance(lowered[0], capture.CapturedBlock) and fake_cuda[-1].replays == 3   # 2 warm-up steps
+    assert isinstance(lowered[0], capture.CapturedBlock) and lowered[0].backend is fake_cuda[-1]
+    assert lowered[0].off is None, lowered[0].off
+    assert fake_cuda[-1].replays == 3   # after 2 warm-up steps and the capture
 
     monkeypatch.setenv("FLAGS_cuda_graph_capture", "0")
     off, lowered = _exe_losses(plain)

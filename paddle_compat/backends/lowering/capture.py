@@ -4,7 +4,7 @@ launching each kernel from Python (torch.cuda.graphs; see torch's "whole network
 The lowering decides (codegen.lower_block): on a CUDA device, with capture on (FLAGS_cuda_graph_capture, or
 BuildStrategy.allow_cuda_graph_capture for a CompiledProgram), a block whose plan is capture-safe
 (capture_check.py) is emitted with in-place scope writes and wrapped in a CapturedBlock; otherwise the
-reason is logged once and the step runs as generated code. Per feed signature (shapes, dtypes, devices):
+step runs as generated code and the reason is logged once, when it would have been captured (Uncaptured). Per feed signature (shapes, dtypes, devices):
 
   first calls   run eagerly on a side stream (warm-up: lazily built state and buffers settle)
   next call     captures the step into a graph reading static feed buffers and the scope's own tensors,
@@ -21,7 +21,7 @@ off for this lowering.
 
 import logging
 
-__all__ = ["CapturedBlock", "TorchGraphs", "note_once", "device_supports", "default_backend"]
+__all__ = ["CapturedBlock", "Uncaptured", "TorchGraphs", "note_once", "device_supports", "default_backend"]
 
 log = logging.getLogger("paddle_compat.capture")
 WARMUP_STEPS = 2     # eager runs per feed signature before its capture
@@ -176,3 +176,23 @@ class CapturedBlock:
 
 class _Unsafe(RuntimeError):
     pass
+
+
+class Uncaptured:
+    """A lowered block capture was asked for but its plan rules out: runs as generated code, and says why
+    once it has run as often as a captured one would have before its capture (a startup program, run once,
+    says nothing)."""
+
+    def __init__(self, lowered, key, message):
+        self.lowered, self.key, self.message = lowered, key, message
+        self.calls = 0
+
+    def __getattr__(self, name):        # code, plan, fetch_persistable, ... of the lowered block
+        return getattr(self.lowered, name)
+
+    def __call__(self, feeds):
+        if self.calls <= WARMUP_STEPS:
+            self.calls += 1
+            if self.calls > WARMUP_STEPS:
+                note_once(self.key, self.message)
+        return self.lowered(feeds)

@@ -41,22 +41,16 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     # control-flow bodies are lowered alike (fused or not)
     sub = lower_block if fuse else functools.partial(lower_block, fuse=False)
     ctx = LowerCtx(program, plan.block, scope, device, executor, shared_params, check_nan_inf, lower=sub)
-    backend = _capture_backend(capture, plan, device, sub_block or shared_params or autograd_for is not None)
-    if backend is None:
+    if capture is True and not capture_mod.device_supports(device):
+        capture = False
+    if not capture or sub_block or shared_params or autograd_for is not None:
         return emit(plan, ctx, autograd_for, inplace_writes)
+    if not plan.capture.safe:
+        return capture_mod.Uncaptured(emit(plan, ctx, None, inplace_writes), _where(plan) + (plan.capture.reason,),
+                                      "program %d block %d: %s" % (_where(plan) + (plan.capture.reason,)))
+    backend = capture_mod.default_backend(device) if capture is True else capture
     return capture_mod.CapturedBlock(emit(plan, ctx, None, inplace_writes=True), scope, backend)
 
 
-def _capture_backend(capture, plan, device, excluded):
-    """The graphs backend to capture this lowering with, or None (saying once why a step is not captured)."""
-    if capture is False or capture is None or excluded:
-        return None
-    if capture is True:
-        if not capture_mod.device_supports(device):
-            return None
-        capture = capture_mod.default_backend(device)
-    if not plan.capture.safe:
-        capture_mod.note_once((plan.program._uid, plan.block.idx, plan.capture.reason),
-                              "program %d block %d: %s" % (plan.program._uid, plan.block.idx, plan.capture.reason))
-        return None
-    return capture
+def _where(plan):
+    return plan.program._uid, plan.block.idx
