@@ -19,7 +19,7 @@ from paddle_compat.backends.lowering.emit import LoweredBlock
 
 import lowering_families as F
 from test_capture_check import SAFE
-from test_lowering_differential import as_feeds, copy_scope, startup_scope, state
+from test_lowering_differential import as_feeds, startup_scope, state
 
 
 class FakeGraphs:

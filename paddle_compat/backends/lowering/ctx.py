@@ -7,7 +7,7 @@ with `ctx.state(Class)`: one instance per lowered block, built by `Class(ctx)` o
 attribute write fails, so a kernel cannot leave undeclared state on the context for another to find.
 """
 
-__all__ = ["LowerCtx", "LoweringError", "OpRunError", "describe_op"]
+__all__ = ["LowerCtx", "LoweringError", "OpRunError", "describe_op", "missing_value", "op_failure"]
 
 
 class LoweringError(RuntimeError):
@@ -22,6 +22,30 @@ def describe_op(op):
     where = (" (created at %s)" % op.callsite) if op.callsite else ""
     outs = ", ".join(op.output_arg_names[:3])
     return "op '%s'%s%s" % (op.type, (" -> " + outs) if outs else "", where)
+
+
+def missing_value(name, var, op):
+    """The LoweringError for a value the step reads that is neither fed, computed nor in the scope."""
+    if var is not None and var.is_data:
+        return LoweringError("data variable '%s' is used by %s but was not fed (feed it in "
+                             "exe.run(feed={'%s': ...}))" % (name, describe_op(op) if op else "fetch", name))
+    return LoweringError("variable '%s' is used by %s but was neither fed nor initialised in the scope (did you "
+                         "run the startup program?)" % (name, describe_op(op) if op else "fetch_list"))
+
+
+def op_failure(op, exc, value_of):
+    """The OpRunError for an op whose kernel raised: the op, the error, each input's shape (value_of(name):
+    its value, or None when it has none)."""
+    parts = []
+    for slot, args in op.inputs.items():
+        shown = []
+        for a in args:
+            val = value_of(a)
+            shape = list(getattr(val, "shape", [])) if val is not None else "undefined"
+            shown.append("%s%s" % (a, shape))
+        parts.append("%s=%s" % (slot, ", ".join(shown)))
+    return OpRunError("%s failed: %s: %s\n  inputs: %s" % (describe_op(op), type(exc).__name__, exc,
+                                                         "; ".join(parts)))
 
 
 class LowerCtx:

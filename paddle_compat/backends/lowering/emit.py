@@ -13,7 +13,7 @@ import sys
 from ...fluid.core import EOFException, lod_as_tensors
 from . import debug
 from .autograd_region import autograd
-from .ctx import OpRunError, describe_op
+from .ctx import OpRunError, op_failure
 from .nan_check import NanRuntime
 from .plan_types import FreeStep, OpStep, Ref, RegionStep
 
@@ -73,16 +73,7 @@ class LoweredBlock:
             return OpRunError("%s: %s" % (type(exc).__name__, exc))
         op, names = what
         local_vals = frame_tb.tb_frame.f_locals
-        parts = []
-        for slot, args in op.inputs.items():
-            shown = []
-            for a in args:
-                val = local_vals.get(names.map.get(a, "?"))
-                shape = list(getattr(val, "shape", [])) if val is not None else "undefined"
-                shown.append("%s%s" % (a, shape))
-            parts.append("%s=%s" % (slot, ", ".join(shown)))
-        return OpRunError("%s failed: %s: %s\n  inputs: %s" % (describe_op(op), type(exc).__name__, exc,
-                                                            "; ".join(parts)))
+        return op_failure(op, exc, lambda a: local_vals.get(names.map.get(a, "?")))
 
 
 def emit(plan, ctx, autograd_for=None, inplace_writes=False):

@@ -10,12 +10,12 @@ protocol, so a control-flow op's body is interpreted too. About 10-50x slower pe
 a testing tool, not a runtime.
 """
 
-from ...fluid.core import lod_as_tensors
+from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import is_differentiable
 from . import registry
 from .autograd_region import autograd, find_regions
-from .ctx import LowerCtx, LoweringError, OpRunError, describe_op
+from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .plan import grad_leaves, later_backward_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
@@ -108,8 +108,7 @@ class _Run:
             return self.env[n]
         holder = self.ctx.scope.find_var(n) if self.ctx.scope is not None else None
         if holder is None or holder.value is None:
-            raise LoweringError("variable '%s' is used by %s but was neither fed nor initialised in the scope"
-                                % (n, describe_op(op) if op else "fetch_list"))
+            raise missing_value(n, self.block._find_var_recursive(n), op)
         value = holder.value
         torch = self.it._torch
         if isinstance(value, torch.Tensor):
@@ -158,10 +157,10 @@ class _Run:
             args.append([self.lods.get(a) for a in names] if many else (self.lods.get(names[0]) if names else None))
         try:
             result = kernel(*args)
-        except (OpRunError, LoweringError):
+        except (OpRunError, LoweringError, EOFException):   # (EOF ends a reader's pass: the user catches it)
             raise
         except Exception as e:
-            raise OpRunError("%s failed: %s: %s" % (describe_op(op), type(e).__name__, e)) from e
+            raise op_failure(op, e, self.env.get) from e
         self._unpack(op, spec, result)
         self._share_lod(op, spec, first_lod)
         self._detach(op, spec)

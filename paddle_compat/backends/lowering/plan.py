@@ -13,7 +13,7 @@ from ...ops.roles import is_recomputed_op
 from . import fusion, nan_check, registry
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
-from .ctx import LoweringError, describe_op
+from .ctx import missing_value
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
 __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
@@ -109,13 +109,7 @@ class Flow:
             return Ref(name)
         v = self.block._find_var_recursive(name)
         if not self.holds(name):
-            who = describe_op(op) if op else "fetch"
-            if v is not None and v.is_data:
-                raise LoweringError("data variable '%s' is used by %s but was not fed (feed it in "
-                                    "exe.run(feed={'%s': ...}))" % (name, who, name))
-            raise LoweringError("variable '%s' is used by %s but was neither fed nor initialised in the "
-                                "scope (did you run the startup program?)"
-                                % (name, describe_op(op) if op else "fetch_list"))
+            raise missing_value(name, v, op)
         self.reads.append(name)
         self.defined.add(name)
         if v is not None and v.lod_level > 0:
