@@ -91,6 +91,8 @@ class LowerCtx:
     def lower_sub_block(self, block_idx, in_names, out_names, feed_lod=()):
         """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends).
         The names in feed_lod are given to it as (tensor, LoD) pairs."""
+        if self._lower is None:
+            raise LoweringError("this LowerCtx was made without a lowering for control-flow bodies (lower=)")
         return self._lower(self.program, block_idx, self.scope, self.device, in_names, out_names,
                            executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True,
                            shared_params=self.shared_params, check_nan_inf=self.check_nan_inf)
