@@ -26,6 +26,9 @@ _FLAGS = {
     "FLAGS_communicator_max_merge_var_num": 20, "FLAGS_communicator_send_queue_size": 20,
     "FLAGS_communicator_thread_pool_size": 5, "FLAGS_rpc_deadline": 180000, "FLAGS_rpc_retry_times": 3,
     "FLAGS_selected_gpus": "", "FLAGS_max_inplace_grad_add": 0,
+    # not Paddle's: run capture-safe steps on a CUDA place as whole-step CUDA graphs
+    # (backends/lowering/capture.py); 0 turns it off
+    "FLAGS_cuda_graph_capture": True,
 }
 
 

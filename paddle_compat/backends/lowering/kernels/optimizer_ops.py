@@ -50,7 +50,7 @@ def _moments_atomic(fn, op, ctx):
     first moment but a second moment of ~0 then stepped by ~lr/epsilon (an embedding table blew up to 1e3-1e4
     in about 1 run in 20 of a 2-thread sparse Adam run). Paddle's per-element kernels keep each element's
     moments and parameter together; this does so per parameter. Forward and backward stay lock-free."""
-    if not getattr(ctx, "shared_params", False):
+    if not ctx.shared_params:
         return fn
     key = (id(ctx.scope), op.input("Param")[0])
     with _HOGWILD_LOCKS_LOCK:
