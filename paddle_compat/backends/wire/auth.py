@@ -7,6 +7,7 @@
                        server identity length (u16), server identity        (accepted)
                    or  "K"                                       (the MAC is wrong: the keys differ)
                    or  "R" reason length (u16), reason           (the key is right, the identity is refused)
+                   or  "W" reason length (u16), reason           (not now: the client retries until its deadline)
 
 The server checks with hmac.compare_digest, then proves itself the same way; fresh nonces on both sides, so
 nothing recorded can be replayed. The client's hello is at most HELLO_MAX bytes and must arrive within
@@ -22,7 +23,7 @@ import socket
 import struct
 import time
 
-__all__ = ["HandshakeError", "KeyMismatch", "Refused", "NotOurProtocol", "server_handshake", "client_handshake",
+__all__ = ["HandshakeError", "KeyMismatch", "Refused", "TryLater", "NotOurProtocol", "server_handshake", "client_handshake",
            "PREAUTH_S", "HELLO_MAX", "IDENTITY_MAX"]
 
 MAGIC = b"PCWH"
@@ -46,6 +47,11 @@ class KeyMismatch(HandshakeError):
 
 class Refused(HandshakeError):
     pass
+
+
+class TryLater(Refused):
+    """Refused for now (a pserver still serving the previous job of a script that runs several): the client
+    connects again until its deadline."""
 
 
 class NotOurProtocol(HandshakeError):
@@ -115,7 +121,7 @@ def server_handshake(sock, key, server_identity, admit, timeout=PREAUTH_S):
         admitted = admit(identity) if admit is not None else None
     except Refused as e:
         msg = e.reason.encode("utf-8")[:4000]
-        _send_quiet(sock, b"R" + _U16.pack(len(msg)) + msg)
+        _send_quiet(sock, (b"W" if isinstance(e, TryLater) else b"R") + _U16.pack(len(msg)) + msg)
         raise
     sid = server_identity.encode("utf-8")[:IDENTITY_MAX]
     try:
@@ -150,9 +156,10 @@ def client_handshake(sock, key, identity, timeout, where):
     status = _recv_exact(sock, 1, deadline, "%s's answer" % where)
     if status == b"K":
         raise KeyMismatch("%s refused this process: the job keys differ" % where)
-    if status == b"R":
+    if status in (b"R", b"W"):
         n = _U16.unpack(_recv_exact(sock, 2, deadline, "%s's answer" % where))[0]
-        raise Refused(_recv_exact(sock, n, deadline, "%s's answer" % where).decode("utf-8", "replace"))
+        why = _recv_exact(sock, n, deadline, "%s's answer" % where).decode("utf-8", "replace")
+        raise (TryLater if status == b"W" else Refused)(why)
     if status != b"O":
         raise NotOurProtocol("%s answered the handshake with %r" % (where, status))
     mac = _recv_exact(sock, 32, deadline, "%s's proof" % where)

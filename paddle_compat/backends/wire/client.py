@@ -64,8 +64,8 @@ def connect(endpoint, identity, deadline, what, key=None):
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise PsError("cannot reach %s at %s: %s for %.0fs (FLAGS_rpc_deadline %.0fs); is it started, and is "
-                          "the endpoint right?" % (what, endpoint, last, deadline_s(), deadline_s()))
+            raise PsError("cannot reach %s at %s: %s for %.0fs (FLAGS_rpc_deadline); is it started, and is "
+                          "the endpoint right?" % (what, endpoint, last, deadline_s()))
         s = socket.socket(family, socket.SOCK_STREAM)
         try:
             s.settimeout(min(left, 5.0))
@@ -78,6 +78,9 @@ def connect(endpoint, identity, deadline, what, key=None):
             from ..job_env import key_help
             raise KeyMismatchError("%s (this process's key comes from %s); %s" % (e.reason, source, key_help())) \
                 from None
+        except auth.TryLater as e:
+            s.close()
+            last = "it answered: %s" % e.reason
         except auth.Refused as e:
             s.close()
             raise PsError(e.reason) from None

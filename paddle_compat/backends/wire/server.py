@@ -149,12 +149,13 @@ class Server:
 
     def _accept_loop(self):
         backoff = 0.05
+        listener = self.sock
         while not self.closing:
             try:
-                conn, addr = self.sock.accept()
+                conn, addr = listener.accept()
                 backoff = 0.05
             except OSError as e:
-                if self.closing:
+                if self.closing or self.sock is None:
                     return
                 if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     self.log.warn("%s cannot accept a connection: %s; retrying in %.2fs", self.name, e, backoff)
@@ -299,6 +300,20 @@ class Server:
                 self.idle.wait(min(0.1, max(0.0, end - time.monotonic())))
             return not self.conns
 
+    def stop_listening(self):
+        """Accept no more connections (a serving that is ending: a trainer of the script's next job then finds
+        the port closed and retries until the next serving listens); the admitted ones go on."""
+        with self.lock:
+            if self.closing or self.sock is None:
+                return
+            sock, self.sock = self.sock, None
+            self.listening_closed = True
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        _close(sock)
+
     def close(self, reason=None):
         """Stop listening; tell every connected peer `reason` (a failure) and close its connection."""
         with self.lock:
@@ -307,11 +322,12 @@ class Server:
             self.closing = True
             conns = list(self.conns)
         self.ready.set()
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        _close(self.sock)
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            _close(self.sock)
         for c in conns:
             c.send(frame.BYE, 0, reason)
             try:
