@@ -24,7 +24,7 @@ from . import auth, codec, frame
 __all__ = ["Server", "bind", "MAX_PREAUTH"]
 
 MAX_PREAUTH = 64
-LOG_BURST = 20
+LOG_BURST = 50
 LOG_WINDOW_S = 10.0
 _LOG = logging.getLogger("paddle_compat.wire")
 
