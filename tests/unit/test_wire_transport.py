@@ -238,3 +238,64 @@ def test_listeners_bind_exactly_the_configured_address():
             assert s.sock.getsockname()[0] == host
         finally:
             s.close()
+
+
+def test_no_tls_an_on_path_relay_reads_and_alters_what_follows_the_handshake(srv):
+    """What the threat model leaves out, shown: the handshake authenticates the ends, but the traffic after it
+    is neither encrypted nor signed. A relay sitting between the two (forwarding the handshake untouched)
+    sees a tensor's raw bytes and can change them; the server takes the altered value."""
+    import numpy as np
+    relay = socket.socket()
+    relay.bind(("127.0.0.1", 0))
+    relay.listen(1)
+    secret = torch.full((16,), 1234.5)
+    pattern = secret.numpy().tobytes()[:4]
+    seen = bytearray()
+
+    def pump(a, b, tamper):
+        while True:
+            try:
+                data = a.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            if tamper:
+                seen.extend(data)
+                data = data.replace(pattern, np.float32(999.0).tobytes(), 1)
+            try:
+                b.sendall(data)
+            except OSError:
+                break
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def run():
+        c, _ = relay.accept()
+        s = socket.create_connection(srv.address)
+        threading.Thread(target=pump, args=(s, c, False), daemon=True).start()
+        pump(c, s, True)
+    threading.Thread(target=run, daemon=True).start()
+    conn = client.Connection("127.0.0.1:%d" % relay.getsockname()[1], "trainer 0", time.monotonic() + 5, key=KEY)
+    got = conn.call("echo", secret)[0]
+    assert secret.numpy().tobytes() in bytes(seen)          # read, as sent
+    assert got[0].item() == 999.0 and torch.equal(got[1:], secret[1:])
+    conn.close()
+    relay.close()
+
+
+def test_refusals_are_logged_at_most_a_burst_per_window_then_counted(caplog):
+    import logging
+    log = server._RateLog()
+    with caplog.at_level(logging.WARNING, logger="paddle_compat.wire"):
+        for i in range(200):
+            log.warn("refused %d", i)
+        assert len(caplog.records) == server.LOG_BURST
+        log.window -= server.LOG_WINDOW_S + 1          # the window has passed
+        log.warn("refused again")
+    msgs = [r.getMessage() for r in caplog.records[server.LOG_BURST:]]
+    assert msgs == ["... and %d more refused connections in the last 10s (not logged one by one)"
+                    % (200 - server.LOG_BURST), "refused again"]

@@ -66,7 +66,8 @@ def _mac(key, *parts):
     return hmac.new(key, b"\0".join(parts), hashlib.sha256).digest()
 
 
-def _recv_exact(sock, n, deadline, what):
+def _recv_exact(sock, n, deadline, what, first=True):
+    """n bytes before `deadline`; `first`: nothing of the handshake has arrived before these."""
     buf = bytearray(n)
     view = memoryview(buf)
     pos = 0
@@ -81,9 +82,11 @@ def _recv_exact(sock, n, deadline, what):
             raise HandshakeError("timeout: %s did not arrive in time (%d bytes of %d came)" % (what, pos, n)) \
                 from None
         except OSError as e:
-            raise _Closed("connection error before the handshake completed (%s)" % e) from None
+            if pos == 0 and first:
+                raise _Closed("closed the connection before the handshake (%s)" % (e.strerror or e)) from None
+            raise _Closed("the connection broke during the handshake (%s)" % (e.strerror or e)) from None
         if not got:
-            if pos == 0:
+            if pos == 0 and first:
                 raise _Closed("closed the connection before the handshake")
             raise HandshakeError("garbage: the connection closed after %d bytes of %s" % (pos, what))
         pos += got
@@ -99,7 +102,7 @@ def server_handshake(sock, key, server_identity, admit, timeout=PREAUTH_S):
         sock.settimeout(timeout)
         sock.sendall(MAGIC + b"S" + nonce_s)
     except OSError as e:
-        raise _Closed("connection error before the handshake (%s)" % e) from None
+        raise _Closed("closed the connection before the handshake (%s)" % (e.strerror or e)) from None
     head = _recv_exact(sock, 4 + 1 + 32 + 2, deadline, "its hello")
     if head[:5] != MAGIC + b"C":
         raise NotOurProtocol("garbage: it does not speak this job's protocol (first bytes %r)" % head[:8])
@@ -107,7 +110,7 @@ def server_handshake(sock, key, server_identity, admit, timeout=PREAUTH_S):
     n = _U16.unpack(head[37:39])[0]
     if n > IDENTITY_MAX:
         raise HandshakeError("garbage: it claims an identity of %d bytes (at most %d)" % (n, IDENTITY_MAX))
-    rest = _recv_exact(sock, n + 32, deadline, "its hello")
+    rest = _recv_exact(sock, n + 32, deadline, "its hello", first=False)
     ident_b, mac = rest[:n], rest[n:]
     if not hmac.compare_digest(mac, _mac(key, b"client", nonce_c, nonce_s, ident_b)):
         _send_quiet(sock, b"K")
