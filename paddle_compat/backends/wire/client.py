@@ -100,7 +100,7 @@ def connect(endpoint, identity, deadline, what, key=None):
             last = "nothing accepted a connection" if e.errno == errno.ECONNREFUSED else \
                 "the connection failed (%s)" % (e.strerror or e)
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-        delay = min(delay * 2, 0.25)
+        delay = min(delay * 2, 0.1)
 
 
 class _Watchdog:
