@@ -189,10 +189,10 @@ def main():
     for r in results:
         for k, v in r[4].items():
             probes[k] = probes.get(k, 0) + v
-    print("%d jobs (%s, %d at a time, trainers train %.0fs each), %d failed; job seconds min %.1f median %.1f max %.1f;"
-          " %.0f s in all%s" % (len(results), "under probes" if args.probe else "untouched", args.parallel, args.seconds,
-                                len(failed), min(took), statistics.median(took), max(took), time.monotonic() - t0,
-                                ("; probes made: %s" % probes) if probes else ""))
+    print("%d jobs (%s, %d at a time, trainers train %.0fs each), %d failed; job seconds min %.1f median %.1f max "
+          "%.1f; %.0f s in all%s" % (len(results), "under probes" if args.probe else "untouched", args.parallel,
+                                     args.seconds, len(failed), min(took), statistics.median(took), max(took),
+                                     time.monotonic() - t0, ("; probes made: %s" % probes) if probes else ""))
     for i, _, why, _, _ in failed:
         print("  job %d: %s" % (i, why))
     return 1 if failed else 0

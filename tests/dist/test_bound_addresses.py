@@ -7,7 +7,6 @@ addresses such as 127.0.0.2 work): read from each process's listening sockets in
   store) and gloo's listeners are on each trainer's own address."""
 
 import os
-import sys
 import time
 
 import pytest

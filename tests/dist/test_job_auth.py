@@ -69,7 +69,8 @@ def test_wrong_loose_and_missing_keys_are_refused_then_the_right_one_trains(tmp_
     assert "%s refused this process: the job keys differ (this process's key comes from PADDLE_COMPAT_JOB_TOKEN)" \
            % where in wrong and "PADDLE_COMPAT_JOB_TOKEN_FILE=<a file only you can read>" in wrong, report
     loose = strangers["loose"].output
-    assert re.search(r"the job key file \S+loose may be read by group or others \(mode 0644\).*chmod 600", loose), report
+    assert re.search(r"the job key file \S+loose may be read by group or others \(mode 0644\).*chmod 600",
+                     loose), report
     nokey = strangers["nokey"].output
     assert "WITHOUT a key" in nokey and "refused this process: the job keys differ (this process's key comes from " \
            "PADDLE_COMPAT_INSECURE_NO_KEY=1 (no key))" in nokey, report

@@ -205,7 +205,8 @@ def test_the_server_hears_a_killed_peer_and_the_client_hears_the_servers_last_wo
     f = c.call_async("hold")
     time.sleep(0.1)
     srv.close("pserver 127.0.0.1:1: lost trainer 1: it died")
-    with pytest.raises(PeerLostError, match=r"lost test server \(.*\) during 'hold': pserver 127.0.0.1:1: lost trainer"):
+    with pytest.raises(PeerLostError,
+                       match=r"lost test server \(.*\) during 'hold': pserver 127.0.0.1:1: lost trainer"):
         f.wait()
     with pytest.raises(PeerLostError, match="lost trainer 1: it died"):
         c.call_async("echo")

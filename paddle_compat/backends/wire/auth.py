@@ -23,7 +23,8 @@ import socket
 import struct
 import time
 
-__all__ = ["HandshakeError", "KeyMismatch", "Refused", "TryLater", "NotOurProtocol", "server_handshake", "client_handshake",
+__all__ = ["HandshakeError", "KeyMismatch", "Refused", "TryLater", "NotOurProtocol", "server_handshake",
+           "client_handshake",
            "PREAUTH_S", "HELLO_MAX", "IDENTITY_MAX"]
 
 MAGIC = b"PCWH"

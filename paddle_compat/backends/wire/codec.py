@@ -216,7 +216,8 @@ def _enc_tensor(torch, t, out, bufs):
     code = _torch_tables()[0].get(t.dtype)
     if code is None:
         raise EncodeError("tensor dtype %s is not carried by the wire" % t.dtype)
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
     if t.is_conj():
@@ -225,10 +226,13 @@ def _enc_tensor(torch, t, out, bufs):
         t = t.resolve_neg()
     if not t.is_contiguous():
         t = t.contiguous()
+    shape = t.shape
+    if len(shape) > MAX_DIMS:
+        raise EncodeError("a tensor of %d dimensions (at most %d)" % (len(shape), MAX_DIMS))
     out += _TENSOR
-    out += _U8.pack(code)
-    _shape(out, t.shape)
-    bufs.append(memoryview(t.reshape(-1).view(torch.uint8).numpy()))
+    out += struct.pack("<BB%dq" % len(shape), code, len(shape), *shape)
+    bufs.append(memoryview(t.view(-1).view(torch.uint8).numpy()) if shape else
+                memoryview(t.reshape(-1).view(torch.uint8).numpy()))
 
 
 def _enc_array(np, a, out, bufs):
@@ -247,124 +251,147 @@ def _enc_array(np, a, out, bufs):
 
 # ---------------------------------------------------------------------------------------------------------
 # decoding
-class _Reader:
-    __slots__ = ("meta", "pos", "bufs", "next_buf", "items")
+class _State:
+    __slots__ = ("meta", "n", "pos", "bufs", "next_buf", "items")
 
     def __init__(self, meta, bufs):
-        self.meta, self.pos, self.bufs, self.next_buf, self.items = meta, 0, bufs, 0, 0
+        self.meta, self.n, self.pos, self.bufs, self.next_buf, self.items = meta, len(meta), 0, bufs, 0, 0
 
-    def take(self, n, what):
-        end = self.pos + n
-        if end > len(self.meta):
-            raise DecodeError("%s needs %d bytes at offset %d, the message has %d" % (what, n, self.pos, len(self.meta)))
-        data = self.meta[self.pos:end]
-        self.pos = end
-        return data
 
-    def u8(self, what):
-        return _U8.unpack(self.take(1, what))[0]
-
-    def u32(self, what):
-        return _U32.unpack(self.take(4, what))[0]
-
-    def count(self, what):
-        n = self.u32(what)
-        left = len(self.meta) - self.pos
-        if n > left:     # every element takes at least one byte: a bigger count is a lie
-            raise DecodeError("%s declares %d elements, only %d bytes follow" % (what, n, left))
-        self.items += n
-        if self.items > MAX_ITEMS:
-            raise DecodeError("message holds more than %d values" % MAX_ITEMS)
-        return n
-
-    def buffer(self, what):
-        i = self.next_buf
-        if i >= len(self.bufs):
-            raise DecodeError("%s refers to buffer %d, the message has %d" % (what, i, len(self.bufs)))
-        self.next_buf += 1
-        return self.bufs[i]
+def _short(st, pos, need, what):
+    return DecodeError("%s needs %d bytes at offset %d, the message has %d" % (what, need, pos, st.n))
 
 
 def decode(meta, buffers=()):
     meta = bytes(meta) if not isinstance(meta, bytes) else meta
-    r = _Reader(meta, list(buffers))
+    st = _State(meta, list(buffers))
     try:
-        obj = _dec(r, 0)
+        obj = _dec(st, 0)
     except DecodeError:
         raise
     except (struct.error, UnicodeDecodeError, ValueError, TypeError, IndexError, OverflowError, RuntimeError,
             MemoryError) as e:   # a safety net: whatever slipped past the checks is still only a DecodeError
         raise DecodeError("malformed message: %s: %s" % (type(e).__name__, e)) from None
-    if r.pos != len(meta):
-        raise DecodeError("%d trailing bytes after the message" % (len(meta) - r.pos))
-    if r.next_buf != len(r.bufs):
-        raise DecodeError("message came with %d buffers and used %d" % (len(r.bufs), r.next_buf))
+    if st.pos != st.n:
+        raise DecodeError("%d trailing bytes after the message" % (st.n - st.pos))
+    if st.next_buf != len(st.bufs):
+        raise DecodeError("message came with %d buffers and used %d" % (len(st.bufs), st.next_buf))
     return obj
 
 
-def _dec(r, depth):
+(_N, _TT, _FF, _I, _D, _S, _B, _BB, _L, _TU, _M, _X, _A, _E) = (t[0] for t in (
+    _NONE, _TRUE, _FALSE, _INT, _FLOAT, _STR, _BYTES, _BYTES_BUF, _LIST, _TUPLE, _DICT, _TENSOR, _ARRAY, _ERROR))
+
+
+def _u32(st, pos, what):
+    if pos + 4 > st.n:
+        raise _short(st, pos, 4, what)
+    return _U32.unpack_from(st.meta, pos)[0]
+
+
+def _count(st, pos, what):
+    n = _u32(st, pos, what)
+    left = st.n - pos - 4
+    if n > left:     # every element takes at least one byte: a bigger count is a lie
+        raise DecodeError("%s declares %d elements, only %d bytes follow" % (what, n, left))
+    st.items += n
+    if st.items > MAX_ITEMS:
+        raise DecodeError("message holds more than %d values" % MAX_ITEMS)
+    return n
+
+
+def _buffer(st, what):
+    i = st.next_buf
+    if i >= len(st.bufs):
+        raise DecodeError("%s refers to buffer %d, the message has %d" % (what, i, len(st.bufs)))
+    st.next_buf = i + 1
+    return st.bufs[i]
+
+
+def _dec(st, depth):
     if depth > MAX_DEPTH:
         raise DecodeError("message nested deeper than %d levels" % MAX_DEPTH)
-    tag = r.take(1, "a tag")
-    if tag == _NONE:
+    meta, pos = st.meta, st.pos
+    if pos >= st.n:
+        raise _short(st, pos, 1, "a tag")
+    tag = meta[pos]
+    pos += 1
+    st.pos = pos
+    if tag == _S or tag == _B:
+        n = _u32(st, pos, "a string's length" if tag == _S else "a bytes length")
+        pos += 4
+        end = pos + n
+        if end > st.n:
+            raise _short(st, pos, n, "a string" if tag == _S else "a bytes value")
+        st.pos = end
+        return meta[pos:end].decode("utf-8") if tag == _S else meta[pos:end]
+    if tag == _I or tag == _D:
+        if pos + 8 > st.n:
+            raise _short(st, pos, 8, "an int" if tag == _I else "a float")
+        st.pos = pos + 8
+        return (_I64 if tag == _I else _F64).unpack_from(meta, pos)[0]
+    if tag == _L or tag == _TU:
+        n = _count(st, pos, "a list")
+        st.pos = pos + 4
+        items = [_dec(st, depth + 1) for _ in range(n)]
+        return items if tag == _L else tuple(items)
+    if tag == _X:
+        return _dec_tensor(st)
+    if tag == _N:
         return None
-    if tag == _TRUE:
+    if tag == _TT:
         return True
-    if tag == _FALSE:
+    if tag == _FF:
         return False
-    if tag == _INT:
-        return _I64.unpack(r.take(8, "an int"))[0]
-    if tag == _FLOAT:
-        return _F64.unpack(r.take(8, "a float"))[0]
-    if tag == _STR:
-        n = r.u32("a string's length")
-        return r.take(n, "a string").decode("utf-8")
-    if tag == _BYTES:
-        n = r.u32("a bytes length")
-        return r.take(n, "a bytes value")
-    if tag == _BYTES_BUF:
-        return _buf_bytes(r.buffer("a bytes value"))
-    if tag == _LIST or tag == _TUPLE:
-        n = r.count("a list")
-        items = [_dec(r, depth + 1) for _ in range(n)]
-        return items if tag == _LIST else tuple(items)
-    if tag == _DICT:
-        n = r.count("a dict")
+    if tag == _M:
+        n = _count(st, pos, "a dict")
+        st.pos = pos + 4
         out = {}
         for _ in range(n):
-            k = _dec(r, depth + 1)
+            k = _dec(st, depth + 1)
             try:
                 hash(k)
             except TypeError:
                 raise DecodeError("a dict key of type %s is not hashable" % type(k).__name__) from None
-            out[k] = _dec(r, depth + 1)
+            out[k] = _dec(st, depth + 1)
         return out
-    if tag == _TENSOR:
-        return _dec_tensor(r)
-    if tag == _ARRAY:
-        return _dec_array(r)
-    if tag == _ERROR:
-        k = r.u8("an error kind")
+    if tag == _BB:
+        return _buf_bytes(_buffer(st, "a bytes value"))
+    if tag == _A:
+        return _dec_array(st)
+    if tag == _E:
+        if pos + 1 > st.n:
+            raise _short(st, pos, 1, "an error kind")
+        k = meta[pos]
+        st.pos = pos + 1
         if k >= len(ERROR_KINDS):
             raise DecodeError("unknown error kind %d" % k)
-        msg = _dec(r, depth + 1)
+        msg = _dec(st, depth + 1)
         if type(msg) is not str:
             raise DecodeError("an error's message is a %s, not a string" % type(msg).__name__)
         return WireError(ERROR_KINDS[k], msg)
-    raise DecodeError("unknown tag %r at offset %d" % (tag, r.pos - 1))
+    raise DecodeError("unknown tag %r at offset %d" % (bytes([tag]), pos - 1))
 
 
-def _dec_shape(r, what):
-    nd = r.u8("%s's rank" % what)
+def _dec_head(st, what):
+    """(dtype code, shape, element count) of a tensor or an array."""
+    pos = st.pos
+    if pos + 2 > st.n:
+        raise _short(st, pos, 2, "%s's dtype and rank" % what)
+    code, nd = st.meta[pos], st.meta[pos + 1]
+    pos += 2
     if nd > MAX_DIMS:
         raise DecodeError("%s of %d dimensions (at most %d)" % (what, nd, MAX_DIMS))
-    shape = struct.unpack("<%dq" % nd, r.take(8 * nd, "%s's shape" % what))
-    if any(d < 0 for d in shape):
-        raise DecodeError("%s has a negative dimension %s" % (what, list(shape)))
+    if pos + 8 * nd > st.n:
+        raise _short(st, pos, 8 * nd, "%s's shape" % what)
+    shape = struct.unpack_from("<%dq" % nd, st.meta, pos)
+    st.pos = pos + 8 * nd
     n = 1
     for d in shape:
+        if d < 0:
+            raise DecodeError("%s has a negative dimension %s" % (what, list(shape)))
         n *= d
-    return shape, n
+    return code, shape, n
 
 
 def _buf_len(buf):
@@ -383,15 +410,16 @@ def _check_len(buf, n, size, what, shape):
                                                                                    _buf_len(buf)))
 
 
-def _dec_tensor(r):
-    import torch
-    code = r.u8("a tensor's dtype")
+def _dec_tensor(st):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        import torch
+    code, shape, n = _dec_head(st, "a tensor")
     from_code = _torch_tables()[1]
     if code >= len(from_code) or from_code[code][0] is None:
         raise DecodeError("unknown tensor dtype code %d" % code)
     dtype, size = from_code[code]
-    shape, n = _dec_shape(r, "a tensor")
-    buf = r.buffer("a tensor")
+    buf = _buffer(st, "a tensor")
     _check_len(buf, n, size, "a tensor", shape)
     if not isinstance(buf, torch.Tensor):
         data = bytearray(buf)          # a writable copy (tests and small callers hand bytes)
@@ -399,15 +427,14 @@ def _dec_tensor(r):
     return buf.view(dtype).reshape(shape)
 
 
-def _dec_array(r):
+def _dec_array(st):
     import numpy as np
-    code = r.u8("an array's dtype")
+    code, shape, n = _dec_head(st, "an array")
     from_code = _numpy_tables()[1]
     if code >= len(from_code) or from_code[code][0] is None:
         raise DecodeError("unknown array dtype code %d" % code)
     dtype, size = from_code[code]
-    shape, n = _dec_shape(r, "an array")
-    buf = r.buffer("an array")
+    buf = _buffer(st, "an array")
     _check_len(buf, n, size, "an array", shape)
     raw = buf.numpy() if hasattr(buf, "numel") else np.frombuffer(bytearray(buf), dtype=np.uint8)
     return raw.view(dtype).reshape(shape)
