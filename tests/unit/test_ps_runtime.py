@@ -208,3 +208,14 @@ def test_membership_sync_and_elastic():
     m2.done(1)
     assert not m2.all_finished()                 # finished, still connected
     assert m2.closed(1, "a:5", "connection closed") is None and m2.all_finished()
+
+
+def test_the_finite_check_takes_large_finite_gradients():
+    """The check sums first; a finite gradient whose sum overflows float32 is then checked element by element
+    and accepted."""
+    from paddle_compat.backends.ps.service import _check_finite
+    big = torch.full((4,), 3e38)
+    assert not torch.isfinite(big.sum())
+    _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"], [big, (torch.tensor([1]), torch.full((1, 2), -3e38))])
+    with pytest.raises(PsError, match="'e@GRAD' holds inf"):
+        _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"], [big, (torch.tensor([1]), torch.full((1, 2), -float("inf")))])

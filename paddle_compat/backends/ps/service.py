@@ -280,7 +280,9 @@ def _check_finite(endpoint, trainer_id, names, tensors):
     """Refuse a push holding NaN or inf before any of it is applied (row-sparse parts: their values)."""
     for n, t in zip(names, tensors):
         v = t[1] if isinstance(t, (tuple, list)) else t
-        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+        # a finite sum means every element is finite (a NaN or inf makes the sum NaN or inf); only a sum that is
+        # not (one that overflowed, or a real NaN) is checked element by element
+        if v.is_floating_point() and not bool(torch.isfinite(v.sum())) and not bool(torch.isfinite(v).all()):
             bad = "NaN" if bool(torch.isnan(v).any()) else "inf"
             raise PsError("pserver %s refused the push of trainer %d: its gradient '%s' holds %s (non-finite); "
                           "nothing of this push was applied, the parameters are unchanged" % (endpoint, trainer_id,
