@@ -218,4 +218,5 @@ def test_the_finite_check_takes_large_finite_gradients():
     assert not torch.isfinite(big.sum())
     _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"], [big, (torch.tensor([1]), torch.full((1, 2), -3e38))])
     with pytest.raises(PsError, match="'e@GRAD' holds inf"):
-        _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"], [big, (torch.tensor([1]), torch.full((1, 2), -float("inf")))])
+        _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"],
+                      [big, (torch.tensor([1]), torch.full((1, 2), -float("inf")))])
