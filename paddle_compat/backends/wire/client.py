@@ -6,7 +6,8 @@
 
 Connecting retries a refused or reset connection until `deadline` (then PsError naming the endpoint and
 FLAGS_rpc_deadline); a key mismatch or a refusal by the server fails at once. Calls carry request ids; one
-reader thread completes the futures; sends are serialized by a write lock. A broken connection fails every
+reader thread completes the futures; sends go out in order without waiting for the server to read them
+(frame.Sender). A broken connection fails every
 pending call with PeerLostError naming the endpoint (and the server's last word, when it said goodbye). Each
 call has a backstop timeout (FLAGS_rpc_deadline * 1.2 + 1 s by default), enforced by one watchdog thread.
 """
@@ -144,7 +145,7 @@ class Connection:
         self.timeout = timeout if timeout is not None else deadline_s() * 1.2 + 1.0
         self.on_lost = on_lost
         self.sock, self.server_identity = connect(endpoint, identity, deadline, self.what, key)
-        self.write_lock = threading.Lock()
+        self.sender = frame.Sender(self.sock)
         self.lock = threading.Lock()
         self.pending = {}           # rid -> (future, deadline, handler name)
         self.ids = itertools.count(1)
@@ -165,8 +166,7 @@ class Connection:
                 raise self._lost_error(name)
             self.pending[rid] = (fut, time.monotonic() + (timeout or self.timeout), name)
         try:
-            with self.write_lock:
-                frame.send_frame(self.sock, frame.REQUEST, rid, meta, bufs)
+            self.sender.send(frame.REQUEST, rid, meta, bufs)
         except OSError as e:
             self._broken("connection broke while sending (%s)" % (e.strerror or e))
         return fut
@@ -232,6 +232,8 @@ class Connection:
     def close(self):
         """Close the connection (the server sees it end: for a trainer, after its 'done')."""
         self.closing = True
+        self.sender.flush(5.0)
+        self.sender.close()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:

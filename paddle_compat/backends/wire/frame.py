@@ -5,17 +5,21 @@
     meta    the codec's meta bytes
     buffers each buffer's bytes, in order
 
-Sent with sendmsg scatter-gather (tensor bytes are never copied into one message); received into buffers
+Sent with sendmsg scatter-gather (tensor bytes are never copied into one message), without waiting for the
+peer (Sender: what the kernel does not take at once a writer thread finishes); received into buffers
 allocated at their declared sizes (torch.empty, so a tensor is a view of what arrived). Every declared size is
 checked against the limits before anything is allocated: a frame declaring a 2^62-byte buffer is refused
 with FrameError, not attempted.
 """
 
+import collections
 import socket
 import struct
 import sys
+import threading
+import time
 
-__all__ = ["REQUEST", "REPLY", "ERROR", "BYE", "FrameError", "send_frame", "FrameReader", "MAX_META",
+__all__ = ["REQUEST", "REPLY", "ERROR", "BYE", "FrameError", "send_frame", "Sender", "FrameReader", "MAX_META",
            "MAX_BUFFERS", "MAX_FRAME_BYTES"]
 
 MAGIC = b"PCW1"
@@ -35,31 +39,101 @@ class FrameError(ConnectionError):
     closed."""
 
 
-def send_frame(sock, kind, rid, meta, buffers=()):
+def frame_parts(kind, rid, meta, buffers=()):
+    """A frame as a list of memoryviews: header, lengths and meta in one, then each non-empty buffer."""
     lens = [b.nbytes for b in buffers]
     head = HEADER.pack(MAGIC, VERSION, kind, 0, rid, len(meta), len(lens))
     if lens:
         head += struct.pack("<%dQ" % len(lens), *lens)
-    parts = [head + meta] + [b for b in buffers if b.nbytes]
-    _sendmsg_all(sock, parts)
+    return [memoryview(head + meta)] + [b if b.format == "B" else b.cast("B") for b in buffers if b.nbytes]
 
 
-def _sendmsg_all(sock, parts):
-    if len(parts) == 1:
-        sock.sendall(parts[0])
-        return
-    views = [memoryview(p).cast("B") if not isinstance(p, bytes) else memoryview(p) for p in parts]
-    i = 0
-    while i < len(views):
-        sent = sock.sendmsg(views[i:i + _IOV_MAX])
+def send_frame(sock, kind, rid, meta, buffers=()):
+    """Send a whole frame, blocking (tests, and the writer thread of a Sender)."""
+    if _send_some(sock, frame_parts(kind, rid, meta, buffers), 0):
+        raise AssertionError("a blocking send returned early")
+
+
+def _send_some(sock, views, flags):
+    """Send views (a list, consumed in place) until done, or (flags=MSG_DONTWAIT) until the kernel takes no
+    more; returns what is left."""
+    while views:
+        try:
+            sent = sock.sendmsg(views[:_IOV_MAX], [], flags)
+        except BlockingIOError:
+            return views
         while sent:
-            n = views[i].nbytes
+            n = views[0].nbytes
             if sent >= n:
                 sent -= n
-                i += 1
+                views.pop(0)
             else:
-                views[i] = views[i][sent:]
+                views[0] = views[0][sent:]
                 sent = 0
+    return views
+
+
+class Sender:
+    """Frames out on one socket, in order. Each is first handed to the kernel without waiting (MSG_DONTWAIT);
+    what it does not take at once is finished by this connection's writer thread, so a caller never waits
+    for its peer to read (a trainer's pushes to several pservers go out side by side, and a pserver answers
+    every trainer of a sync step at once)."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.cond = threading.Condition()
+        self.queue = collections.deque()
+        self.thread = None
+        self.error = None
+        self.closed = False
+
+    def send(self, kind, rid, meta, buffers=()):
+        views = frame_parts(kind, rid, meta, buffers)
+        with self.cond:
+            if self.error is not None:
+                raise self.error
+            if not self.queue:
+                views = _send_some(self.sock, views, socket.MSG_DONTWAIT)
+                if not views:
+                    return
+            self.queue.append(views)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, daemon=True, name="wire-writer")
+                self.thread.start()
+            self.cond.notify_all()
+
+    def _run(self):
+        while True:
+            with self.cond:
+                while not self.queue and not self.closed:
+                    self.cond.wait()
+                if not self.queue:
+                    return
+                views = self.queue[0]
+            try:
+                _send_some(self.sock, views, 0)
+            except OSError as e:
+                with self.cond:
+                    self.error = e
+                    self.queue.clear()
+                    self.cond.notify_all()
+                return
+            with self.cond:
+                self.queue.popleft()
+                self.cond.notify_all()
+
+    def flush(self, timeout):
+        """Wait (bounded) until everything queued is in the kernel."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while self.queue and self.error is None and time.monotonic() < end:
+                self.cond.wait(max(0.0, min(0.1, end - time.monotonic())))
+            return not self.queue
+
+    def close(self):
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
 
 
 class FrameReader:

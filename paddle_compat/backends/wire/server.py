@@ -90,7 +90,7 @@ class _RateLog:
 class _Conn:
     def __init__(self, sock, peer):
         self.sock, self.peer = sock, peer
-        self.write_lock = threading.Lock()
+        self.sender = frame.Sender(sock)
         self.member = None
         self.identity = None
         self.closed = False
@@ -102,8 +102,7 @@ class _Conn:
             kind, (meta, bufs) = frame.ERROR, codec.encode(codec.WireError("RuntimeError", "the answer cannot "
                                                                            "travel: %s" % e))
         try:
-            with self.write_lock:
-                frame.send_frame(self.sock, kind, rid, meta, bufs)
+            self.sender.send(kind, rid, meta, bufs)
         except OSError:
             pass     # the peer is gone: its reading thread reports that
 
@@ -211,6 +210,7 @@ class Server:
                 self.conns.add(c)
             reason = self._frames(c)
         finally:
+            c.sender.close()
             _close(sock)
             if admitted:
                 with self.lock:
@@ -328,8 +328,10 @@ class Server:
             except OSError:
                 pass
             _close(self.sock)
+        end = time.monotonic() + 2.0
         for c in conns:
             c.send(frame.BYE, 0, reason)
+            c.sender.flush(max(0.0, end - time.monotonic()))    # our last answers first
             try:
                 c.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
