@@ -198,6 +198,8 @@ def test_membership_sync_and_elastic():
     m2.admit("trainer 0|d|0", "a:1")
     assert m2.closed(0, "a:1", "connection closed") is not None and 0 in m2.left   # vanished, logged
     assert m2.admit("trainer 0|d|0", "a:4") == 0 and 0 not in m2.left             # and back
+    with pytest.raises(TryLater, match="two processes claim to be trainer 0"):      # (elastic: retried)
+        m2.admit("trainer 0|d|0", "a:9")
     m2.done(0)
     m2.closed(0, "a:4", "connection closed")
     assert not m2.all_finished() and m2.overdue(1000) is None

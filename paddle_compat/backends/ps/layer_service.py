@@ -154,6 +154,9 @@ class LayerServer:
         except KeyboardInterrupt:
             # SIGINT / SIGTERM stop the server and exe.run returns, as Paddle's listen_and_serv (its handler)
             interrupted = True
+        except BaseException as e:
+            self.failure = self.failure or "server %s failed: %s: %s" % (self.endpoint, type(e).__name__, e)
+            raise
         finally:
             layer_listen.serving(False)
             if self.server is not None:

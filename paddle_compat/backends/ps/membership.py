@@ -79,9 +79,11 @@ class Membership:
                           % (self.where, self.noun, tid, self.trainers, self.noun))
         with self.lock:
             if tid in self.live:
-                raise Refused("two processes claim to be %s %d of this job (%s is connected, %s tried too): check "
-                              "PADDLE_TRAINER_ID / the endpoints each process is given"
-                              % (self.noun, tid, self.live[tid], peer))
+                # elastic: a restarted trainer may come before its old connection is known to be gone (a host
+                # that vanished is noticed by keepalive): it connects again until its deadline
+                raise (TryLater if self.elastic else Refused)(
+                    "two processes claim to be %s %d of this job (%s is connected, %s tried too): check "
+                    "PADDLE_TRAINER_ID / the endpoints each process is given" % (self.noun, tid, self.live[tid], peer))
             if not self.elastic and tid in self.finished:
                 raise Refused("%s: %s %d already finished (Executor.close()); a sync job is a fixed world and "
                               "does not take it back" % (self.where, self.noun, tid))

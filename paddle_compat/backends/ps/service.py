@@ -111,6 +111,7 @@ class PServerService:
         except OSError as e:
             raise PsError("pserver %d cannot listen on its endpoint %s: %s (is the port taken, or the address not "
                           "this machine's?)" % (self.pserver_id, self.endpoint, e)) from None
+        reason = None
         try:
             # as Paddle's listen_and_serv: the port goes to /tmp/paddle.<pid>.port once the endpoint listens
             layer_listen.write_port_file(self.server.address[1])
@@ -121,11 +122,14 @@ class PServerService:
                 self._check_members(limit)
             if self.failure:
                 raise PsError(self.failure)
+        except BaseException as e:
+            reason = self.failure or "pserver %s failed: %s: %s" % (self.endpoint, type(e).__name__, e)
+            raise
         finally:
             # let our last answers (results, or the failure) reach the trainers before the listener goes
             self.server.stop_listening()
-            self.server.wait_idle(min(5.0, limit) if not self.failure else min(1.0, limit))
-            self.server.close(self.failure)
+            self.server.wait_idle(min(5.0, limit) if reason is None else min(1.0, limit))
+            self.server.close(reason)
             layer_listen.remove_port_file()
 
     def _admit(self, identity, peer):
