@@ -300,3 +300,40 @@ def test_refusals_are_logged_at_most_a_burst_per_window_then_counted(caplog):
     msgs = [r.getMessage() for r in caplog.records[server.LOG_BURST:]]
     assert msgs == ["... and %d more refused connections in the last 10s (not logged one by one)"
                     % (200 - server.LOG_BURST), "refused again"]
+
+
+def test_the_accept_loop_survives_running_out_of_file_descriptors(tmp_path):
+    """EMFILE at accept is logged and backed off, not fatal: once descriptors are free again the listener
+    takes a real client. (In a subprocess: its descriptor limit is lowered.)"""
+    import subprocess
+    import sys
+    code = r"""
+import os, resource, socket, sys, time, logging
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+from paddle_compat.backends.wire import client, server
+KEY = b"k" * 32
+srv = server.Server("127.0.0.1:0", "test server", "s", {"echo": lambda *a: a}, key=KEY, preauth_s=1.0)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+hog = []
+try:
+    while True:
+        hog.append(open(os.devnull))
+except OSError:
+    pass
+pending = []
+for _ in range(3):                      # the kernel completes these; accept() then fails with EMFILE
+    hog.pop().close()
+    pending.append(socket.create_connection(srv.address, timeout=5))
+time.sleep(1.0)
+for f in hog:
+    f.close()
+for s in pending:
+    s.close()
+c = client.Connection(srv.endpoint, "trainer 0", time.monotonic() + 10, key=KEY)
+print("ECHO", c.call("echo", 42))
+"""
+    from dist_utils import base_env
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env())
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ECHO (42,)" in out.stdout, out.stdout + out.stderr
+    assert "cannot accept a connection: [Errno 24]" in out.stderr, out.stderr
