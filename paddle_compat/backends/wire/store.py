@@ -7,7 +7,6 @@ so a waiting peer holds no server thread.
 """
 
 import threading
-import time
 
 import torch
 import torch.distributed as dist
@@ -225,7 +224,3 @@ def local_caller(kv):
     def call(name, *args):
         return handlers[name](*args)
     return call
-
-
-def wait_deadline(t_end):
-    return max(0.001, t_end - time.monotonic())
