@@ -112,6 +112,16 @@ def _check_parts(ops, r, fetch, region_of, produced_by):
             raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
 
 
+def _seed(target, seed):
+    """A scalar loss seeded with 1 (append_backward's fill_constant) is passed as None, which torch reads as
+    ones: the same gradient, and torch.autograd.grad then does not import torch.fx's symbolic shapes (and
+    sympy) on the first backward, about 0.3 s of CPU in every trainer's start-up."""
+    if (seed.numel() == 1 and seed.shape == target.shape and seed.device.type == "cpu" and seed.dtype == target.dtype
+            and float(seed.reshape(-1)[0]) == 1.0):
+        return None
+    return seed
+
+
 def autograd(targets, inputs, seeds, retain_graph=False):
     """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target.
     retain_graph: a later backward region (a second append_backward) goes through the same forward."""
@@ -119,7 +129,7 @@ def autograd(targets, inputs, seeds, retain_graph=False):
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]
-    gos = [s for t, s in zip(targets, seeds) if t.requires_grad]
+    gos = [_seed(t, s) for t, s in zip(targets, seeds) if t.requires_grad]
     grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True, retain_graph=retain_graph)
     if any(g is None for g in grads):
         grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]

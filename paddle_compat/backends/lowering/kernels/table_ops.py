@@ -8,7 +8,7 @@
                  come back as autograd leaves, so their gradient is the table's row gradient
   merge_ids      each lookup's output gathered from the prefetched rows
   lookup_sparse_table  the pserver's prefetch block: rows of its shard
-torch.distributed.rpc loads only when a prefetch op is lowered.
+The pserver runtime loads only when a prefetch op is lowered.
 """
 
 import torch
