@@ -369,6 +369,17 @@ class SelectedRows:
         rows = t._indices()[0].tolist()
         return cls(rows, t.shape[0], t._values().detach())
 
+    def _to_torch(self, device="cpu"):
+        """The torch sparse COO form generated code works on (an op reading a SelectedRows a test put in
+        the scope by hand)."""
+        import torch
+        vals = to_torch(self._value, device)
+        idx = torch.as_tensor(self._rows, dtype=torch.int64, device=vals.device).reshape(1, -1)
+        return torch.sparse_coo_tensor(idx, vals, (self._height,) + tuple(vals.shape[1:]))
+
+    def sync_index(self):
+        """Paddle rebuilds its row -> position map here; rows are looked up from the list itself here."""
+
     def rows(self):
         return list(self._rows)
 
@@ -500,3 +511,5 @@ def globals():   # noqa: A001  (Paddle's name)
 from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativePaddlePredictor,  # noqa: E402,F401
                         PaddleBuf, PaddleDType, PaddlePlace, PaddlePredictor, PaddleTensor, ZeroCopyTensor,
                         create_paddle_predictor)
+from .core_registry import (_get_all_register_op_kernels, get_grad_op_desc, has_grad_op_maker,  # noqa: E402,F401
+                            has_infer_inplace, is_float16_supported, op_support_gpu)

@@ -6,6 +6,7 @@ package (and user code, as `fluid.framework`) imports them from.
 
 import contextlib
 
+from . import eager_op as _eager
 from . import unique_name
 from .dtypes import VarDesc, VarType, convert_dtype, convert_np_dtype_to_dtype_, dtype_name
 from ..ops.roles import GRAD_SUFFIX, grad_var_name  # noqa: F401  (Paddle has them here)
@@ -115,7 +116,7 @@ def name_scope(prefix=None):
 
 
 def in_dygraph_mode():
-    return False
+    return _eager.active()
 
 
 def _current_expected_place():

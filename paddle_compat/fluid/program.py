@@ -8,6 +8,7 @@ import itertools
 from .operator import (OP_CALLSTACK_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole,
                        creation_callstack, user_callsite)
 from ..ops import protos as _protos
+from . import eager_op as _eager
 from .dtypes import VarType
 from .variable import Parameter, Variable
 
@@ -116,6 +117,8 @@ class Block:
         return v
 
     def create_var(self, **kwargs):
+        if _eager.active():      # inside fluid.dygraph.guard: a VarBase (Paddle's _varbase_creator)
+            return _eager.create_var(**kwargs)
         name = kwargs.get("name")
         if name is not None and name in self.vars:
             # Paddle returns the existing variable (create_var is idempotent by name), but refuses a
@@ -195,6 +198,10 @@ class Block:
         return op
 
     def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):
+        if _eager.active():      # inside fluid.dygraph.guard: run the op now (Paddle's tracer)
+            if type is None:
+                raise ValueError("`type` to initialized an Operator can not be None.")
+            return _eager.trace_op(type, inputs, outputs, attrs, stop_gradient)
         op = self._make_op(type, inputs, outputs, attrs)
         self.ops.append(op)
         self.program._bump()

@@ -260,6 +260,8 @@ def _no_grad():
 def _on_device(tensor_type, device):
     def read(holder):
         v = holder.value
+        if hasattr(v, "_to_torch"):     # a core.SelectedRows put in the scope by hand
+            return v._to_torch(device)
         if isinstance(v, tensor_type) and v.device != device:
             moved = v.detach().to(device)
             v = holder.value = moved.requires_grad_(True) if v.requires_grad else moved

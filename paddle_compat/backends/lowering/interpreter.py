@@ -111,6 +111,8 @@ class _Run:
             raise missing_value(n, self.block._find_var_recursive(n), op)
         value = holder.value
         torch = self.it._torch
+        if hasattr(value, "_to_torch"):     # a core.SelectedRows put in the scope by hand
+            value = value._to_torch(self.ctx.device)
         if isinstance(value, torch.Tensor):
             if str(value.device) != str(torch.device(self.ctx.device)):
                 moved = value.detach().to(self.ctx.device)
