@@ -193,7 +193,9 @@ class _Emitter:
             self.g["h_" + local] = scope.find_var(n)
             # off the CPU, a scope value that lives elsewhere (a state set from numpy, a CPU-loaded checkpoint)
             # is moved to the run's device once and kept there, as Paddle's data transform moved it per op
-            read = "h_%s.value" % local if on_cpu else "__on_dev(h_%s)" % local
+            # (a core.SelectedRows a test put in the scope by hand is made torch's sparse COO form there too)
+            by_value = on_cpu and not hasattr(self.g["h_" + local].value, "_to_torch")
+            read = "h_%s.value" % local if by_value else "__on_dev(h_%s)" % local
             read = "__shared(%s)" % read if plan.shared_params else read
             lines.append("        %s = %s  # scope %s" % (local, read, _safe(n)))
             if n in plan.lod_reads:   # the scope may hold offsets as lists (set by the user): tensors here

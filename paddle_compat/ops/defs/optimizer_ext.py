@@ -63,18 +63,21 @@ def decayed_adagrad(op, ctx):
 # Paddle's adadelta takes no learning rate: the step is the ratio of two running RMS values. Its kernel
 # evaluates the step lazily (an Eigen expression) after AvgSquaredUpdate has been overwritten in place, so
 # the parameter moves by sqrt((E[dx^2]_new + eps) / (E[g^2]_new + eps)) * g, where E[dx^2]_new was built from
-# the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same.
+# the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same. When
+# AvgSquaredUpdateOut is another variable (Paddle's op test), the input is not overwritten and the step is the
+# one computed with the old E[dx^2].
 @defop("adadelta", inputs=("Param", "Grad", "AvgSquaredGrad", "AvgSquaredUpdate"),
        outputs=("ParamOut", "AvgSquaredGradOut", "AvgSquaredUpdateOut"), differentiable=False)
 def adadelta(op, ctx):
     rho, eps = float(attr(op, "rho", 0.95)), float(attr(op, "epsilon", 1e-6))
+    aliased = list(op.inputs.get("AvgSquaredUpdate", ())) == list(op.outputs.get("AvgSquaredUpdateOut", ()))
 
     def k(p, g, asg, asu):
         g = _dense(g)
         asg.mul_(rho).add_((1 - rho) * g * g)
         update = -torch.sqrt((asu + eps) / (asg + eps)) * g
         asu.mul_(rho).add_((1 - rho) * update * update)
-        p.sub_(torch.sqrt((asu + eps) / (asg + eps)) * g)
+        p.add_(-torch.sqrt((asu + eps) / (asg + eps)) * g if aliased else update)
         return p, asg, asu
     return _no_grad(k)
 

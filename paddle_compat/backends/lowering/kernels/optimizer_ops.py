@@ -99,7 +99,8 @@ def momentum_update(p, g, v, lr, mu):
     p.addcmul_(v, lr, value=-1.0)
 
 
-@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow",
+                          "Beta1Tensor", "Beta2Tensor"),
           outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
 def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
@@ -111,8 +112,20 @@ def adam(op, ctx):
                       float((torch.tensor(1, dtype=dt) - torch.tensor(b2, dtype=dt)).item()))
                  for dt in (torch.float32, torch.float64)}
 
-    def k(p, g, lr, m1, m2, b1p, b2p):
-        c1, c2 = one_minus.get(p.dtype, (1 - b1, 1 - b2))
+    def k(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
+        if b1_tensor is not None or b2_tensor is not None:
+            # Paddle's dispensable Beta1Tensor / Beta2Tensor replace the attributes (a beta given as a
+            # Variable); they are read each step, so 1 - beta is rounded in the parameter's type here
+            return k_betas(p, g, lr, m1, m2, b1p, b2p,
+                           float(b1_tensor.reshape(-1)[0]) if b1_tensor is not None else b1,
+                           float(b2_tensor.reshape(-1)[0]) if b2_tensor is not None else b2)
+        return k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, one_minus.get(p.dtype, (1 - b1, 1 - b2)))
+
+    def k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, c=None):
+        if c is None:
+            c = (float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b1, dtype=p.dtype)).item()),
+                 float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b2, dtype=p.dtype)).item()))
+        c1, c2 = c
         sparse = g.is_sparse
         if sparse and in_place_pows:
             # Paddle 1.8.5's CPU kernel for a SelectedRows gradient writes beta^(t+1) into the (shared) pow
