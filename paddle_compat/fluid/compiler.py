@@ -152,7 +152,8 @@ class CompiledProgram:
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
-        self._places = places
+        # one place is taken as a list of one (Paddle 1.8.5)
+        self._places = [places] if places is not None and not isinstance(places, (list, tuple)) else places
         return self
 
     def _with_inference_optimize(self, config):

@@ -12,6 +12,8 @@ import numpy as np
 from .dtypes import VarType, convert_dtype, dtype_name  # noqa: F401
 from .desc import AttrType, BlockDesc, OpDesc, ProgramDesc, VarDesc  # noqa: F401  (Paddle's desc classes)
 from .framework_misc import core_globals
+from .tensor_dims import TensorDims
+from ..ops.enforce import EnforceNotMet  # noqa: F401  (Paddle's core.EnforceNotMet)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -221,7 +223,7 @@ class EOFException(Exception):
     (Paddle's fluid.core.EOFException); call loader.reset() and start() again for the next pass."""
 
 
-class LoDTensor:
+class LoDTensor(TensorDims):
     """A tensor with level-of-detail (sequence offset) info. `np.array(t)` reads it, `t.set(a, place)` writes it.
 
     The LoD is kept as offsets (Paddle's form): [[0, 2, 5]] means rows 0-1 and 2-4 are two sequences.
