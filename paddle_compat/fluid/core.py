@@ -13,6 +13,7 @@ from .dtypes import VarType, convert_dtype, dtype_name  # noqa: F401
 from .desc import AttrType, BlockDesc, OpDesc, ProgramDesc, VarDesc  # noqa: F401  (Paddle's desc classes)
 from .framework_misc import core_globals
 from .tensor_dims import TensorDims
+from .core_objects import ScopePool, ScopeVarAccessors, unittest_throw_exception
 from ..ops.enforce import EnforceNotMet  # noqa: F401  (Paddle's core.EnforceNotMet)
 
 
@@ -124,7 +125,7 @@ def to_torch(value, device="cpu", dtype=None):
     return t
 
 
-class ScopeVar:
+class ScopeVar(ScopeVarAccessors):
     """One variable slot of a Scope (Paddle's core Variable): a tensor value plus its LoD."""
 
     __slots__ = ("name", "value", "lod")
@@ -412,7 +413,7 @@ class SelectedRows:
         return "SelectedRows(height=%d, %d rows)" % (self._height, len(self._rows))
 
 
-class Scope:
+class Scope(ScopePool):
     """name -> ScopeVar, with parent/child scopes as in Paddle."""
 
     _count = itertools.count()
@@ -515,3 +516,4 @@ from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativeP
                         create_paddle_predictor)
 from .core_registry import (_get_all_register_op_kernels, get_grad_op_desc, has_grad_op_maker,  # noqa: E402,F401
                             has_infer_inplace, is_float16_supported, op_support_gpu)
+__unittest_throw_exception__ = unittest_throw_exception

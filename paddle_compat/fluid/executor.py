@@ -13,6 +13,7 @@ from . import core
 from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
 from .dtypes import dtype_name
 from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
+from .core_objects import as_lodtensor as _as_lodtensor, fetch_var as _fetch_var  # noqa: F401
 from .fetch_array import as_fetch
 from .framework_misc import _env_value
 from .framework import Program, Variable, default_main_program

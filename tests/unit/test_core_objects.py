@@ -1,0 +1,81 @@
+"""fluid.core / executor objects Paddle's own unit tests use (fluid/core_objects.py, fluid/tensor_dims.py,
+ops/enforce.py), with the behaviour Paddle 1.8.5 shows for them."""
+
+import numbers
+
+import numpy as np
+import pytest
+
+import paddle_compat.fluid as fluid
+from paddle_compat.fluid import core, executor
+
+
+def test_scope_var_typed_accessors_and_tensor_array():
+    scope = core.Scope()
+    v = scope.var("i")
+    v.set_int(10)
+    assert v.is_int() and not v.is_float() and v.get_int() == 10
+    f = scope.var("f")
+    f.set_float(0.5)
+    assert f.is_float() and f.get_float() == 0.5
+    arr = scope.var("arr").get_lod_tensor_array()
+    assert len(arr) == 0
+    t = core.LoDTensor()
+    t.set(np.array([1.0], dtype="float32"), core.CPUPlace())
+    arr.append(t)
+    assert scope.var("arr").get_lod_tensor_array() is arr and len(arr) == 1
+
+
+def test_scope_leaves_the_pool_once():
+    s = core.Scope()
+    s._remove_from_pool()
+    with pytest.raises(Exception, match="Deleting a nonexistent scope is not allowed"):
+        s._remove_from_pool()
+
+
+def test_enforce_not_met_is_what_the_runtime_raises():
+    with pytest.raises(core.EnforceNotMet, match="test exception"):
+        core.__unittest_throw_exception__()
+    prog = fluid.Program()
+    with fluid.program_guard(prog, fluid.Program()):
+        x = fluid.data("x", [-1, 3])
+        fluid.layers.relu(x)
+    with pytest.raises(core.EnforceNotMet, match="not fed"):
+        fluid.Executor(fluid.CPUPlace()).run(prog, feed={}, fetch_list=[])
+
+
+def test_tensor_dims_alloc_and_elements():
+    t = core.Scope().var("t").get_tensor()
+    t._set_dims([3, 4])
+    assert t._get_dims() == [3, 4] and t.shape() == [3, 4]
+    t._alloc_int(core.CPUPlace())
+    assert np.array(t).dtype == np.int32 and np.array(t).shape == (3, 4)
+    assert isinstance(t._mutable_data(core.CPUPlace(), core.VarDesc.VarType.FP64), numbers.Integral)
+    t.set(np.arange(12, dtype="float64").reshape(3, 4), core.CPUPlace())
+    assert t._get_double_element(5) == 5.0
+    t._set_double_element(5, -1.5)
+    assert np.array(t)[1, 1] == -1.5
+    with pytest.raises(IndexError):
+        t._get_double_element(12)
+    t._set_dims([4, 3])     # same size: the values are kept, reshaped (Paddle's Resize)
+    assert np.array(t).shape == (4, 3) and np.array(t).reshape(-1)[5] == -1.5
+
+
+def test_fetch_var_and_as_lodtensor():
+    scope = core.Scope()
+    prog = fluid.Program()
+    with fluid.program_guard(prog, fluid.Program()):
+        x = fluid.layers.create_tensor(dtype="int32", persistable=True, name="x")
+        fluid.layers.assign(np.array([1, 3, 5], dtype="int32"), output=x)
+    fluid.Executor(fluid.CPUPlace()).run(prog, scope=scope)
+    got = executor._fetch_var("x", scope)
+    assert got.dtype == np.int32 and got.tolist() == [1, 3, 5]
+    assert np.array(executor._fetch_var(x, scope, return_numpy=False)).tolist() == [1, 3, 5]
+    with pytest.raises(ValueError, match="Cannot find nope in scope"):
+        executor._fetch_var("nope", scope)
+    t = executor._as_lodtensor(2, fluid.CPUPlace(), core.VarDesc.VarType.INT64)
+    assert np.array(t).tolist() == [2] and np.array(t).dtype == np.int64
+    with pytest.raises(AssertionError, match="dtype should be given"):
+        executor._as_lodtensor(2.0, fluid.CPUPlace())
+    with pytest.raises(RuntimeError, match="LoD"):
+        executor._as_lodtensor([np.zeros(2)], fluid.CPUPlace())
