@@ -79,3 +79,15 @@ def test_fetch_var_and_as_lodtensor():
         executor._as_lodtensor(2.0, fluid.CPUPlace())
     with pytest.raises(RuntimeError, match="LoD"):
         executor._as_lodtensor([np.zeros(2)], fluid.CPUPlace())
+
+
+def test_a_python_scalar_feeds_a_shape_1_variable():
+    # Paddle 1.8.5 turns a scalar into np.array([value]) of the variable's dtype (test_executor_feed_scalar)
+    prog = fluid.Program()
+    with fluid.program_guard(prog, fluid.Program()):
+        lr = fluid.data(name="lr", shape=[1], dtype="float32")
+        n = fluid.data(name="n", shape=[1], dtype="int64")
+        out = fluid.layers.scale(lr, scale=2.0)
+    got, got_n = fluid.Executor(fluid.CPUPlace()).run(prog, feed={"lr": 0.25, "n": 3}, fetch_list=[out, n])
+    assert got.dtype == np.float32 and got.tolist() == [0.5]
+    assert got_n.dtype == np.int64 and got_n.tolist() == [3]
