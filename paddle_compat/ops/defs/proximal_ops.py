@@ -1,0 +1,48 @@
+"""proximal_gd and proximal_adagrad: Paddle 1.8's proximal (L1/L2-regularised) updates, as its CPU kernels
+compute them. The parameter (and the adagrad moment) update in place (ParamOut is Param in Paddle's programs,
+what fluid.optimizer.ProximalGD / ProximalAdagrad build)."""
+
+from ..lazy import torch
+from ..registry import OutMeta, attr, defop
+
+
+def _same(*pairs):
+    def infer(ins, attrs):
+        return {out: OutMeta(ins[slot][0].shape, ins[slot][0].dtype, ins[slot][0].lod_level) for slot, out in pairs}
+    return infer
+
+
+def _dense(g):
+    return g.to_dense() if g.is_sparse else g
+
+
+def _shrink(prox, lr, l1, l2):
+    """sign(prox) * max(|prox| - lr * l1, 0) / (1 + lr * l2); without l1, prox / (1 + lr * l2)."""
+    if l1 > 0:
+        return torch.sign(prox) * (torch.clamp(prox.abs() - lr * l1, min=0) / (1 + lr * l2))
+    return prox / (1 + lr * l2)
+
+
+@defop("proximal_gd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",),
+       infer_shape=_same(("Param", "ParamOut")), differentiable=False)
+def proximal_gd(op, ctx):
+    l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
+
+    def k(p, g, lr):
+        with torch.no_grad():
+            return p.copy_(_shrink(p - lr * _dense(g), lr, l1, l2))
+    return k
+
+
+@defop("proximal_adagrad", inputs=("Param", "Moment", "Grad", "LearningRate"), outputs=("ParamOut", "MomentOut"),
+       infer_shape=_same(("Param", "ParamOut"), ("Moment", "MomentOut")), differentiable=False)
+def proximal_adagrad(op, ctx):
+    l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
+
+    def k(p, m, g, lr):
+        with torch.no_grad():
+            g = _dense(g)
+            m.add_(g * g)
+            prox = p - lr * g / torch.sqrt(m)
+            return p.copy_(_shrink(prox, lr, l1, l2)), m
+    return k
