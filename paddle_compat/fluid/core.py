@@ -230,8 +230,10 @@ class LoDTensor(TensorDims):
     The LoD is kept as offsets (Paddle's form): [[0, 2, 5]] means rows 0-1 and 2-4 are two sequences.
     """
 
-    def __init__(self, _holder=None):
+    def __init__(self, recursive_sequence_lengths=None, _holder=None):
         self._holder = _holder if _holder is not None else ScopeVar()
+        if recursive_sequence_lengths is not None:     # Paddle's LoDTensor(lengths): the LoD before the data
+            self.set_recursive_sequence_lengths(recursive_sequence_lengths)
 
     # data ------------------------------------------------------------------------------------------
     def set(self, array, place=None):
@@ -517,3 +519,4 @@ from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativeP
 from .core_registry import (_get_all_register_op_kernels, get_grad_op_desc, has_grad_op_maker,  # noqa: E402,F401
                             has_infer_inplace, is_float16_supported, op_support_gpu)
 __unittest_throw_exception__ = unittest_throw_exception
+from .core_objects import get_fetch_variable, set_feed_variable  # noqa: E402,F401

@@ -4,7 +4,8 @@ core.__unittest_throw_exception__, executor._fetch_var and executor._as_lodtenso
 
 import numpy as np
 
-__all__ = ["ScopeVarAccessors", "ScopePool", "unittest_throw_exception", "fetch_var", "as_lodtensor"]
+__all__ = ["ScopeVarAccessors", "ScopePool", "unittest_throw_exception", "fetch_var", "as_lodtensor",
+           "set_feed_variable", "get_fetch_variable"]
 
 
 class ScopeVarAccessors:
@@ -27,6 +28,12 @@ class ScopeVarAccessors:
         from .core import LoDTensorArray
         if not isinstance(self.value, LoDTensorArray):
             self.value = LoDTensorArray(self.value or [])
+        return self.value
+
+    def get_fetch_list(self):
+        """The list a fetch variable holds (Paddle's FetchList): fetched tensors, by column."""
+        if not isinstance(self.value, list):
+            self.value = []
         return self.value
 
     def is_type(self, name):
@@ -86,3 +93,24 @@ def as_lodtensor(data, place, dtype=None):
     t = LoDTensor()
     t.set(data, place)
     return t
+
+
+def set_feed_variable(scope, tensor, var_name, index):
+    """core.set_feed_variable: put `tensor` at column `index` of the feed list `var_name` in `scope`."""
+    var = scope.var(var_name)
+    if not isinstance(var.value, list):
+        var.value = []
+    while len(var.value) <= index:
+        var.value.append(None)
+    var.value[index] = tensor
+
+
+def get_fetch_variable(scope, var_name, index):
+    """core.get_fetch_variable: column `index` of the fetch list `var_name` in `scope`."""
+    var = scope.find_var(var_name)
+    if var is None or not isinstance(var.value, list):
+        raise ValueError("get_fetch_variable: %s is not a fetch list in the scope" % var_name)
+    if index >= len(var.value):
+        raise IndexError("get_fetch_variable: %s holds %d fetched values, no column %d"
+                         % (var_name, len(var.value), index))
+    return var.value[index]

@@ -1,7 +1,7 @@
 """LoDTensor's low-level methods that Paddle's op tests call (core.LoDTensor inherits them):
 _set_dims / _get_dims, _alloc_float / _alloc_int / _alloc_double / _mutable_data, and the flat element access
 _get_float_element / _set_float_element / _get_double_element / _set_double_element (op_test.py's numeric
-gradient perturbs one element at a time through them).
+gradient perturbs one element at a time through them), and slicing (tensor[1:, ::-1]).
 
 Where Paddle resizes a tensor without memory and allocates it uninitialized, the tensor here holds zeros of
 the new shape (a torch tensor always has storage); reading one before writing it is undefined in Paddle.
@@ -61,6 +61,14 @@ class TensorDims:
     def _mutable_data(self, place, dtype):
         """Allocates (as _alloc_*) and returns the data's address, an integer, as Paddle does."""
         return int(self._alloc(dtype, place).data_ptr())
+
+    def __getitem__(self, index):
+        """A new LoDTensor (no LoD) holding `tensor[index]` with NumPy's slicing rules (negative steps too),
+        as Paddle's Tensor slicing gives."""
+        import numpy as np
+        out = type(self)()
+        out.set(np.array(np.asarray(self)[index]), None)
+        return out
 
     def _element(self, i, dtype):
         t = self._holder.value

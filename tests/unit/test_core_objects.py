@@ -91,3 +91,21 @@ def test_a_python_scalar_feeds_a_shape_1_variable():
     got, got_n = fluid.Executor(fluid.CPUPlace()).run(prog, feed={"lr": 0.25, "n": 3}, fetch_list=[out, n])
     assert got.dtype == np.float32 and got.tolist() == [0.5]
     assert got_n.dtype == np.int64 and got_n.tolist() == [3]
+
+
+def test_tensor_slicing_feed_list_and_lod_constructor():
+    a = np.arange(27, dtype="float32").reshape(3, 3, 3)
+    t = core.LoDTensor()
+    t.set(a, core.CPUPlace())
+    for idx in (1, slice(1, None), (slice(0, None, 1), slice(0, None, -1), slice(2, None)), slice(2, None, -2)):
+        np.testing.assert_array_equal(np.array(t[idx]), a[idx])
+    lt = core.LoDTensor([[2, 1]])
+    lt.set(np.ones((3, 2), dtype="float32"), core.CPUPlace())
+    assert lt.recursive_sequence_lengths() == [[2, 1]]
+    scope = core.Scope()
+    core.set_feed_variable(scope, lt, "feed", 1)
+    fetched = scope.var("fetch").get_fetch_list()
+    fetched.append(lt)
+    assert core.get_fetch_variable(scope, "fetch", 0) is lt and scope.var("feed").value[1] is lt
+    with pytest.raises(IndexError):
+        core.get_fetch_variable(scope, "fetch", 3)
