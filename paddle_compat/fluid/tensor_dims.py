@@ -62,6 +62,13 @@ class TensorDims:
         """Allocates (as _alloc_*) and returns the data's address, an integer, as Paddle does."""
         return int(self._alloc(dtype, place).data_ptr())
 
+    def _place(self):
+        """Where the data lives: CPUPlace, or CUDAPlace(i)."""
+        from .core import CPUPlace, CUDAPlace
+        t = self._holder.value
+        dev = getattr(t, "device", None)
+        return CUDAPlace(dev.index or 0) if dev is not None and dev.type == "cuda" else CPUPlace()
+
     def __getitem__(self, index):
         """A new LoDTensor (no LoD) holding `tensor[index]` with NumPy's slicing rules (negative steps too),
         as Paddle's Tensor slicing gives."""
