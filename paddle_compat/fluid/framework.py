@@ -24,6 +24,9 @@ __all__ = [
 
 EMPTY_VAR_NAME = "@EMPTY@"
 TEMP_VAR_NAME = "@TEMP@"
+GRAD_VAR_SUFFIX = GRAD_SUFFIX      # Paddle's name constants (core.kGradVarSuffix() and friends)
+ZERO_VAR_SUFFIX = "@ZERO"
+CONTROL_DEP_VAR_PREFIX = "__control_var"
 
 
 
