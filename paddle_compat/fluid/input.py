@@ -19,3 +19,12 @@ def one_hot(input, depth, allow_out_of_range=False):
         attrs["depth"] = int(depth)
     outs = append_defined("one_hot_v2", inputs, attrs, stop_gradient=True)
     return outs["Out"][0]
+
+
+def __getattr__(name):
+    # fluid.input.embedding is Paddle's home of fluid.embedding, which fluid/__init__.py defines (it imports
+    # this module first, so the name is looked up when asked for)
+    if name == "embedding":
+        from . import embedding
+        return embedding
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -239,6 +239,8 @@ def _lookup(op, squeeze_last):
         flat = ids.view(ids.shape[:-1]) if squeeze_last and ids.dim() > 1 and ids.shape[-1] == 1 else ids
         if flat.dtype != torch.int64:
             flat = flat.long()
+        if w.is_sparse:     # a SelectedRows table (rows are ids): its dense form holds each id's row there
+            w = w.coalesce().to_dense()
         check_ids_on_gpu(flat, w, what)
         # is_sparse: autograd gives W a row-sparse COO gradient (SelectedRows, see backends/selected_rows.py)
         out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
