@@ -234,6 +234,8 @@ class LoDTensor(TensorDims):
     """
 
     def __init__(self, recursive_sequence_lengths=None, _holder=None):
+        if isinstance(recursive_sequence_lengths, ScopeVar):     # LoDTensor(holder): a view of a scope slot
+            recursive_sequence_lengths, _holder = None, recursive_sequence_lengths
         self._holder = _holder if _holder is not None else ScopeVar()
         if recursive_sequence_lengths is not None:     # Paddle's LoDTensor(lengths): the LoD before the data
             self.set_recursive_sequence_lengths(recursive_sequence_lengths)

@@ -15,6 +15,7 @@ from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import is_differentiable
 from . import registry
 from .autograd_region import autograd, find_regions
+from .emit import rows_as_torch
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .plan import grad_leaves, later_backward_leaves
 
@@ -111,7 +112,7 @@ class _Run:
             raise missing_value(n, self.block._find_var_recursive(n), op)
         value = holder.value
         torch = self.it._torch
-        if hasattr(value, "_to_torch"):     # a core.SelectedRows put in the scope by hand
+        if hasattr(value, "_to_torch") and rows_as_torch(self.block, n):   # a hand-made core.SelectedRows
             value = value._to_torch(self.ctx.device)
         if isinstance(value, torch.Tensor):
             if str(value.device) != str(torch.device(self.ctx.device)):
