@@ -109,3 +109,20 @@ def test_tensor_slicing_feed_list_and_lod_constructor():
     assert core.get_fetch_variable(scope, "fetch", 0) is lt and scope.var("feed").value[1] is lt
     with pytest.raises(IndexError):
         core.get_fetch_variable(scope, "fetch", 3)
+
+
+def test_a_hand_made_selected_rows_gradient_reaches_sgd():
+    # Paddle's sparse sgd op test: Grad is a SelectedRows built in the scope; rows 0, 4, 7 move, repeated
+    # rows add up, the others stay
+    from paddle_compat.fluid.op import Operator
+    scope, place = core.Scope(), core.CPUPlace()
+    g = scope.var("Grad").get_selected_rows()
+    g.set_height(10)
+    g.set_rows([0, 4, 7, 4])
+    g.get_tensor().set(np.ones((4, 3), dtype="float32"), place)
+    scope.var("Param").get_tensor().set(np.full((10, 3), 5.0, dtype="float32"), place)
+    scope.var("LearningRate").get_tensor().set(np.array([2.0], dtype="float32"), place)
+    Operator("sgd", Param="Param", Grad="Grad", ParamOut="Param", LearningRate="LearningRate").run(scope, place)
+    got = np.array(scope.find_var("Param").get_tensor())[:, 0]
+    np.testing.assert_array_equal(got, [3, 5, 5, 5, 1, 5, 5, 3, 5, 5])
+    assert isinstance(scope.find_var("Grad").value, core.SelectedRows)     # the scope keeps what the test put
