@@ -525,3 +525,5 @@ from .core_registry import (_get_all_register_op_kernels, get_grad_op_desc, has_
                             has_infer_inplace, is_float16_supported, op_support_gpu)
 __unittest_throw_exception__ = unittest_throw_exception
 from .core_objects import get_fetch_variable, set_feed_variable  # noqa: E402,F401
+from .core_objects import set_fuse_parameter_group_size as _set_fuse_parameter_group_size  # noqa: E402,F401
+from .core_objects import set_fuse_parameter_memory_size as _set_fuse_parameter_memory_size  # noqa: E402,F401

@@ -5,7 +5,8 @@ core.__unittest_throw_exception__, executor._fetch_var and executor._as_lodtenso
 import numpy as np
 
 __all__ = ["ScopeVarAccessors", "ScopePool", "unittest_throw_exception", "fetch_var", "as_lodtensor",
-           "set_feed_variable", "get_fetch_variable"]
+           "set_feed_variable", "get_fetch_variable", "set_fuse_parameter_group_size",
+           "set_fuse_parameter_memory_size"]
 
 
 class ScopeVarAccessors:
@@ -114,3 +115,15 @@ def get_fetch_variable(scope, var_name, index):
         raise IndexError("get_fetch_variable: %s holds %d fetched values, no column %d"
                          % (var_name, len(var.value), index))
     return var.value[index]
+
+
+def set_fuse_parameter_group_size(size):
+    """core._set_fuse_parameter_group_size: FLAGS_fuse_parameter_groups_size (recorded; see framework_misc)."""
+    from .framework_misc import core_globals
+    core_globals()["FLAGS_fuse_parameter_groups_size"] = int(size)
+
+
+def set_fuse_parameter_memory_size(size):
+    """core._set_fuse_parameter_memory_size: FLAGS_fuse_parameter_memory_size in MB (recorded)."""
+    from .framework_misc import core_globals
+    core_globals()["FLAGS_fuse_parameter_memory_size"] = float(size)

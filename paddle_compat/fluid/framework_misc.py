@@ -55,7 +55,10 @@ def device_guard(device=None):
 
 
 # flags Paddle's core.globals() also holds that scripts (and Paddle's op tests) read and write there
-_CORE_ONLY_FLAGS = {"FLAGS_use_system_allocator": False}
+# (the fuse_parameter flags group gradients for a fused allreduce in Paddle; recorded only: gradients here are
+# reduced per bucket by torch, whatever they say)
+_CORE_ONLY_FLAGS = {"FLAGS_use_system_allocator": False, "FLAGS_fuse_parameter_groups_size": 1,
+                    "FLAGS_fuse_parameter_memory_size": -1.0}
 
 
 def core_globals():

@@ -126,3 +126,15 @@ def test_a_hand_made_selected_rows_gradient_reaches_sgd():
     got = np.array(scope.find_var("Param").get_tensor())[:, 0]
     np.testing.assert_array_equal(got, [3, 5, 5, 5, 1, 5, 5, 3, 5, 5])
     assert isinstance(scope.find_var("Grad").value, core.SelectedRows)     # the scope keeps what the test put
+
+
+def test_fuse_parameter_flags_are_recorded():
+    g = core.globals()
+    assert g["FLAGS_fuse_parameter_groups_size"] == 1 and g["FLAGS_fuse_parameter_memory_size"] == -1.0
+    core._set_fuse_parameter_group_size(3)
+    core._set_fuse_parameter_memory_size(131072)
+    try:
+        assert g["FLAGS_fuse_parameter_groups_size"] == 3 and g["FLAGS_fuse_parameter_memory_size"] == 131072.0
+    finally:
+        core._set_fuse_parameter_group_size(1)
+        core._set_fuse_parameter_memory_size(-1)
