@@ -138,3 +138,12 @@ def test_fuse_parameter_flags_are_recorded():
     finally:
         core._set_fuse_parameter_group_size(1)
         core._set_fuse_parameter_memory_size(-1)
+
+
+def test_use_mkldnn_is_a_private_flag():
+    # Paddle 1.8.5: get_flags / set_flags refuse FLAGS_use_mkldnn; op_test.py reads it from core.globals()
+    assert core.globals()["FLAGS_use_mkldnn"] is False
+    with pytest.raises(ValueError):
+        fluid.get_flags("FLAGS_use_mkldnn")
+    with pytest.raises(ValueError):
+        fluid.set_flags({"FLAGS_use_mkldnn": True})
