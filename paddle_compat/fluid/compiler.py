@@ -4,6 +4,7 @@ In one process on one place a data-parallel CompiledProgram runs its program as 
 trainers go to the data-parallel runner of the collective backend.
 """
 
+from .compiler_compile import CompileChecks
 from .framework import Program
 from .operator import OP_ROLE_KEY, OpRole
 
@@ -121,7 +122,7 @@ class ExecutionStrategy:
         self.use_cuda = True      # Paddle 1.8's default; the executor's place decides here
 
 
-class CompiledProgram:
+class CompiledProgram(CompileChecks):
     def __init__(self, program_or_graph, build_strategy=None):
         if not isinstance(program_or_graph, Program):
             raise TypeError("CompiledProgram expects a fluid.Program, got %s" % type(program_or_graph).__name__)
