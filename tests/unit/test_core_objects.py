@@ -147,3 +147,15 @@ def test_use_mkldnn_is_a_private_flag():
         fluid.get_flags("FLAGS_use_mkldnn")
     with pytest.raises(ValueError):
         fluid.set_flags({"FLAGS_use_mkldnn": True})
+
+
+def test_place_type_and_generic_place():
+    # Paddle's variant index: CUDAPlace 0, CPUPlace 1, CUDAPinnedPlace 2
+    assert fluid.CPUPlace()._type() == 1 and fluid.CUDAPlace(0)._type() == 0
+    assert fluid.CUDAPinnedPlace()._type() == 2
+    p = core.Place()
+    with pytest.raises(RuntimeError, match="set_place"):
+        p._torch_device()
+    p.set_place(fluid.CPUPlace())
+    assert p._type() == 1 and p._torch_device() == "cpu" and p._equals(fluid.CPUPlace())
+    assert not p._equals(fluid.CUDAPlace(0))
