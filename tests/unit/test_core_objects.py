@@ -159,3 +159,22 @@ def test_place_type_and_generic_place():
     p.set_place(fluid.CPUPlace())
     assert p._type() == 1 and p._torch_device() == "cpu" and p._equals(fluid.CPUPlace())
     assert not p._equals(fluid.CUDAPlace(0))
+
+
+def test_an_op_fills_the_selected_rows_the_scope_holds():
+    # Paddle's kernels write into the output variable's own SelectedRows (clip_by_norm / fake_init op tests)
+    from paddle_compat.fluid.op import Operator
+    scope, place = core.Scope(), core.CPUPlace()
+    x = scope.var("X").get_selected_rows()
+    x.set_height(5)
+    x.set_rows([0, 2, 2])
+    x.get_tensor().set(np.full((3, 2), 3.0, dtype="float32"), place)
+    out = scope.var("Out").get_selected_rows()
+    Operator("clip_by_norm", X="X", Out="Out", max_norm=1.0).run(scope, place)
+    assert scope.find_var("Out").value is out and out.height() == 5
+    dense = out.to_dense()
+    assert sorted(set(out.rows())) == [0, 2]
+    np.testing.assert_allclose(np.sqrt((dense ** 2).sum()), 1.0, rtol=1e-5)
+    t = scope.var("Init").get_selected_rows().get_tensor()
+    Operator("fake_init", Out="Init", shape=[4, 7]).run(scope, place)
+    assert t._get_dims() == [4, 7]

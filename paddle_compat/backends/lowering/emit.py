@@ -211,7 +211,11 @@ class _Emitter:
         for w in plan.writes:
             local = names(w)
             self.g.setdefault("h_" + local, self.ctx.scope.var(w))
-            if inplace_writes:
+            if hasattr(self.g["h_" + local].value, "_to_torch") and rows_as_torch(plan.block, w):
+                # the scope holds a core.SelectedRows a test made by hand: fill it (its rows, height, values)
+                self.g["__write_rows"] = write_rows
+                lines.append("        __write_rows(h_%s, %s)  # scope %s" % (local, local, _safe(w)))
+            elif inplace_writes:
                 lines.append("        __write(h_%s, %s)  # scope %s" % (local, local, _safe(w)))
             else:
                 lines.append("        h_%s.value = %s  # scope %s" % (local, local, _safe(w)))
@@ -251,6 +255,20 @@ NATIVE_ROWS_OPS = frozenset(["split_ids", "merge_ids", "prefetch", "lookup_spars
 def rows_as_torch(block, name):
     """Whether a core.SelectedRows the scope holds for `name` reaches the kernels as a torch sparse tensor."""
     return not any(op.type in NATIVE_ROWS_OPS and name in op.input_arg_names for op in block.ops)
+
+
+def write_rows(holder, value):
+    """An op's output into the core.SelectedRows the scope holds (Paddle's kernels fill the variable's own
+    SelectedRows): a row-sparse result gives its rows, height and values, a dense one its values only."""
+    rows = holder.value
+    if hasattr(value, "_to_torch"):     # a table op's own SelectedRows result
+        holder.value = value
+    elif getattr(value, "is_sparse", False):
+        rows._rows = value._indices()[0].tolist()
+        rows._height = int(value.shape[0])
+        rows._value = value._values().detach()
+    else:
+        rows._value = value.detach() if hasattr(value, "detach") else value
 
 
 def _write_in_place(holder, value):

@@ -15,7 +15,7 @@ from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import is_differentiable
 from . import registry
 from .autograd_region import autograd, find_regions
-from .emit import rows_as_torch
+from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .plan import grad_leaves, later_backward_leaves
 
@@ -211,6 +211,9 @@ class _Run:
             v = self.block._find_var_recursive(n)
             if v is not None and v.persistable:
                 holder = scope.var(n)
-                holder.value = self.env[n]
+                if hasattr(holder.value, "_to_torch") and rows_as_torch(self.block, n):
+                    write_rows(holder, self.env[n])     # a hand-made core.SelectedRows: filled (see emit)
+                else:
+                    holder.value = self.env[n]
                 if n in self.lods:
                     holder.lod = self.lods[n]
