@@ -21,3 +21,13 @@ def test_accuracy_and_print_refuse_what_paddle_refuses():
         with pytest.raises(TypeError, match="received float16"):
             fluid.layers.Print(fluid.layers.data(name="x4", shape=[4], dtype="float16"))
         fluid.layers.Print(fluid.layers.data(name="x5", shape=[4], dtype="bool"))
+
+
+def test_get_tensor_from_selected_rows_wants_a_selected_rows_variable():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [-1, 4])
+        with pytest.raises(TypeError, match="must be SELECTED_ROWS"):
+            fluid.layers.get_tensor_from_selected_rows(x)
+        rows = fluid.default_main_program().global_block().create_var(
+            name="rows", type=fluid.core.VarDesc.VarType.SELECTED_ROWS, shape=[10, 4], dtype="float32")
+        assert fluid.layers.get_tensor_from_selected_rows(rows).shape[1:] == (4,)

@@ -350,6 +350,9 @@ def merge_selected_rows(x, name=None):
 
 def get_tensor_from_selected_rows(x, name=None):
     """The values of a row-sparse variable as a dense [rows, ...] tensor (one row per entry of rows)."""
+    check_variable(x, "x", "get_tensor_from_selected_rows")
+    if x.type != VarType.SELECTED_ROWS:     # Paddle 1.8.5's check
+        raise TypeError("The type of 'x' in get_tensor_from_selected_rows must be SELECTED_ROWS.")
     helper = LayerHelper("get_tensor_from_selected_rows", name=name)
     out = out_var(helper, x.dtype, [-1] + list(x.shape[1:]))
     helper.append_op(type="get_tensor_from_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})
