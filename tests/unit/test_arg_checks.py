@@ -29,5 +29,6 @@ def test_get_tensor_from_selected_rows_wants_a_selected_rows_variable():
         with pytest.raises(TypeError, match="must be SELECTED_ROWS"):
             fluid.layers.get_tensor_from_selected_rows(x)
         rows = fluid.default_main_program().global_block().create_var(
-            name="rows", type=fluid.core.VarDesc.VarType.SELECTED_ROWS, shape=[10, 4], dtype="float32")
+            name="rows", type=fluid.core.VarDesc.VarType.SELECTED_ROWS, shape=[10, 4], dtype="float32",
+            persistable=True)
         assert fluid.layers.get_tensor_from_selected_rows(rows).shape[1:] == (4,)
