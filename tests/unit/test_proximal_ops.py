@@ -40,3 +40,22 @@ def test_proximal_adagrad():
     want_m = m + g * g
     np.testing.assert_allclose(m_out, want_m, rtol=1e-6)
     np.testing.assert_allclose(out, _shrink(w - lr * g / np.sqrt(want_m), lr, 0.1, 0.2), rtol=1e-5, atol=1e-7)
+
+
+def test_dgc_momentum_matches_paddle18_on_both_sides_of_rampup():
+    import json
+    import os
+    rec = json.load(open(os.path.join(os.path.dirname(__file__), "..", "data", "paddle18", "dgc_momentum.json")))
+    for step, want in rec["steps"].items():
+        inputs = {k: np.array(v, dtype="float32") for k, v in rec["inputs"].items()}
+        inputs["current_step"] = np.array([float(step)], dtype="float32")
+        scope, place = core.Scope(), core.CPUPlace()
+        for k, v in inputs.items():
+            scope.var(k).get_tensor().set(v, place)
+        Operator("dgc_momentum", Param="Param", Grad="Grad", Velocity="Velocity", LearningRate="LearningRate",
+                 current_step="current_step", nranks="nranks", ParamOut="Param", VelocityOut="Velocity",
+                 Grad_out="Grad", **rec["attrs"]).run(scope, place)
+        got = [np.array(scope.find_var(n).get_tensor()).tolist() for n in ("Param", "Velocity", "Grad")]
+        np.testing.assert_allclose(np.array(got[0]), want[0], rtol=1e-6)
+        np.testing.assert_allclose(np.array(got[1]), want[1], rtol=1e-6)
+        np.testing.assert_allclose(np.array(got[2]), want[2], rtol=1e-6)

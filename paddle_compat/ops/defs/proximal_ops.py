@@ -1,6 +1,6 @@
-"""proximal_gd and proximal_adagrad: Paddle 1.8's proximal (L1/L2-regularised) updates, as its CPU kernels
-compute them. The parameter (and the adagrad moment) update in place (ParamOut is Param in Paddle's programs,
-what fluid.optimizer.ProximalGD / ProximalAdagrad build)."""
+"""proximal_gd, proximal_adagrad (Paddle 1.8's proximal, L1/L2-regularised updates) and dgc_momentum, as
+Paddle's CPU kernels compute them. The parameter (and the adagrad moment) update in place (ParamOut is Param in
+Paddle's programs, what fluid.optimizer.ProximalGD / ProximalAdagrad build)."""
 
 from ..lazy import torch
 from ..registry import OutMeta, attr, defop
@@ -45,4 +45,29 @@ def proximal_adagrad(op, ctx):
             m.add_(g * g)
             prox = p - lr * g / torch.sqrt(m)
             return p.copy_(_shrink(prox, lr, l1, l2)), m
+    return k
+
+
+# dgc_momentum (DGC's local update, Paddle 1.8.5's CPU op): the gradient is averaged over nranks in place
+# (Grad_out); before rampup_begin_step the update is momentum (velocity = mu * velocity + g; param -= lr *
+# velocity, or Nesterov's), from it on plain sgd with the averaged gradient (velocity kept).
+# tests/data/paddle18/dgc_momentum.json records Paddle's numbers on both sides of the step.
+@defop("dgc_momentum", inputs=("current_step", "nranks", "Param", "Grad", "Velocity", "LearningRate"),
+       outputs=("Grad_out", "ParamOut", "VelocityOut"),
+       infer_shape=_same(("Grad", "Grad_out"), ("Param", "ParamOut"), ("Velocity", "VelocityOut")),
+       differentiable=False)
+def dgc_momentum(op, ctx):
+    mu, nesterov = float(attr(op, "mu")), bool(attr(op, "use_nesterov", False))
+    rampup = float(attr(op, "rampup_begin_step", -1.0))
+
+    def k(step, nranks, p, g, v, lr):
+        with torch.no_grad():
+            g = _dense(g)
+            g.div_(nranks.reshape(-1)[0])
+            if rampup >= 0 and float(step.reshape(-1)[0]) < rampup:
+                v.mul_(mu).add_(g)
+                p.sub_((g + v * mu) * lr if nesterov else v * lr)
+            else:
+                p.sub_(g * lr)
+            return g, p, v
     return k
