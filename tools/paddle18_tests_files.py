@@ -272,4 +272,6 @@ WHY = {
     "test_backward.py": "left: gradients (append_backward, then minimize on the same loss: the second "
                         "backward's mean_grad reads a forward value the lowering does not keep; fails at "
                         "29ee786 already)",
+    "test_listen_and_serv_op.py": "left: timing (passes alone; timed out at 300 s in the last run, two runners at "
+                                  "once on the loaded 2-core machine)",
 }
