@@ -59,6 +59,29 @@ def test_relative_links_resolve():
     assert not bad, "links to missing files:\n" + "\n".join(bad)
 
 
+def _anchors(path):
+    """The anchors GitHub makes for a markdown file's headings (lower case, punctuation dropped, spaces -> -)."""
+    out = set()
+    for line in _text(path).splitlines():
+        m = re.match(r"#+\s+(.*)", line)
+        if m:
+            out.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
+def test_anchors_resolve():
+    bad = []
+    for doc in DOCS:
+        for target in LINK.findall(_text(doc)):
+            if re.match(r"[a-z]+:", target) or "#" not in target:
+                continue
+            path, anchor = target.split("#", 1)
+            full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+            if full.endswith(".md") and os.path.exists(full) and anchor not in _anchors(full):
+                bad.append("%s: link to %s (no such heading)" % (os.path.relpath(doc, ROOT), target))
+    assert not bad, "links to missing headings:\n" + "\n".join(bad)
+
+
 def test_named_repository_paths_exist():
     bad = []
     for doc in DOCS:
