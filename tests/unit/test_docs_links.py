@@ -12,6 +12,8 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 # A repository path as the docs write it: `paddle_compat/...`, `tools/...`, ... (not part of a longer path
 # or a URL). Braces ({a,b}) and globs (*) are expanded against the tree.
 PATH = re.compile(r"(?<![\w./~-])((?:paddle_compat|tools|benchmarks|tests|examples|docs)/[\w./{},*-]*)")
+# The short form inside the package (`backends/wire/auth.py`), resolved under paddle_compat/.
+SHORT = re.compile(r"(?<![\w./~-])((?:backends|ops)/[\w./{},*-]*)")
 
 
 def _expand_braces(p):
@@ -85,7 +87,9 @@ def test_anchors_resolve():
 def test_named_repository_paths_exist():
     bad = []
     for doc in DOCS:
-        for rel in sorted(set(PATH.findall(_text(doc)))):
+        text = _text(doc)
+        named = set(PATH.findall(text)) | {"paddle_compat/" + p for p in SHORT.findall(text)}
+        for rel in sorted(named):
             if not _exists(rel):
                 bad.append("%s names %s" % (os.path.relpath(doc, ROOT), rel))
     assert not bad, "paths named in the docs that do not exist:\n" + "\n".join(bad)
@@ -96,6 +100,8 @@ def test_paths_check_can_fail():
     assert not _exists("tests/unit/test_{docs_links,no_such_test}.py")
     assert _exists("tests/unit/test_docs_links.py::test_paths_check_can_fail")
     assert "paddle_compat/backends/ps/auth.py" in PATH.findall("the former `paddle_compat/backends/ps/auth.py`")
+    assert SHORT.findall("(`backends/ps/auth.py`)") == ["backends/ps/auth.py"]
+    assert not _exists("paddle_compat/backends/ps/auth.py")
 
 
 def test_readme_is_short():
