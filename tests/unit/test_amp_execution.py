@@ -1,0 +1,116 @@
+"""Mixed precision running on the CPU (torch has float16 and bfloat16 CPU kernels for the white ops and the
+gray ops after them): the rewritten MLP and conv net train close to float32, the white ops' outputs really
+are float16/bfloat16 tensors, the parameters (master weights) stay float32, and the custom lists and black
+variable names steer the rewrite. The same programs on CUDA: tests/gpu/test_amp_cuda.py."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat.fluid.contrib import mixed_precision as mp
+from paddle_compat.fluid.dtypes import VarType
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
+sys.path.insert(0, DATA)
+import make_amp as M  # noqa: E402
+
+RNG = np.random.RandomState(3)
+FEEDS = {
+    "mlp": [{"img": RNG.uniform(-1, 1, (16, 16)).astype("float32"),
+             "label": RNG.randint(0, 10, (16, 1)).astype("int64")} for _ in range(5)],
+    "conv": [{"img": RNG.rand(8, 3, 8, 8).astype("float32"),
+              "label": RNG.randint(0, 10, (8, 1)).astype("int64")} for _ in range(5)],
+}
+WHITE_OUT = {"mlp": "fc_0.tmp_0", "conv": "conv2d_0.tmp_0"}
+
+
+def train(net, dtype=None, place=None, lists=None, **kw):
+    """Losses of 5 Momentum steps (dropout off), the white op's output of the last step (a torch tensor),
+    the parameters after, and the program."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        loss = (M.build_mlp if net == "mlp" else M.build_conv)(fluid)
+        opt = fluid.optimizer.Momentum(0.1, 0.9)
+        if dtype is not None:
+            opt = mp.decorate(opt, amp_lists=lists, init_loss_scaling=kw.pop("init_loss_scaling", 128.0),
+                              dtype=dtype, **kw)
+        opt.minimize(loss)
+    for op in main.global_block().ops:
+        if op.type == "dropout":
+            op._set_attr("is_test", True)
+    exe, scope = fluid.Executor(place or fluid.CPUPlace()), fluid.Scope()
+    losses = []
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        for f in FEEDS[net]:
+            loss_v, white = exe.run(main, feed=f, fetch_list=[loss, WHITE_OUT[net]], return_numpy=False)
+            losses.append(float(np.array(loss_v).ravel()[0]))
+        params = {p.name: scope.find_var(p.name).get_tensor()._holder.value
+                  for p in main.global_block().all_parameters()}
+    return losses, white._holder.value, params, main
+
+
+@pytest.mark.parametrize("net", ["mlp", "conv"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_trains_close_to_float32(net, dtype):
+    import torch
+    ref, white32, _, _ = train(net)
+    got, white, params, main = train(net, dtype)
+    assert white32.dtype == torch.float32
+    assert white.dtype == (torch.float16 if dtype == "float16" else torch.bfloat16)
+    tol = 1e-3 if dtype == "float16" else 1e-2
+    np.testing.assert_allclose(got, ref, rtol=tol)
+    assert got != ref                       # the low-precision kernels really ran
+    for name, t in params.items():          # float32 master weights
+        assert t.dtype == torch.float32, name
+        assert main.global_block().var(name).dtype == VarType.FP32
+
+
+def test_custom_lists_and_black_varnames_steer_the_rewrite():
+    def low_ops(main):
+        blk = main.global_block()
+        return sorted(set(op.type for op in blk.ops if op.attrs.get("op_role", 0) == 0 and any(
+            blk.var(n).dtype == VarType.FP16 for n in op.output_arg_names if blk.has_var(n))))
+
+    _, _, _, main = train("conv", "float16")
+    # the gray ops after conv2d follow it (batch_norm's Y only), up to the black softmax
+    assert low_ops(main) == ["batch_norm", "cast", "conv2d", "dropout", "elementwise_add", "mul", "pool2d", "relu"]
+    # conv2d black: batch_norm and relu (gray) follow it into float32; pool2d, made white, starts float16 again
+    lists = mp.AutoMixedPrecisionLists(custom_black_list={"conv2d"}, custom_white_list={"pool2d"})
+    _, _, _, main = train("conv", "float16", lists=lists)
+    assert low_ops(main) == ["cast", "dropout", "elementwise_add", "mul", "pool2d"]
+    # ops touching a black variable name run in float32 whatever their type
+    lists = mp.AutoMixedPrecisionLists(custom_black_varnames={"fc_0.tmp_0"})
+    losses, white, _, main = train("mlp", "float16", lists=lists)
+    assert str(white.dtype) == "torch.float32"
+    assert "mul" in low_ops(main) and np.isfinite(losses).all()
+
+
+def test_lists_follow_paddle18():
+    lists = mp.AutoMixedPrecisionLists(custom_white_list={"tanh", "exp"}, custom_black_list={"mul"})
+    assert "tanh" in lists.white_list and "tanh" not in lists.gray_list
+    assert "exp" in lists.white_list and "exp" not in lists.black_list
+    assert "mul" in lists.black_list and "mul" not in lists.white_list
+    assert {"conv2d", "matmul"} <= lists.white_list and "relu" in lists.gray_list
+    with pytest.raises(ValueError, match="overlap"):
+        mp.AutoMixedPrecisionLists(custom_white_list={"relu"}, custom_black_list={"relu"})
+
+
+def test_scaled_loss_and_scaling_are_fetchable():
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        loss = M.build_mlp(fluid)
+        opt = mp.decorate(fluid.optimizer.SGD(0.1), init_loss_scaling=64.0)
+        opt.minimize(loss)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        l, s, k = exe.run(main, feed=FEEDS["mlp"][0], fetch_list=[loss, opt.get_scaled_loss(),
+                                                                   opt.get_loss_scaling()])
+    assert float(k[0]) == 64.0
+    np.testing.assert_allclose(s, l * 64.0, rtol=1e-6)
