@@ -114,3 +114,15 @@ def test_scaled_loss_and_scaling_are_fetchable():
                                                                    opt.get_loss_scaling()])
     assert float(k[0]) == 64.0
     np.testing.assert_allclose(s, l * 64.0, rtol=1e-6)
+
+
+def test_flag_picks_bfloat16(monkeypatch):
+    monkeypatch.setenv("FLAGS_amp_dtype", "bfloat16")
+    main2 = fluid.Program()
+    with fluid.program_guard(main2, fluid.Program()), fluid.unique_name.guard():
+        loss = M.build_mlp(fluid)
+        mp.decorate(fluid.optimizer.SGD(0.1)).minimize(loss)
+    assert main2.global_block().var("fc_0.tmp_0").dtype == VarType.BF16
+    monkeypatch.setenv("FLAGS_amp_dtype", "int8")
+    with pytest.raises(ValueError, match="bfloat16"):
+        mp.decorate(fluid.optimizer.SGD(0.1))

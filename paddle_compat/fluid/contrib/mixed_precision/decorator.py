@@ -16,7 +16,8 @@ Where 1.8.5 builds that update from two `layers.Switch` (four conditional blocks
 append logical_not + one fused `update_loss_scaling` op with the same decisions (ops/defs/amp_ops.py): no
 sub-blocks, no host synchronisation, so the step stays capturable in a CUDA graph.
 
-Our extension: dtype="bfloat16" runs the white ops in bfloat16 (Paddle 1.8 has float16 only). bfloat16 has
+Our extension: dtype="bfloat16" (or FLAGS_amp_dtype=bfloat16 in the environment, for scripts left as they are)
+runs the white ops in bfloat16 (Paddle 1.8 has float16 only). bfloat16 has
 float32's range, so init_loss_scaling=1.0 with use_dynamic_loss_scaling=False is the usual choice there.
 """
 
@@ -127,9 +128,13 @@ class OptimizerWithMixedPrecision:
 
 def decorate(optimizer, amp_lists=None, init_loss_scaling=2 ** 15, incr_every_n_steps=1000,
              decr_every_n_nan_or_inf=2, incr_ratio=2.0, decr_ratio=0.8, use_dynamic_loss_scaling=True,
-             dtype="float16"):
+             dtype=None):
     """Wrap `optimizer` for mixed-precision training (Paddle 1.8.5's signature and defaults; `dtype` is our
-    extension: "float16", or "bfloat16")."""
+    extension: "float16", or "bfloat16"; None takes FLAGS_amp_dtype, from the environment or set_flags,
+    "float16" by default)."""
+    if dtype is None:
+        from ...framework_misc import _env_value
+        dtype = _env_value("FLAGS_amp_dtype")
     if amp_lists is None:
         amp_lists = AutoMixedPrecisionLists()
     return OptimizerWithMixedPrecision(optimizer, amp_lists, init_loss_scaling, use_dynamic_loss_scaling,
