@@ -27,6 +27,31 @@ FEEDS = {
 WHITE_OUT = {"mlp": "fc_0.tmp_0", "conv": "conv2d_0.tmp_0"}
 
 
+_PRODUCTS = ("mm", "addmm", "bmm", "convolution", "convolution_backward")
+
+
+def product_dtypes(fn):
+    """Runs fn() and returns {(aten op, input dtypes): count} of the matrix products and convolutions torch
+    dispatched meanwhile (what kernels actually ran, on any device)."""
+    import collections
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = collections.Counter()
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.overloadpacket.__name__
+            if name in _PRODUCTS:
+                seen[(name, tuple(str(a.dtype)[6:] for a in args if isinstance(a, torch.Tensor)))] += 1
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        fn()
+    return seen
+
+
 def train(net, dtype=None, place=None, lists=None, **kw):
     """Losses of 5 Momentum steps (dropout off), the white op's output of the last step (a torch tensor),
     the parameters after, and the program."""
@@ -68,6 +93,15 @@ def test_low_precision_trains_close_to_float32(net, dtype):
     for name, t in params.items():          # float32 master weights
         assert t.dtype == torch.float32, name
         assert main.global_block().var(name).dtype == VarType.FP32
+
+
+@pytest.mark.parametrize("dtype", [None, "float16", "bfloat16"])
+def test_white_ops_run_low_precision_kernels(dtype):
+    for net, ops in (("mlp", {"mm"}), ("conv", {"mm", "convolution", "convolution_backward"})):
+        seen = product_dtypes(lambda: train(net, dtype))
+        assert ops <= set(op for op, _ in seen), seen      # (float32 fc: addmm as well)
+        want = dtype or "float32"
+        assert all(dts == (want,) * len(dts) for _, dts in seen), seen
 
 
 def test_custom_lists_and_black_varnames_steer_the_rewrite():
