@@ -209,3 +209,28 @@ def test_amp_step_is_capturable(net, monkeypatch):
     assert np.isfinite(out[0][0].detach().float().numpy()).all()
     # (autograd_region._seed reads a one-element CPU seed to pass None for ones: a CPU-only path)
     assert [r for r in seen if r != ("autograd", "__float__")] == [], seen
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_avg_pool3d_without_a_cpu_kernel_runs_in_float32_rounded(dtype):
+    # pool3d is gray: after a white conv3d (made white here) it gets float16 input, for which torch's CPU has no
+    # avg_pool3d; it computes in float32 and rounds back
+    import torch
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.layers.data("x", shape=[2, 4, 4, 4], dtype="float32")
+        c = fluid.layers.conv3d(x, 3, 3, padding=1, bias_attr=False)
+        p = fluid.layers.pool3d(c, 2, pool_type="avg", pool_stride=2)
+        loss = fluid.layers.mean(p)
+        mp.decorate(fluid.optimizer.SGD(0.1), amp_lists=mp.AutoMixedPrecisionLists(custom_white_list={"conv3d"}),
+                    init_loss_scaling=8.0, dtype=dtype).minimize(loss)
+    assert main.global_block().var(p.name).dtype == (VarType.FP16 if dtype == "float16" else VarType.BF16)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    feed = {"x": RNG.rand(2, 2, 4, 4, 4).astype("float32")}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        got, c_val = [t._holder.value for t in exe.run(main, feed=feed, fetch_list=[p, c], return_numpy=False)]
+    assert got.dtype == getattr(torch, dtype) and c_val.dtype == getattr(torch, dtype)
+    want = torch.nn.functional.avg_pool3d(c_val.float(), 2, 2).to(c_val.dtype)
+    assert torch.equal(got, want)
