@@ -1,8 +1,10 @@
 """Loss-scaling ops for mixed precision: check_finite_and_unscale and update_loss_scaling.
 
-Paddle 1.8's contrib.mixed_precision builds this logic from `layers.Switch` sub-blocks; Paddle 2.0 fused it into
-two ops of these types, slots and attributes. We use the fused form (no control flow in the program) with 1.8's
-numbers (see update_loss_scaling's counting).
+Paddle 1.8's contrib.mixed_precision builds the scaling update from `layers.Switch` sub-blocks; Paddle 2.0 fused
+it into two ops of these types, slots and attributes. contrib.mixed_precision.decorate keeps 1.8.5's ops up to
+its finiteness check (reduce_sum, concat, reduce_sum, isfinite) and then appends logical_not and the fused
+update_loss_scaling (no control flow in the program) with 1.8's decisions (see its counting);
+check_finite_and_unscale is Paddle 2.0's per-element check, for programs that name it.
 """
 
 from ..lazy import torch
