@@ -46,7 +46,7 @@ def update_loss_scaling(op, ctx):
             reset = grow | shrink
             good_n = torch.where(reset | found, torch.zeros_like(good), good + 1)
             bad_n = torch.where(reset | ~found, torch.zeros_like(bad), bad + 1)
-            outs = [torch.where(found, torch.zeros_like(x), x) for x in xs]
+            outs = [torch.where(found, 0.0, x) for x in xs]      # (a scalar: no zeros_like kernel per gradient)
             scale.copy_(new_scale)
             good.copy_(good_n)
             bad.copy_(bad_n)
