@@ -47,7 +47,8 @@ def feed(kind):
 
 # name -> (decorate keyword arguments, optimizer, loss factor); the white ops are moved to the black list
 RUNS = {
-    # the loss is scaled by 4, so a scaling of 2**126 overflows float32 in the backward pass (2**125 does not);; grows every 2 good steps, halves on a bad step
+    # the loss is scaled by 4, so a scaling of 2**126 overflows float32 in the backward pass (2**125 does not);
+    # it grows after 2 good steps, halves on a bad step that follows a bad one
     "sawtooth_sgd": (dict(init_loss_scaling=2.0 ** 126, incr_every_n_steps=2, decr_every_n_nan_or_inf=1,
                           incr_ratio=2.0, decr_ratio=0.5), "sgd", 4.0),
     # the same with Momentum: a bad step's zeroed gradients still go through the optimizer
