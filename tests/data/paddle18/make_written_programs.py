@@ -1,0 +1,193 @@
+"""Records training programs that Paddle 1.8.5 itself wrote, with their backward and optimizer ops, and the
+numbers 1.8.5 reaches running them (run outside CI):
+
+    GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_written_programs.py
+
+For each small model (fit_a_line, a recognize_digits MLP, a conv net, word2vec, a sparse CTR model and one
+that uses the remaining common ops) writes written_programs/<model>/:
+  main.pdmodel     main_program.desc.serialize_to_string() after minimize (forward, grad ops, optimizer ops)
+  params/          fluid.io.save_persistables after the startup program (parameters, optimizer state)
+  data.npz         the fed batches: <feed>__<step> (and <feed>__<step>__lod for LoD inputs)
+  expected.npz     loss__<step>, grad__<name>__<step> for the fetched @GRAD variables, final__<name> for every
+                   persistable float variable after the last step
+  meta.json        feed names, loss name, fetched grad names, the op types of the program
+"""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import paddle
+import paddle.fluid as fluid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "written_programs")
+STEPS = 5
+BATCH = 8
+
+
+def fit_a_line(rng):
+    x = fluid.data("x", [None, 13], "float32")
+    y = fluid.data("y", [None, 1], "float32")
+    pred = fluid.layers.fc(x, 1)
+    loss = fluid.layers.mean(fluid.layers.square_error_cost(pred, y))
+    fluid.optimizer.SGD(0.01).minimize(loss)
+    feeds = [{"x": rng.randn(BATCH, 13).astype("float32"), "y": rng.randn(BATCH, 1).astype("float32")}
+             for _ in range(STEPS)]
+    return loss, feeds, ["fc_0.w_0@GRAD", "fc_0.b_0@GRAD"]
+
+
+def digits_mlp(rng):
+    img = fluid.data("img", [None, 64], "float32")
+    label = fluid.data("label", [None, 1], "int64")
+    h = fluid.layers.fc(img, 32, act="relu")
+    h = fluid.layers.fc(h, 32, act="relu")
+    pred = fluid.layers.fc(h, 10, act="softmax")
+    loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
+    fluid.layers.accuracy(pred, label)
+    fluid.optimizer.Adam(0.01).minimize(loss)
+    feeds = [{"img": rng.randn(BATCH, 64).astype("float32"),
+              "label": rng.randint(0, 10, (BATCH, 1)).astype("int64")} for _ in range(STEPS)]
+    return loss, feeds, ["fc_0.w_0@GRAD", "fc_2.b_0@GRAD"]
+
+
+def conv_net(rng):
+    img = fluid.data("img", [None, 1, 8, 8], "float32")
+    label = fluid.data("label", [None, 1], "int64")
+    c = fluid.layers.conv2d(img, num_filters=4, filter_size=3, padding=1)
+    b = fluid.layers.batch_norm(c, act="relu")
+    p = fluid.layers.pool2d(b, pool_size=2, pool_stride=2, pool_type="max")
+    p = fluid.layers.dropout(p, dropout_prob=0.0)
+    p2 = fluid.layers.pool2d(p, pool_size=2, pool_stride=2, pool_type="avg")
+    pred = fluid.layers.fc(p2, 10, act="softmax")
+    loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
+    fluid.optimizer.Momentum(0.05, 0.9).minimize(loss)
+    feeds = [{"img": rng.randn(BATCH, 1, 8, 8).astype("float32"),
+              "label": rng.randint(0, 10, (BATCH, 1)).astype("int64")} for _ in range(STEPS)]
+    return loss, feeds, ["conv2d_0.w_0@GRAD", "batch_norm_0.w_0@GRAD", "fc_0.w_0@GRAD"]
+
+
+def word2vec(rng):
+    dict_size, emb = 40, 8
+    words = [fluid.data("w%d" % i, [None, 1], "int64") for i in range(5)]
+    embs = [fluid.layers.embedding(w, [dict_size, emb], param_attr="shared_w") for w in words[:4]]
+    h = fluid.layers.fc(fluid.layers.concat(embs, axis=1), 16, act="sigmoid")
+    pred = fluid.layers.fc(h, dict_size, act="softmax")
+    loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, words[4]))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    feeds = [{"w%d" % i: rng.randint(0, dict_size, (BATCH, 1)).astype("int64") for i in range(5)}
+             for _ in range(STEPS)]
+    return loss, feeds, ["shared_w@GRAD", "fc_0.w_0@GRAD", "fc_1.b_0@GRAD"]
+
+
+def ctr_sparse(rng):
+    dict_size, emb = 30, 4
+    slots = [fluid.data("s%d" % i, [None, 1], "int64", lod_level=1) for i in range(2)]
+    dense = fluid.data("dense", [None, 3], "float32")
+    label = fluid.data("label", [None, 1], "int64")
+    pooled = []
+    for s in slots:
+        e = fluid.layers.embedding(s, [dict_size, emb], is_sparse=True, param_attr="emb")
+        pooled.append(fluid.layers.sequence_pool(e, "sum"))
+    h = fluid.layers.fc(fluid.layers.concat(pooled + [dense], axis=1), 8, act="relu")
+    pred = fluid.layers.fc(h, 2, act="softmax")
+    loss = fluid.layers.reduce_mean(fluid.layers.cross_entropy(pred, label))
+    fluid.optimizer.Adam(0.05).minimize(loss)
+    feeds = []
+    for _ in range(STEPS):
+        f = {"dense": rng.rand(BATCH, 3).astype("float32"), "label": rng.randint(0, 2, (BATCH, 1)).astype("int64")}
+        for i in range(2):
+            lens = rng.randint(1, 4, BATCH)
+            f["s%d" % i] = (rng.randint(0, dict_size, (int(lens.sum()), 1)).astype("int64"),
+                            [[0] + np.cumsum(lens).tolist()])
+        feeds.append(f)
+    return loss, feeds, ["fc_0.w_0@GRAD", "fc_1.b_0@GRAD"]
+
+
+def misc_ops(rng):
+    x = fluid.data("x", [None, 6], "float32")
+    z = fluid.data("z", [None, 6], "float32")
+    label = fluid.data("label", [None, 1], "int64")
+    w = fluid.layers.create_parameter([6, 6], "float32", name="w")
+    a = fluid.layers.tanh(fluid.layers.matmul(x, w, transpose_y=True))
+    a = fluid.layers.elementwise_mul(a, fluid.layers.sigmoid(z))
+    a = fluid.layers.elementwise_sub(a, fluid.layers.scale(z, scale=0.5, bias=0.1))
+    r = fluid.layers.transpose(fluid.layers.reshape(a, [-1, 2, 3]), [0, 2, 1])
+    r = fluid.layers.reshape(r, [-1, 6])
+    logits = fluid.layers.fc(fluid.layers.concat([r, a], axis=1), 4)
+    ce = fluid.layers.softmax_with_cross_entropy(logits, label)
+    extra = fluid.layers.reduce_sum(fluid.layers.square(a), dim=1, keep_dim=True)
+    loss = fluid.layers.reduce_mean(ce + fluid.layers.softmax(logits)[:, :1] * 0 + 0.01 * extra)
+    fluid.optimizer.Adam(0.02).minimize(loss)
+    feeds = [{"x": rng.randn(BATCH, 6).astype("float32"), "z": rng.randn(BATCH, 6).astype("float32"),
+              "label": rng.randint(0, 4, (BATCH, 1)).astype("int64")} for _ in range(STEPS)]
+    return loss, feeds, ["w@GRAD", "fc_0.w_0@GRAD"]
+
+
+MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops]
+
+
+def _feed_value(v):
+    if isinstance(v, tuple):
+        t = fluid.LoDTensor()
+        t.set(v[0], fluid.CPUPlace())
+        t.set_recursive_sequence_lengths([np.diff(v[1][0]).tolist()])
+        return t
+    return v
+
+
+def record(build, seed):
+    rng = np.random.RandomState(seed)
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 7
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        loss, feeds, grads = build(rng)
+    d = os.path.join(OUT, build.__name__)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "main.pdmodel"), "wb") as f:
+        f.write(main.desc.serialize_to_string())
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exp, data = {}, {}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        fluid.io.save_persistables(exe, os.path.join(d, "params"), main)
+        for step, feed in enumerate(feeds):
+            for k, v in feed.items():
+                if isinstance(v, tuple):
+                    data["%s__%d" % (k, step)] = v[0]
+                    data["%s__%d__lod" % (k, step)] = np.array(v[1][0], "int64")
+                else:
+                    data["%s__%d" % (k, step)] = v
+            out = exe.run(main, feed={k: _feed_value(v) for k, v in feed.items()}, fetch_list=[loss.name] + grads)
+            exp["loss__%d" % step] = np.array(out[0])
+            for g, a in zip(grads, out[1:]):
+                exp["grad__%s__%d" % (g, step)] = np.array(a)
+        persist = sorted(v.name for v in main.list_vars() if v.persistable and v.name not in ("feed", "fetch"))
+        for n in persist:
+            a = np.array(scope.find_var(n).get_tensor())
+            if a.dtype == np.float32:
+                exp["final__" + n] = a
+    np.savez_compressed(os.path.join(d, "data.npz"), **data)
+    np.savez_compressed(os.path.join(d, "expected.npz"), **exp)
+    meta = {"paddle_version": paddle.__version__, "made_by": "tests/data/paddle18/make_written_programs.py",
+            "feeds": sorted(feeds[0]), "lod_feeds": sorted(k for k, v in feeds[0].items() if isinstance(v, tuple)),
+            "loss": loss.name, "grads": grads, "steps": STEPS,
+            "op_types": sorted(set(op.type for op in main.global_block().ops))}
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+    print(build.__name__, [float(exp["loss__%d" % s]) for s in range(STEPS)])
+    return meta["op_types"]
+
+
+def main():
+    types = set()
+    for i, build in enumerate(MODELS):
+        types.update(record(build, 100 + i))
+    print("op types:", sorted(types))
+
+
+if __name__ == "__main__":
+    main()
