@@ -42,15 +42,37 @@ def is_autograd_op(op):
     role = op.attrs.get(OP_ROLE_KEY, 0)
     if not role & OpRole.Backward or role & OpRole.Loss:
         return False
-    if op.type.endswith("_grad"):
+    if op.type.endswith("_grad") or op.type == "cross_entropy_grad2":   # Paddle's one grad type named otherwise
         # a conditional_block_grad running a backward block (minimize inside a cond branch) is a
         # control-flow op; one append_backward recorded for a conditional_block names the forward body
         sub = op.attrs.get("sub_block")
         return sub is None or getattr(sub, "forward_block_idx", -1) < 0
     if op.type == "sum":
         names = op.input_arg_names + op.output_arg_names
-        return bool(names) and all(GRAD_SUFFIX in n for n in names)
-    return False
+        if bool(names) and all(GRAD_SUFFIX in n for n in names):
+            return True
+    return op.type in _GRAD_MAKER_TYPES and _maps_grads(op)
+
+
+# Ordinary op types Paddle 1.8's grad makers write into a backward section (split's grad is a concat, scale's
+# and sum's are scales, cast's a cast, assign's an assign, a missing output gradient a fill_zeros_like). In a
+# program Paddle wrote they are part of the backward pass, which autograd computes as a whole.
+_GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like"])
+
+
+def _maps_grads(op):
+    """The op writes new gradients (outputs all @GRAD or @GRAD parts, none of them also read) from gradients
+    (fill_zeros_like: from the forward variable). Not an in-place rewrite of a gradient (the collective
+    transpiler's loss-gradient scale, batch_merge's averaging), which stays an ordinary op."""
+    if op.attrs.get(OP_ROLE_KEY, 0) != OpRole.Backward:
+        return False
+    outs, ins = op.output_arg_names, op.input_arg_names
+    if not outs or set(outs) & set(ins):
+        return False
+    if not all(n.endswith(GRAD_SUFFIX) or GRAD_SUFFIX + "@RENAME@" in n for n in outs):
+        return False
+    return op.type == "fill_zeros_like" or any(n.endswith(GRAD_SUFFIX) or GRAD_SUFFIX + "@RENAME@" in n
+                                               for n in ins)
 
 
 def is_recomputed_op(op):

@@ -125,7 +125,31 @@ def misc_ops(rng):
     return loss, feeds, ["w@GRAD", "fc_0.w_0@GRAD"]
 
 
-MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops]
+def grad_forms(rng):
+    """Ops whose backward Paddle writes as ordinary op types (split -> concat, sum/scale -> scale, cast ->
+    cast, unstack -> stack, assign -> assign) besides more *_grad types (gather, exp, layer_norm, div)."""
+    x = fluid.data("x", [None, 6], "float32")
+    idx = fluid.data("idx", [None], "int64")
+    label = fluid.data("label", [None, 1], "int64")
+    w = fluid.layers.create_parameter([6, 8], "float32", name="w")
+    h = fluid.layers.matmul(x, w)
+    a, b = fluid.layers.split(h, 2, dim=1)
+    c = fluid.layers.sums([a, b])
+    d = fluid.layers.scale(c, scale=2.0)
+    e = fluid.layers.cast(fluid.layers.cast(d, "float64"), "float32")
+    f = fluid.layers.assign(e)
+    u1, u2 = fluid.layers.unstack(fluid.layers.stack([f, a], axis=1), axis=1)
+    g = fluid.layers.elementwise_div(u1, fluid.layers.exp(u2 * 0.1) + 1.0)
+    g = fluid.layers.layer_norm(fluid.layers.gather(g, idx))
+    logits = fluid.layers.fc(g, 3)
+    loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(logits, label))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    feeds = [{"x": rng.randn(BATCH, 6).astype("float32"), "idx": rng.randint(0, BATCH, BATCH).astype("int64"),
+              "label": rng.randint(0, 3, (BATCH, 1)).astype("int64")} for _ in range(STEPS)]
+    return loss, feeds, ["w@GRAD", "layer_norm_0.w_0@GRAD"]
+
+
+MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms]
 
 
 def _feed_value(v):
