@@ -10,10 +10,11 @@ Nothing here builds a kernel, generates code or touches torch.
 from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
 from ...ops.roles import is_recomputed_op
-from . import fusion, nan_check, registry
+from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
 from .ctx import missing_value
+from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
 __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
@@ -88,7 +89,7 @@ def schedule(block, regions, skipped, fused):
             op = fused[i]
             if op is None:
                 continue
-        out.append((i, op, registry.get(op.type)))
+        out.append((i, op, kernel_of(block, i, op)))
     return out
 
 

@@ -11,6 +11,7 @@ that uses the remaining common ops) writes written_programs/<model>/:
   expected.npz     loss__<step>, grad__<name>__<step> for the fetched @GRAD variables, final__<name> for every
                    persistable float variable after the last step
   meta.json        feed names, loss name, fetched grad names, the op types of the program
+and written_programs/gather_overwrite.json: gather's gradient where an index repeats, in both modes.
 """
 
 import json
@@ -206,7 +207,28 @@ def record(build, seed):
     return meta["op_types"]
 
 
+def gather_overwrite():
+    """gather's gradient with a repeated index: overwrite=True (the default) keeps the last occurrence's row."""
+    rec = {"x": np.zeros((3, 2)).tolist(), "index": [0, 2, 0, 1, 0], "w": np.arange(10.0).reshape(5, 2).tolist()}
+    for ow in (True, False):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            x = fluid.data("x", [3, 2], "float32")
+            x.stop_gradient = False
+            i = fluid.data("i", [5], "int64")
+            w = fluid.data("w", [5, 2], "float32")
+            y = fluid.layers.gather(x, i, overwrite=ow)
+            g = fluid.gradients(fluid.layers.reduce_sum(y * w), x)[0]
+        out = fluid.Executor(fluid.CPUPlace()).run(
+            main, feed={"x": np.array(rec["x"], "float32"), "i": np.array(rec["index"], "int64"),
+                        "w": np.array(rec["w"], "float32")}, fetch_list=[g])
+        rec["x_grad_overwrite_%s" % ow] = np.array(out[0]).tolist()
+    with open(os.path.join(OUT, "gather_overwrite.json"), "w") as f:
+        json.dump(rec, f, indent=1, sort_keys=True)
+
+
 def main():
+    gather_overwrite()
     types = set()
     for i, build in enumerate(MODELS):
         types.update(record(build, 100 + i))
