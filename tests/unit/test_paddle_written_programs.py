@@ -143,3 +143,4 @@ def test_gather_gradient_mode_with_a_repeated_index(overwrite):
         feed={"x": np.array(rec["x"], "float32"), "i": np.array(rec["index"], "int64"),
               "w": np.array(rec["w"], "float32")}, fetch_list=[g])
     np.testing.assert_array_equal(np.asarray(out[0]), np.array(rec["x_grad_overwrite_%s" % overwrite], "float32"))
+

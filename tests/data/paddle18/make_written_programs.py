@@ -127,8 +127,8 @@ def misc_ops(rng):
 
 
 def grad_forms(rng):
-    """Ops whose backward Paddle writes as ordinary op types (split -> concat, sum/scale -> scale, cast ->
-    cast, unstack -> stack, assign -> assign) besides more *_grad types (gather, exp, layer_norm, div)."""
+    """Ops whose backward Paddle writes as ordinary op types (split -> concat and fill_zeros_like, sum/scale ->
+    scale, cast -> cast, assign -> assign) besides more *_grad types (gather, exp, layer_norm, div)."""
     x = fluid.data("x", [None, 6], "float32")
     idx = fluid.data("idx", [None], "int64")
     label = fluid.data("label", [None, 1], "int64")
@@ -144,6 +144,8 @@ def grad_forms(rng):
     g = fluid.layers.layer_norm(fluid.layers.gather(g, idx))
     logits = fluid.layers.fc(g, 3)
     loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(logits, label))
+    # an output of split without a gradient: Paddle fills it with fill_zeros_like for split's concat
+    loss = loss + 0.1 * fluid.layers.reduce_mean(fluid.layers.split(h, [3, 5], dim=1)[0])
     fluid.optimizer.SGD(0.1).minimize(loss)
     feeds = [{"x": rng.randn(BATCH, 6).astype("float32"), "idx": rng.randint(0, BATCH, BATCH).astype("int64"),
               "label": rng.randint(0, 3, (BATCH, 1)).astype("int64")} for _ in range(STEPS)]
