@@ -7,7 +7,7 @@ Plain Python, below paddle_compat.fluid: the backends import these from here, no
 import re
 
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op", "is_recomputed_op", "SUBPROG_SUFFIX"]
+           "grad_var_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "SUBPROG_SUFFIX"]
 
 
 class OpRole:
@@ -73,6 +73,16 @@ def _maps_grads(op):
         return False
     return op.type == "fill_zeros_like" or any(n.endswith(GRAD_SUFFIX) or GRAD_SUFFIX + "@RENAME@" in n
                                                for n in ins)
+
+
+def role_var_params(block):
+    """The parameters the block's ops name in op_role_var ([param, grad, ...]: backward and optimizer ops).
+    A program Paddle wrote, parsed, has no Parameter objects; these pairs are how Paddle's multi-device pass
+    found the gradients to average."""
+    out = set()
+    for op in block.ops:
+        out.update((op.attrs.get(OP_ROLE_VAR_KEY) or [])[0::2])
+    return out
 
 
 def is_recomputed_op(op):
