@@ -66,6 +66,32 @@ def test_runs_with_paddles_numbers(model):
         np.testing.assert_allclose(got, want[k], rtol=RTOL, atol=ATOL, err_msg=k)
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("model", ["digits_mlp", "conv_net", "ctr_sparse"])
+def test_runs_data_parallel_with_paddles_numbers(model):
+    """The parsed program on 2 CPU places (CompiledProgram.with_data_parallel): each place's loss (batch_norm's
+    statistics per place) and the persistables after 5 steps are 1.8.5's ParallelExecutor's. A parsed program
+    has no Parameter objects: the gradients averaged across places are those its ops name in op_role_var."""
+    d, meta, prog = _load(model)
+    data = np.load(os.path.join(d, "data.npz"))
+    want = np.load(os.path.join(d, "expected_dp2.npz"))
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        fluid.io.load_persistables(exe, os.path.join(d, "params"), prog)
+        compiled = fluid.CompiledProgram(prog).with_data_parallel(loss_name=meta["loss"],
+                                                                  places=[fluid.CPUPlace()] * 2)
+        for step in range(meta["steps"]):
+            out = exe.run(compiled, feed=_feed(meta, data, step), fetch_list=[meta["loss"]])
+            np.testing.assert_allclose(np.asarray(out[0]).ravel(), want["loss__%d" % step].ravel(), rtol=RTOL,
+                                       atol=ATOL, err_msg="loss, step %d" % step)
+    finals = [k for k in want.files if k.startswith("final__")]
+    assert len(finals) >= 2
+    for k in finals:
+        got = np.array(scope.find_var(k[len("final__"):]).get_tensor())
+        np.testing.assert_allclose(got, want[k], rtol=RTOL, atol=ATOL, err_msg=k)
+
+
 def test_the_programs_hold_paddles_grad_ops():
     """The recorded programs cover the grad op types Paddle's book and CTR models write."""
     types = set()

@@ -11,6 +11,8 @@ that uses the remaining common ops) writes written_programs/<model>/:
   expected.npz     loss__<step>, grad__<name>__<step> for the fetched @GRAD variables, final__<name> for every
                    persistable float variable after the last step
   meta.json        feed names, loss name, fetched grad names, the op types of the program
+  expected_dp2.npz (digits_mlp, conv_net, ctr_sparse) the same program parsed back and run on 2 CPU places
+                   (CompiledProgram.with_data_parallel): loss__<step> (one per place), final__<name>
 and written_programs/gather_overwrite.json: gather's gradient where an index repeats, in both modes.
 """
 
@@ -229,11 +231,48 @@ def gather_overwrite():
         json.dump(rec, f, indent=1, sort_keys=True)
 
 
+DATA_PARALLEL = ["digits_mlp", "conv_net", "ctr_sparse"]
+
+
+def record_data_parallel(model):
+    """The written program as a user would run it again: parsed, its persistables loaded, on 2 places."""
+    d = os.path.join(OUT, model)
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    with open(os.path.join(d, "main.pdmodel"), "rb") as f:
+        prog = fluid.Program.parse_from_string(f.read())
+    data = np.load(os.path.join(d, "data.npz"))
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exp = {}
+    with fluid.scope_guard(scope):
+        fluid.io.load_persistables(exe, os.path.join(d, "params"), prog)
+        compiled = fluid.CompiledProgram(prog).with_data_parallel(loss_name=meta["loss"],
+                                                                  places=[fluid.CPUPlace()] * 2)
+        for step in range(meta["steps"]):
+            feed = {}
+            for k in meta["feeds"]:
+                a = data["%s__%d" % (k, step)]
+                if k in meta["lod_feeds"]:
+                    a = _feed_value((a, [data["%s__%d__lod" % (k, step)].tolist()]))
+                feed[k] = a
+            exp["loss__%d" % step] = np.array(exe.run(compiled, feed=feed, fetch_list=[meta["loss"]])[0])
+        for v in prog.list_vars():
+            if v.persistable and v.name not in ("feed", "fetch"):
+                a = np.array(scope.find_var(v.name).get_tensor())
+                if a.dtype == np.float32:
+                    exp["final__" + v.name] = a
+    np.savez_compressed(os.path.join(d, "expected_dp2.npz"), **exp)
+    print(model, "2 places", [exp["loss__%d" % s].ravel().tolist() for s in range(meta["steps"])])
+
+
 def main():
     gather_overwrite()
     types = set()
     for i, build in enumerate(MODELS):
         types.update(record(build, 100 + i))
+    for model in DATA_PARALLEL:
+        record_data_parallel(model)
     print("op types:", sorted(types))
 
 
