@@ -43,10 +43,12 @@ def is_autograd_op(op):
     if not role & OpRole.Backward or role & OpRole.Loss:
         return False
     if op.type.endswith("_grad") or op.type == "cross_entropy_grad2":   # Paddle's one grad type named otherwise
-        # a conditional_block_grad running a backward block (minimize inside a cond branch) is a
-        # control-flow op; one append_backward recorded for a conditional_block names the forward body
+        # a conditional_block_grad running a backward block that updates parameters (minimize inside a cond
+        # branch) is a control-flow op; one append_backward recorded for a conditional_block names the
+        # forward body; Paddle's own grad op of a control-flow op (a program it wrote: recurrent_grad,
+        # conditional_block_grad, while_grad) runs a block of grad ops only, which autograd computes
         sub = op.attrs.get("sub_block")
-        return sub is None or getattr(sub, "forward_block_idx", -1) < 0
+        return sub is None or getattr(sub, "forward_block_idx", -1) < 0 or not _updates(sub)
     if op.type == "sum":
         names = op.input_arg_names + op.output_arg_names
         if bool(names) and all(GRAD_SUFFIX in n for n in names):
@@ -55,9 +57,22 @@ def is_autograd_op(op):
 
 
 # Ordinary op types Paddle 1.8's grad makers write into a backward section (split's grad is a concat, scale's
-# and sum's are scales, cast's a cast, assign's an assign, a missing output gradient a fill_zeros_like). In a
-# program Paddle wrote they are part of the backward pass, which autograd computes as a whole.
-_GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like"])
+# and sum's are scales, cast's a cast, assign's an assign, select_input's a select_output, a missing output
+# gradient a fill_zeros_like). In a program Paddle wrote they are part of the backward pass, which autograd
+# computes as a whole.
+_GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like",
+                               "select_input", "select_output"])
+
+
+def _updates(block):
+    """Whether a block (or one it runs) holds an optimizer op."""
+    for op in block.ops:
+        if op.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize:
+            return True
+        sub = op.attrs.get("sub_block")
+        if sub is not None and sub is not block and _updates(sub):
+            return True
+    return False
 
 
 def _maps_grads(op):

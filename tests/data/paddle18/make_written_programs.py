@@ -154,7 +154,33 @@ def grad_forms(rng):
     return loss, feeds, ["w@GRAD", "layer_norm_0.w_0@GRAD"]
 
 
-MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms]
+def control_flow(rng):
+    """Backward through control flow: a cond (conditional_block_grad) and a StaticRNN (recurrent_grad)."""
+    x = fluid.data("x", [None, 4], "float32")
+    seq = fluid.data("seq", [3, None, 4], "float32")     # time-major for StaticRNN
+    seq.stop_gradient = False    # 1.8.5's recurrent_grad refuses an input without a gradient
+    flag = fluid.data("flag", [1], "float32")
+    w = fluid.layers.create_parameter([4, 4], "float32", name="w")
+    h = fluid.layers.matmul(x, w)
+    zero = fluid.layers.fill_constant([1], "float32", 0.0)
+    h = fluid.layers.cond(fluid.layers.less_than(zero, flag), lambda: fluid.layers.tanh(h),
+                          lambda: fluid.layers.scale(h, 0.5))
+    rnn = fluid.layers.StaticRNN()
+    with rnn.step():
+        xt = rnn.step_input(seq)
+        prev = rnn.memory(init=h)
+        cur = fluid.layers.fc([xt, prev], 4, act="tanh")
+        rnn.update_memory(prev, cur)
+        rnn.step_output(cur)
+    out = rnn()
+    loss = fluid.layers.reduce_mean(fluid.layers.square(out))
+    fluid.optimizer.SGD(0.2).minimize(loss)
+    feeds = [{"x": rng.randn(BATCH, 4).astype("float32"), "seq": rng.randn(3, BATCH, 4).astype("float32"),
+              "flag": np.array([1.0 if s % 2 else -1.0], "float32")} for s in range(STEPS)]
+    return loss, feeds, ["w@GRAD"]
+
+
+MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms, control_flow]
 
 
 def _feed_value(v):
@@ -234,14 +260,9 @@ def gather_overwrite():
 DATA_PARALLEL = ["digits_mlp", "conv_net", "ctr_sparse"]
 
 
-def record_data_parallel(model):
-    """The written program as a user would run it again: parsed, its persistables loaded, on 2 places."""
-    d = os.path.join(OUT, model)
-    with open(os.path.join(d, "meta.json")) as f:
-        meta = json.load(f)
+def _run_data_parallel(d, meta, data):
     with open(os.path.join(d, "main.pdmodel"), "rb") as f:
         prog = fluid.Program.parse_from_string(f.read())
-    data = np.load(os.path.join(d, "data.npz"))
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exp = {}
@@ -262,8 +283,27 @@ def record_data_parallel(model):
                 a = np.array(scope.find_var(v.name).get_tensor())
                 if a.dtype == np.float32:
                     exp["final__" + v.name] = a
+    return exp
+
+
+def record_data_parallel(model, runs=7):
+    """The written program as a user would run it again: parsed, its persistables loaded, on 2 places.
+    1.8.5's ParallelExecutor updates a row-sparse gradient on 2 CPU places with a race (ctr_sparse: runs
+    differ from step 2 on, by about 1e-4): the outcome most runs reach is recorded, with how many did."""
+    d = os.path.join(OUT, model)
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    data = np.load(os.path.join(d, "data.npz"))
+    outcomes = {}
+    for _ in range(runs):
+        exp = _run_data_parallel(d, meta, data)
+        key = b"".join(exp[k].tobytes() for k in sorted(exp))
+        outcomes.setdefault(key, [exp, 0])[1] += 1
+    exp, agreeing = max(outcomes.values(), key=lambda e: e[1])
+    exp["runs"], exp["runs_agreeing"] = np.array(runs), np.array(agreeing)
     np.savez_compressed(os.path.join(d, "expected_dp2.npz"), **exp)
-    print(model, "2 places", [exp["loss__%d" % s].ravel().tolist() for s in range(meta["steps"])])
+    print(model, "2 places: %d of %d runs agree" % (agreeing, runs),
+          [exp["loss__%d" % s].ravel().tolist() for s in range(meta["steps"])])
 
 
 def main():
