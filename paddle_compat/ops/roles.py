@@ -7,7 +7,8 @@ Plain Python, below paddle_compat.fluid: the backends import these from here, no
 import re
 
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "SUBPROG_SUFFIX"]
+           "grad_var_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "updates_params",
+           "SUBPROG_SUFFIX"]
 
 
 class OpRole:
@@ -48,7 +49,7 @@ def is_autograd_op(op):
         # forward body; Paddle's own grad op of a control-flow op (a program it wrote: recurrent_grad,
         # conditional_block_grad, while_grad) runs a block of grad ops only, which autograd computes
         sub = op.attrs.get("sub_block")
-        return sub is None or getattr(sub, "forward_block_idx", -1) < 0 or not _updates(sub)
+        return sub is None or getattr(sub, "forward_block_idx", -1) < 0 or not updates_params(sub)
     if op.type == "sum":
         names = op.input_arg_names + op.output_arg_names
         if bool(names) and all(GRAD_SUFFIX in n for n in names):
@@ -57,20 +58,23 @@ def is_autograd_op(op):
 
 
 # Ordinary op types Paddle 1.8's grad makers write into a backward section (split's grad is a concat, scale's
-# and sum's are scales, cast's a cast, assign's an assign, select_input's a select_output, a missing output
-# gradient a fill_zeros_like). In a program Paddle wrote they are part of the backward pass, which autograd
-# computes as a whole.
+# and sum's are scales, cast's a cast, assign's an assign, select_input's a select_output, array_to_lod_tensor's
+# a lod_tensor_to_array, write_to_array's a read_from_array and back, a missing output gradient a
+# fill_zeros_like). In a program Paddle wrote they are part of the backward pass, which autograd computes as a
+# whole.
 _GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like",
-                               "select_input", "select_output"])
+                               "select_input", "select_output", "lod_tensor_to_array", "array_to_lod_tensor",
+                               "read_from_array", "write_to_array"])
 
 
-def _updates(block):
-    """Whether a block (or one it runs) holds an optimizer op."""
+def updates_params(block):
+    """Whether a block (or one it runs) holds an optimizer op: a backward block of minimize inside a sub-block,
+    not one of Paddle's grad blocks of a control-flow op."""
     for op in block.ops:
         if op.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize:
             return True
         sub = op.attrs.get("sub_block")
-        if sub is not None and sub is not block and _updates(sub):
+        if sub is not None and sub is not block and updates_params(sub):
             return True
     return False
 

@@ -16,7 +16,7 @@ from paddle_compat.ops.roles import OP_ROLE_KEY, OpRole
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18",
                     "written_programs")
 MODELS = ["fit_a_line", "digits_mlp", "conv_net", "word2vec", "ctr_sparse", "misc_ops", "grad_forms",
-          "control_flow"]
+          "control_flow", "while_rnn"]
 # 1.8.5's float32 kernels and ours sum in different orders: the gradients agree to a few ulps
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -105,8 +105,8 @@ def test_the_programs_hold_paddles_grad_ops():
               "mean_grad", "reduce_mean_grad", "reduce_sum_grad", "square_grad", "conv2d_grad", "pool2d_grad",
               "batch_norm_grad", "dropout_grad", "lookup_table_grad", "sum", "fill_constant", "reshape2_grad",
               "transpose2_grad", "concat_grad", "matmul_grad", "sequence_pool_grad", "layer_norm_grad",
-              "gather_grad", "stack_grad", "unstack_grad", "recurrent_grad", "conditional_block_grad", "sgd",
-              "momentum", "adam"]:
+              "gather_grad", "stack_grad", "unstack_grad", "recurrent_grad", "conditional_block_grad", "while_grad",
+              "sgd", "momentum", "adam"]:
         assert t in types, t
 
 

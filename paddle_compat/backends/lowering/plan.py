@@ -9,7 +9,7 @@ Nothing here builds a kernel, generates code or touches torch.
 
 from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ops.roles import is_recomputed_op
+from ...ops.roles import is_recomputed_op, updates_params
 from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
@@ -285,7 +285,8 @@ def later_backward_leaves(program, block):
                 todo.append(sub)
     leaves = None
     for b in program.blocks:
-        if b.forward_block_idx in fwd:
+        # not Paddle's grad block of a control-flow op (a program it wrote): its grad op is in a region
+        if b.forward_block_idx in fwd and updates_params(b):
             leaves = leaves if leaves is not None else set()
             for r in find_regions(b):
                 leaves.update(r.wanted_forward())

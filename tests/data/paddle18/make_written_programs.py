@@ -180,7 +180,32 @@ def control_flow(rng):
     return loss, feeds, ["w@GRAD"]
 
 
-MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms, control_flow]
+def while_rnn(rng):
+    """Backward through a While loop: a DynamicRNN over LoD sequences (while_grad, tensor arrays)."""
+    words = fluid.data("words", [None, 1], "int64", lod_level=1)
+    label = fluid.data("label", [None, 1], "int64")
+    emb = fluid.layers.embedding(words, [20, 6])
+    drnn = fluid.layers.DynamicRNN()
+    with drnn.block():
+        xt = drnn.step_input(emb)
+        prev = drnn.memory(shape=[6], value=0.0)
+        cur = fluid.layers.fc([xt, prev], 6, act="tanh")
+        drnn.update_memory(prev, cur)
+        drnn.output(cur)
+    last = fluid.layers.sequence_last_step(drnn())
+    pred = fluid.layers.fc(last, 2, act="softmax")
+    loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
+    fluid.optimizer.Adam(0.05).minimize(loss)
+    feeds = []
+    for _ in range(STEPS):
+        lens = rng.randint(1, 5, BATCH)
+        feeds.append({"words": (rng.randint(0, 20, (int(lens.sum()), 1)).astype("int64"),
+                                [[0] + np.cumsum(lens).tolist()]),
+                      "label": rng.randint(0, 2, (BATCH, 1)).astype("int64")})
+    return loss, feeds, ["fc_1.w_0@GRAD", "embedding_0.w_0@GRAD"]
+
+
+MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms, control_flow, while_rnn]
 
 
 def _feed_value(v):
