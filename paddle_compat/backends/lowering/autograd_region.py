@@ -7,6 +7,7 @@ send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
 from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from .op_checks import check_grad_ops
 
 
 class Region:
@@ -29,6 +30,7 @@ def find_regions(block, fetch_names=()):
     regions = _group(block.ops)
     if not regions:
         return []
+    check_grad_ops(block, regions)
     fetch = set(fetch_names)
     produced_by = []
     region_of = {}

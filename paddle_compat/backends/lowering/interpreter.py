@@ -13,9 +13,9 @@ a testing tool, not a runtime.
 from ...fluid.core import EOFException, lod_as_tensors
 from ...fluid.dtypes import FLOAT_TYPES
 from ...ops import is_differentiable
-from . import registry
 from .autograd_region import autograd, find_regions
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
+from .op_checks import kernel_of
 from .plan import grad_leaves, later_backward_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
@@ -51,7 +51,7 @@ class Interpreted:
         self.kernels = {}
         for i, op in enumerate(self.block.ops):     # built once, in op order, as the lowering builds them
             if i not in self.in_region and op.type not in ("feed", "fetch"):
-                spec = registry.get(op.type)
+                spec = kernel_of(self.block, i, op)
                 self.kernels[i] = (spec, spec.factory(op, ctx))
         self.fetch_persistable = [self._persistable(f) for f in self.fetch_names]
         self.code = None
