@@ -69,7 +69,7 @@ def file_record(path, shape, dtype, source):
 
 
 def _write_json(path, obj):
-    from .tensor_format import atomic_write
+    from ..ir.tensor_format import atomic_write
     data = json.dumps(obj, indent=1, sort_keys=True).encode()
     atomic_write(path, lambda f: f.write(data))
 

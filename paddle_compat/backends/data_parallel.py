@@ -130,7 +130,7 @@ class DataParallelRunner:
 
     # ---- running -------------------------------------------------------------------------------------
     def run(self, feed, fetch_list, scope, return_numpy, return_merged):
-        from ..fluid.core import global_scope
+        from ..ir import global_scope
         from ..fluid.executor import _fetch_names
         scope = scope if scope is not None else global_scope()
         fetch = _fetch_names(fetch_list)
@@ -233,7 +233,7 @@ def _value(r):
 
 
 def _merge(fetch, per_place, return_numpy, return_merged):
-    from ..fluid.core import LoDTensor, ScopeVar
+    from ..ir import LoDTensor, ScopeVar
     out = []
     for i, name in enumerate(fetch):
         vals = [row[i] for row in per_place]
@@ -252,7 +252,7 @@ def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):
         if lod:
             raise RuntimeError("fetched '%s' holds LoD information; it cannot be returned as a numpy array: set "
                                "return_numpy=False" % name)
-        from ..fluid.fetch_array import as_fetch
+        from ..ir import as_fetch
         return as_fetch(t.detach().cpu().numpy().copy())
     return LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod))
 

@@ -1,15 +1,17 @@
 """paddle_compat.fluid: Paddle Fluid 1.x's API. `import paddle_compat as fluid` gives the same names."""
 
-from . import (backward, clip, compiler, core, data_feeder, dtypes, executor, framework, initializer, io,  # noqa: F401
+from . import (backward, clip, compiler, core, data_feeder, executor, framework, initializer, io,  # noqa: F401
                layers, lod_tensor, metrics, nets, optimizer, param_attr, profiler, reader, regularizer,
                unique_name)
 from .backward import append_backward, gradients
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, Scope, is_compiled_with_cuda)
+from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, LoDTensorArray, Scope,  # noqa: F401
+                   is_compiled_with_cuda)
 from .data_feeder import DataFeeder
 from .executor import Executor, global_scope, scope_guard
-from .framework import (Program, Variable, cpu_places, cuda_places, default_main_program,
-                        default_startup_program, in_dygraph_mode, name_scope, program_guard)
+from .framework import (ComplexVariable, Program, Variable, cpu_places, cuda_pinned_places,  # noqa: F401
+                        cuda_places, default_main_program, default_startup_program, device_guard, get_flags,
+                        in_dygraph_mode, load_op_library, name_scope, program_guard, require_version, set_flags)
 from .initializer import force_init_on_cpu, init_on_cpu
 from .layers.io import data as _layers_data
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor
@@ -20,14 +22,12 @@ from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory
 from . import contrib  # noqa: E402
 from . import evaluator  # noqa: E402
 from . import install_check  # noqa: E402
-from .framework_misc import cuda_pinned_places, device_guard, get_flags, require_version, set_flags  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
 from .io_state import load, save  # noqa: E402
 from .input import one_hot  # noqa: E402
-from .fluid_misc import (ComplexVariable, VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402
-                         enable_imperative, load_op_library)
-from .core import LoDTensorArray  # noqa: E402
+from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
+                           enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
 
 

@@ -7,15 +7,12 @@ backends/lowering/autograd_region.py); their inputs here describe the dependency
 
 import collections
 
-from .dtypes import VarType
-from .framework import GRAD_SUFFIX, Parameter, Variable, grad_var_name
-from .operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from .program import notify_changed
+from ..ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, grad_var_name,
+                  notify_changed)
 from . import backward_recompute as _recompute
-from ..ops import aliased_outputs, facts as _facts, find as _find, is_differentiable, no_grad_slots
-from ..ops import known_op_types as _known_op_types
-from ..ops import protos as _protos
-from ..ops.roles import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
+from ..ops import (aliased_outputs, facts as _facts, find as _find, is_differentiable,
+                   known_op_types as _known_op_types, no_grad_slots, protos as _protos)
+from ..ir import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 

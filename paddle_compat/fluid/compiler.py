@@ -4,8 +4,7 @@ In one process on one place a data-parallel CompiledProgram runs its program as 
 trainers go to the data-parallel runner of the collective backend.
 """
 
-from .framework import Program
-from .operator import OP_ROLE_KEY, OpRole
+from ..ir import OP_ROLE_KEY, OpRole, Program
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -172,8 +171,7 @@ class CompiledProgram:
     def _resolve_places(self, exe_place):
         """with_data_parallel(places=None) runs on the selected GPUs with a CUDA executor (FLAGS_selected_gpus,
         one per trainer under the launcher), else on CPU_NUM CPU places (Paddle's rule)."""
-        from .core import CUDAPlace
-        from .framework import cpu_places, cuda_places
+        from ..ir import CUDAPlace, cpu_places, cuda_places
         if self._places is not None:
             if not self._places:
                 raise ValueError("with_data_parallel(places=[]): give at least one place")

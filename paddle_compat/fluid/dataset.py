@@ -58,7 +58,7 @@ class DatasetBase:
         self.filelist = list(filelist)
 
     def set_use_var(self, var_list):
-        from .framework import Variable
+        from ..ir import Variable
         for v in var_list:
             if not isinstance(v, Variable):
                 raise TypeError("set_use_var: expected fluid Variables (from fluid.data / layers.data), got %r"

@@ -9,13 +9,11 @@ import threading
 
 import numpy as np
 
-from . import core
-from .core import CPUPlace, LoDTensor, Scope, ScopeVar, global_scope
-from .dtypes import dtype_name
+from ..ir import SelectedRows, lod_as_tensors, torch_device
+from ..ir.scope import _switch_scope
+from ..ir import CPUPlace, LoDTensor, Scope, ScopeVar, dtype_name, global_scope
 from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
-from .fetch_array import as_fetch
-from .framework_misc import _env_value
-from .framework import Program, Variable, default_main_program
+from ..ir import Program, Variable, as_fetch, default_main_program, flag_value
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
 
@@ -24,11 +22,11 @@ __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
 def scope_guard(scope):
     if not isinstance(scope, Scope):
         raise TypeError("scope_guard expects a fluid.Scope, got %s" % type(scope).__name__)
-    old = core._switch_scope(scope)
+    old = _switch_scope(scope)
     try:
         yield
     finally:
-        core._switch_scope(old)
+        _switch_scope(old)
 
 
 def as_numpy(tensor):
@@ -114,7 +112,7 @@ class _FeedSpec:
                 if rows != shape[0]:
                     raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
                                      % (self.name, rows, shape[0]))
-                lod = core.lod_as_tensors(lod, self.device)
+                lod = lod_as_tensors(lod, self.device)
             return (t, lod)
         return t
 
@@ -137,7 +135,7 @@ class _Prepared:
                 # a row-sparse gradient: numpy gets the dense array (repeated rows added up),
                 # return_numpy=False the rows themselves
                 if not return_numpy:
-                    out.append(core.SelectedRows._from_torch(t))
+                    out.append(SelectedRows._from_torch(t))
                     continue
                 t = t.to_dense()
             if return_numpy:
@@ -185,7 +183,7 @@ class Executor:
     @property
     def device(self):
         if self._device is None:
-            self._device = core.torch_device(self.place)
+            self._device = torch_device(self.place)
         return self._device
 
     def close(self):
@@ -233,7 +231,7 @@ class Executor:
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
         fetch_names = _fetch_names(fetch_list)
         # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
-        check = _env_value("FLAGS_check_nan_inf")
+        check = flag_value("FLAGS_check_nan_inf")
         key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
                worker)
         prepared = self._cache.get(key)

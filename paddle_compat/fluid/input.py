@@ -1,6 +1,6 @@
 """fluid.one_hot (Paddle 1.8's fluid/input.py; fluid.embedding lives in fluid/__init__.py)."""
 
-from .framework import Variable
+from ..ir import Variable
 from .layers.helpers import append_defined, check_variable
 
 __all__ = ["one_hot"]

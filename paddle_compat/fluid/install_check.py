@@ -5,14 +5,15 @@ __all__ = ["run_check"]
 
 def run_check():
     import numpy as np
-    from . import Executor, Program, Scope, core, layers, optimizer, program_guard, scope_guard, unique_name
+    from . import Executor, Program, Scope, layers, optimizer, program_guard, scope_guard
+    from ..ir import CPUPlace, unique_name
     print("Running Verify Fluid Program ... ")
     main, startup = Program(), Program()
     with scope_guard(Scope()), program_guard(main, startup), unique_name.guard():
         x = layers.data(name="inp", shape=[2, 2], append_batch_size=False)
         loss = layers.reduce_sum(layers.fc(x, 3))
         optimizer.SGD(learning_rate=0.01).minimize(loss)
-        exe = Executor(core.CPUPlace())
+        exe = Executor(CPUPlace())
         exe.run(startup)
         out, = exe.run(main, feed={"inp": np.array([[1.0, 2.0], [3.0, 4.0]], "float32")}, fetch_list=[loss])
     if not np.isfinite(out).all():

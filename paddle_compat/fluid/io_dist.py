@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 from ..backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
-from ..backends.tensor_format import atomic_write, write_lod_tensor
+from ..ir.tensor_format import atomic_write, write_lod_tensor
 
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
@@ -129,7 +129,7 @@ def _fsync(path):
 
 
 def _header_shape(path):
-    from ..backends.tensor_format import read_lod_header
+    from ..ir.tensor_format import read_lod_header
     try:
         return read_lod_header(path) or []
     except Exception:   # not a plain LoDTensor file (e.g. SelectedRows): recorded without a shape
@@ -137,14 +137,14 @@ def _header_shape(path):
 
 
 def pserver_load(executor, dirname, main_program, vars):
-    from . import core
-    from ..backends.tensor_format import read_lod_tensor
+    from ..ir import global_scope, to_torch
+    from ..ir.tensor_format import read_lod_tensor
     manifest = verify(dirname)     # refuses an interrupted save, naming its missing parts
     if not os.path.isdir(dirname):
         raise ValueError("load_persistables: there is no directory %s" % dirname)
     info = main_program._dist_info
     gb = main_program.global_block()
-    scope = core.global_scope()
+    scope = global_scope()
     missing_params, missing_state = [], []
     for name, (orig, off, rows, kind, what) in info["local_vars"].items():
         want = [int(d) for d in gb.var(name).shape]
@@ -153,7 +153,7 @@ def pserver_load(executor, dirname, main_program, vars):
             if arr is None:
                 (missing_params if what == "table" else missing_state).append(orig)
             else:
-                scope.var(name).value = core.to_torch(arr, executor.device)
+                scope.var(name).value = to_torch(arr, executor.device)
             continue
         path = os.path.join(dirname, orig)
         if not os.path.exists(path):
@@ -171,7 +171,7 @@ def pserver_load(executor, dirname, main_program, vars):
         if list(arr.shape) != want:
             raise ValueError("load_persistables: %s holds shape %s, pserver %s's %s has shape %s"
                              % (path, list(arr.shape), info["endpoint"], name, want))
-        scope.var(name).value = core.to_torch(np.ascontiguousarray(arr), executor.device)
+        scope.var(name).value = to_torch(np.ascontiguousarray(arr), executor.device)
     if missing_params:
         raise ValueError("load_persistables: %s has no file for parameter(s) %s that pserver %s holds"
                          % (dirname, ", ".join(sorted(set(missing_params))), info["endpoint"]))
@@ -182,7 +182,7 @@ def pserver_load(executor, dirname, main_program, vars):
 
 
 def _read(path, manifest=None):
-    from ..backends.tensor_format import read_lod_tensor
+    from ..ir.tensor_format import read_lod_tensor
     if manifest is not None:
         check_sha256(manifest, os.path.dirname(path), os.path.basename(path))
     with open(path, "rb") as f:
@@ -191,7 +191,7 @@ def _read(path, manifest=None):
 
 def _shard_files(dirname, orig):
     """[(path, row offset, rows)] of the shards `<orig>.block0, .block1, ...` saved by pservers, in order."""
-    from ..backends.tensor_format import read_lod_header
+    from ..ir.tensor_format import read_lod_header
     out, i, off = [], 0, 0
     while True:
         path = os.path.join(dirname, "%s.block%d" % (orig, i))
@@ -247,7 +247,7 @@ def _check(arr, want, path, name):
 def load_table_shards(executor, dirname, vars):
     """A local program loading a checkpoint whose tables were saved by pservers: each var with no file of
     its own but shards `<var>.block<i>` gets their concatenation. Returns the vars loaded."""
-    from . import core
+    from ..ir import global_scope, to_torch
     manifest = verify(dirname)
     done = []
     for v in vars:
@@ -259,6 +259,6 @@ def load_table_shards(executor, dirname, vars):
         if want and list(arr.shape) != want:
             raise ValueError("load_vars: the shards %s.block0..%d in %s make a table of shape %s; the program's %s "
                              "has shape %s" % (v.name, len(shards) - 1, dirname, list(arr.shape), v.name, want))
-        core.global_scope().var(v.name).value = core.to_torch(np.ascontiguousarray(arr), executor.device)
+        global_scope().var(v.name).value = to_torch(np.ascontiguousarray(arr), executor.device)
         done.append(v)
     return done

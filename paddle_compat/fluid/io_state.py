@@ -14,9 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import safe_pickle
-from .core import global_scope
-from .framework import Program
+from ..ir import Program, global_scope, safe_pickle
 from .io import is_belong_to_optimizer, is_parameter
 
 __all__ = ["save", "load", "load_program_state", "set_program_state"]
@@ -46,7 +44,7 @@ def save(program, model_path):
     for ext, pick in groups:
         state = {v.name: _value(v.name, "save") for v in program.list_vars() if pick(v)}
         _atomic_write(model_path + "." + ext, _dumps(state))
-    from .proto_desc import serialize_program
+    from ..ir.proto_desc import serialize_program
     _atomic_write(model_path + ".pdmodel", serialize_program(program))    # Paddle's ProgramDesc bytes
 
 
@@ -121,7 +119,7 @@ def set_program_state(program, state_dict):
 
 
 def _np_dtype(var):
-    from .dtypes import convert_dtype, dtype_name
+    from ..ir import convert_dtype, dtype_name
     name = dtype_name(convert_dtype(var.dtype))
     return np.float32 if name == "bfloat16" else np.dtype(name)
 

@@ -21,8 +21,7 @@ import os
 
 import numpy as np
 
-from .dtypes import dtype_name
-from .operator import OP_ROLE_KEY, Operator, OpRole
+from ..ir import OP_ROLE_KEY, OpRole, Operator, dtype_name
 
 __all__ = ["localize_tables", "save_with_tables"]
 
@@ -104,7 +103,7 @@ def _stream_table(f, g, executor):
     import torch
 
     from ..backends.ps.client import get_client
-    from ..backends.tensor_format import write_lod_tensor_header
+    from ..ir.tensor_format import write_lod_tensor_header
     client = get_client(g.info)
     client.attach(executor)
     dtype = np.dtype(g.dtype)
@@ -137,8 +136,8 @@ def _stream_table(f, g, executor):
 def save_with_tables(executor, dirname, program, gather, params_filename=None):
     """Save the persistables of the localized inference `program`: the tables from the pservers, the rest
     from the scope (one file each, or all in params_filename in name order, as save_persistables does)."""
-    from . import core
-    from ..backends.tensor_format import atomic_write, write_lod_tensor
+    from ..ir import global_scope
+    from ..ir.tensor_format import atomic_write, write_lod_tensor
     from .io import is_persistable, save_vars
     tables = {g.name: g for g in gather}
     persist = sorted((v for v in program.list_vars() if is_persistable(v)), key=lambda v: v.name)
@@ -147,7 +146,7 @@ def save_with_tables(executor, dirname, program, gather, params_filename=None):
         for g in gather:
             atomic_write(os.path.join(dirname, g.name), lambda f, g=g: _stream_table(f, g, executor))
         return
-    scope = core.global_scope()
+    scope = global_scope()
 
     def writer(f):
         seen = set()

@@ -10,8 +10,7 @@ when run() is called is an input; the others are outputs.
 
 import numpy as np
 
-from .core import SelectedRows
-from .dtypes import VarType
+from ..ir import SelectedRows, VarType
 from ..ops import protos as _protos
 
 __all__ = ["Operator"]
@@ -107,7 +106,7 @@ class Operator:
 
     def run(self, scope, place):
         from .executor import Executor
-        from .framework import Program, program_guard
+        from ..ir import Program, program_guard
 
         inputs, outputs = self._split_slots(scope)
         prog, startup = Program(), Program()

@@ -4,13 +4,14 @@ so a transpiler can move them to parameter servers."""
 
 import collections
 
-from . import framework, layers, unique_name
+from ..ir import default_main_program, default_startup_program, name_scope, unique_name
+from . import layers
 from .backward import append_backward
 from .clip import append_gradient_clip_ops
-from .framework import Variable, device_guard, program_guard
+from ..ir import Variable, device_guard, program_guard
 from .initializer import Constant
 from .layer_helper import LayerHelper
-from .program import notify_changed
+from ..ir import notify_changed
 from .regularizer import append_regularization_ops
 
 __all__ = ["SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "Adamax", "SGDOptimizer", "MomentumOptimizer",
@@ -39,11 +40,11 @@ class Optimizer:
 
     # learning rate ---------------------------------------------------------------------------------
     def _global_learning_rate(self, program=None):
-        program = program or framework.default_main_program()
+        program = program or default_main_program()
         return self._learning_rate_map.get(program, None)
 
     def _create_global_learning_rate(self):
-        prog = framework.default_main_program()
+        prog = default_main_program()
         if isinstance(self._learning_rate, Variable):
             self._learning_rate_map[prog] = self._learning_rate
             return
@@ -61,8 +62,8 @@ class Optimizer:
             return param_lr
         if param_lr == 1.0:
             return self._global_learning_rate()
-        with framework.default_main_program()._lr_schedule_guard(is_with_opt=True), \
-                framework.name_scope("scale_with_param_lr"):
+        with default_main_program()._lr_schedule_guard(is_with_opt=True), \
+                name_scope("scale_with_param_lr"):
             return self._global_learning_rate() * float(param_lr)
 
     # state -----------------------------------------------------------------------------------------
@@ -95,7 +96,7 @@ class Optimizer:
 
     # passes ----------------------------------------------------------------------------------------
     def _create_optimization_pass(self, parameters_and_grads):
-        program = framework.default_main_program()
+        program = default_main_program()
         target = program.global_block()
         cur = program.current_block()
         if cur.idx != target.idx and cur.backward_block_idx >= 0:
@@ -109,7 +110,7 @@ class Optimizer:
         for p, g in parameters_and_grads:
             if g is None or not p.trainable:
                 continue
-            with p.block.program._optimized_guard([p, g]), framework.name_scope("optimizer"):
+            with p.block.program._optimized_guard([p, g]), name_scope("optimizer"):
                 self._append_optimize_op(target, (p, g))
         self._finish_update(target, parameters_and_grads)
         return target.ops[start:]
@@ -133,7 +134,7 @@ class Optimizer:
 
     def apply_optimize(self, loss, startup_program, params_grads):
         program = loss.block.program
-        with program_guard(program, startup_program or framework.default_startup_program()):
+        with program_guard(program, startup_program or default_startup_program()):
             return self.apply_gradients(params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, grad_clip=None):
@@ -142,7 +143,7 @@ class Optimizer:
         if grad_clip is not None:
             self._grad_clip = grad_clip
         program = loss.block.program
-        with program_guard(program, startup_program or framework.default_startup_program()):
+        with program_guard(program, startup_program or default_startup_program()):
             params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
             optimize_ops, params_grads = self._apply_gradients(params_grads)
         notify_changed(program, "minimize")
@@ -300,7 +301,7 @@ class AdamaxOptimizer(Optimizer):
         for p, g in parameters_and_grads:
             if g is None or not p.trainable:
                 continue
-            with p.block.program._optimized_guard([p, g]), framework.name_scope("adamax"):
+            with p.block.program._optimized_guard([p, g]), name_scope("adamax"):
                 b1 = self._get_accumulator("beta1_pow_acc", p)
                 block.append_op(type="scale", inputs={"X": [b1]}, outputs={"Out": [b1]},
                                 attrs={"scale": self._beta1, "bias": 0.0, "bias_after_scale": True})

@@ -7,14 +7,14 @@ Where Paddle branches with `layers.Switch` (sub-blocks), we select with a 0/1 fl
 
 import contextlib
 
-from . import framework, layers, unique_name
-from .dtypes import FLOAT_TYPES, convert_dtype
-from .framework import Program, default_main_program, default_startup_program, program_guard
+from ..ir import name_scope, unique_name
+from . import layers
+from ..ir.dtypes import FLOAT_TYPES
+from ..ir import Program, convert_dtype, default_main_program, default_startup_program, program_guard
 from .layer_helper import LayerHelper
 from .backward import append_backward
 from .optimizer import Optimizer
-from .program import notify_changed
-from .variable import Variable
+from ..ir import Variable, notify_changed
 
 __all__ = ["ExponentialMovingAverage", "ModelAverage", "LookaheadOptimizer", "RecomputeOptimizer"]
 
@@ -59,7 +59,7 @@ class ExponentialMovingAverage:
             self._params_tmps.append((param, tmp))
         self._ema_vars = {}
         for param, tmp in self._params_tmps:
-            with main._optimized_guard([param, tmp]), framework.name_scope("moving_average"):
+            with main._optimized_guard([param, tmp]), name_scope("moving_average"):
                 self._ema_vars[param.name] = layers.create_global_var(
                     name=unique_name.generate(self._name + param.name + "_ema"), shape=param.shape, value=0.0,
                     dtype=param.dtype, persistable=True)
@@ -107,7 +107,7 @@ class ExponentialMovingAverage:
         layers.autoincreased_step_counter(counter_name=self._step_counter_name)
         main = default_main_program()
         for param, tmp in self._params_tmps:
-            with main._optimized_guard([param, tmp]), framework.name_scope("moving_average"):
+            with main._optimized_guard([param, tmp]), name_scope("moving_average"):
                 ema = self._ema_vars[param.name]
                 ema_t = ema * self._decay_var + param * (1.0 - self._decay_var)
                 layers.assign(input=ema_t, output=ema)
@@ -145,7 +145,7 @@ class ModelAverage(Optimizer):
                                          stop_gradient=True)
             self.params_grads.append((param, tmp))
         for param, tmp in self.params_grads:
-            with main._optimized_guard([param, tmp]), framework.name_scope("move_average"):
+            with main._optimized_guard([param, tmp]), name_scope("move_average"):
                 self._append_average_accumulate_op(param)
 
         self.apply_program = Program()

@@ -13,12 +13,11 @@ device-side buffer: on CPU there is no copy to overlap, so it is accepted and ch
 import itertools
 import weakref
 
-from . import core, unique_name
+from ..ir import CPUPlace, EOFException, LoDTensor, Place, unique_name
 from .data_feeder import DataFeeder
-from .dtypes import VarType
-from .framework import Variable
+from ..ir import VarType, Variable
 from .prefetch import Prefetcher
-from .program import notify_changed
+from ..ir import notify_changed
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
 
@@ -87,7 +86,7 @@ class GeneratorLoader:
 
     # data sources ----------------------------------------------------------------------------------
     def _feeder(self, place):
-        return DataFeeder(self._feed_list, place or core.CPUPlace(), program=self._feed_list[0].block.program)
+        return DataFeeder(self._feed_list, place or CPUPlace(), program=self._feed_list[0].block.program)
 
     def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
         """reader() yields samples (one field per feed variable); they are batched here."""
@@ -118,10 +117,10 @@ class GeneratorLoader:
                                      "got %r" % (len(names), ", ".join(names), type(fields).__name__))
                 out = {}
                 for n, f in zip(names, fields):
-                    if isinstance(f, core.LoDTensor):
+                    if isinstance(f, LoDTensor):
                         out[n] = f
                     else:
-                        t = core.LoDTensor()
+                        t = LoDTensor()
                         t.set(f, place)
                         out[n] = t
                 yield out
@@ -130,11 +129,11 @@ class GeneratorLoader:
 
     def _check_places(self, places):
         if places is None:
-            return [core.CPUPlace()]
-        if isinstance(places, core.Place):
+            return [CPUPlace()]
+        if isinstance(places, Place):
             return [places]
         places = list(places)
-        if not places or not all(isinstance(p, core.Place) for p in places):
+        if not places or not all(isinstance(p, Place) for p in places):
             raise TypeError("DataLoader: places must be a Place or a non-empty list of Places, got %r" % (places,))
         return places
 
@@ -222,13 +221,13 @@ class GeneratorLoader:
             raise RuntimeError("the program reads from a DataLoader/PyReader that was not started: call "
                                "loader.start() before exe.run (and loader.reset() after EOFException)")
         if self._state == "exhausted":
-            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+            raise EOFException("the DataLoader has no more batches (call reset() then start())")
         try:
             return next(self._it)
         except StopIteration:
             self._state = "exhausted"
             self._it = None
-            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+            raise EOFException("the DataLoader has no more batches (call reset() then start())")
 
 
 class _QueueView:

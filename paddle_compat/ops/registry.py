@@ -14,6 +14,8 @@ device (None when the variable has none). Outputs not listed share the LoD of th
 (Paddle's ShareLoD), when the output variable has lod_level > 0.
 """
 
+from .facts import NON_DIFFERENTIABLE
+
 __all__ = ["OpDef", "OutMeta", "defop", "register_kernel", "find", "get", "known_op_types", "is_differentiable",
            "no_grad_slots", "attr", "aliased_outputs"]
 
@@ -130,7 +132,6 @@ def is_differentiable(op_type):
     d = find(op_type)
     if d is not None and d.differentiable is not None:
         return d.differentiable
-    from .facts import NON_DIFFERENTIABLE
     return op_type not in NON_DIFFERENTIABLE
 
 

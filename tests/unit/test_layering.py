@@ -1,9 +1,12 @@
 """Layering of the package, checked on the import graph (every import statement, top-level or inside a
-function): op facts sit below both the front end and the backends.
+function). Imports point down only:
 
-  paddle_compat/ops       imports nothing of paddle_compat.fluid but the leaf dtypes module
-  paddle_compat/backends  never imports the front end's builders (fluid.layers, fluid.backward, fluid.optimizer)
-  fluid's core modules    (variable, framework, operator, program) never import fluid.layers
+  paddle_compat/fluid     the user's face (Paddle's module names)
+  paddle_compat/backends  lowering to torch, pserver and collective runtimes: never imports fluid
+  paddle_compat/ops       one declaration per op type: imports only the IR
+  paddle_compat/ir        Program, Block, Operator, Variable, Scope, LoDTensor, file formats: imports nothing above
+
+and fluid.framework / fluid.core hand on the IR's own objects under Paddle's module paths.
 """
 
 import ast
@@ -54,19 +57,38 @@ def _offenders(files, forbidden, allowed=()):
         for name in _imports(f):
             if name.startswith(forbidden) and not name.startswith(tuple(allowed)):
                 bad.append("%s imports %s" % (os.path.relpath(f, PKG), name))
-    return bad
+    return sorted(bad)
+
+
+def _above(package):
+    """paddle_compat's subpackages other than `package` and those below it."""
+    below = {"ir": ("ir",), "ops": ("ops", "ir")}[package]
+    names = [n for n in os.listdir(PKG) if n not in below and not n.startswith(("_", "."))]
+    return tuple("paddle_compat." + (n[:-3] if n.endswith(".py") else n) for n in names)
 
 
 def test_import_graph_resolves_relative_imports():
     # the checker itself: backward.py's relative imports resolve to the modules they name
     names = _imports(os.path.join(PKG, "fluid", "backward.py"))
-    assert "paddle_compat.ops.roles.is_autograd_op" in names
-    assert "paddle_compat.fluid.framework" in names
+    assert "paddle_compat.ir.is_autograd_op" in names
+    assert "paddle_compat.fluid.backward_recompute" in names
 
 
-def test_ops_sit_below_the_front_end():
-    assert not _offenders(_files("ops"), ("paddle_compat.fluid", "paddle_compat.backends"),
-                          allowed=("paddle_compat.fluid.dtypes",))
+def test_ir_imports_nothing_above_it():
+    bad = _offenders(_files("ir"), _above("ir") + ("paddle_compat.fluid", "paddle_compat.backends"))
+    assert not bad, "the IR reaches above itself:\n" + "\n".join(bad)
+
+
+def test_ir_imports_no_torch():
+    # runtime holders reach torch through ir/lazy.py, which loads it on first use
+    bad = [os.path.relpath(f, PKG) for f in _files("ir") if any(n == "torch" or n.startswith("torch.")
+                                                                 for n in _imports(f))]
+    assert not bad, bad
+
+
+def test_ops_import_only_the_ir():
+    bad = _offenders(_files("ops"), _above("ops"))
+    assert not bad, "op declarations reach above the IR:\n" + "\n".join(bad)
 
 
 def test_backends_do_not_import_front_end_builders():
@@ -74,14 +96,20 @@ def test_backends_do_not_import_front_end_builders():
     assert not bad, "backends reach into the front end's builders:\n" + "\n".join(bad)
 
 
-def test_core_front_end_modules_do_not_import_layers():
-    files = [p for n in ("variable", "framework", "operator", "program") for p in _files("fluid/%s.py" % n)]
-    bad = _offenders(files, ("paddle_compat.fluid.layers", "paddle_compat.fluid.backward"))
-    assert not bad, "\n".join(bad)
+def test_framework_and_core_hand_on_the_irs_objects():
+    from paddle_compat import ir
+    from paddle_compat.fluid import core, framework, unique_name
+    for name in ("Program", "Block", "Variable", "Parameter", "Operator", "OpRole", "default_main_program",
+                 "program_guard", "name_scope", "GRAD_SUFFIX"):
+        assert getattr(framework, name) is getattr(ir, name), name
+    for name in ("CPUPlace", "CUDAPlace", "Scope", "LoDTensor", "LoDTensorArray", "SelectedRows", "EOFException",
+                 "ProgramDesc", "VarDesc"):
+        assert getattr(core, name) is getattr(ir, name), name
+    assert unique_name.generate is ir.unique_name.generate and unique_name.guard is ir.unique_name.guard
 
 
 def test_backward_reexports_the_op_facts():
-    from paddle_compat.fluid import backward, framework, operator
-    from paddle_compat.ops import roles
+    from paddle_compat.fluid import backward, framework
+    from paddle_compat.ir import operator, roles
     assert backward.is_autograd_op is roles.is_autograd_op
     assert operator.OpRole is roles.OpRole and framework.GRAD_SUFFIX == roles.GRAD_SUFFIX

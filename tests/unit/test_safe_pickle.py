@@ -23,8 +23,8 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.dataset import common
-from paddle_compat.fluid import safe_pickle
-from paddle_compat.fluid.safe_pickle import UnsafePickleError
+from paddle_compat.ir import safe_pickle
+from paddle_compat.ir.safe_pickle import UnsafePickleError
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 P18 = os.path.join(DATA, "paddle18")

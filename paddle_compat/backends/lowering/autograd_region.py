@@ -6,7 +6,7 @@ forward variables. It yields the @GRAD variables that anything outside the regio
 send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
 
 
 class Region:

@@ -11,11 +11,11 @@ import linecache
 import re
 import sys
 
-from ...fluid.core import EOFException, lod_as_tensors
-from ...fluid.dtypes import FLOAT_TYPES
+from ...ir import EOFException, lod_as_tensors
+from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
 from . import fusion, registry
-from ...ops.roles import is_recomputed_op
+from ...ir import is_recomputed_op
 from .autograd_region import autograd, find_regions
 
 _ids = itertools.count()

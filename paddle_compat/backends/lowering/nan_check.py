@@ -23,8 +23,7 @@ the flag.
 
 import os
 
-from ...fluid.framework_misc import _env_value
-from ...ops.roles import GRAD_SUFFIX, OP_ROLE_KEY, OpRole
+from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OpRole, flag_value
 from .codegen import OpRunError
 
 # Op types Paddle 1.8.5 runs without a kernel (recorded by make_nan_inf.py), and the grad ops of control flow
@@ -53,7 +52,7 @@ class NanInfError(OpRunError):
 
 def flag_on():
     """FLAGS_check_nan_inf as the environment has it (fluid.set_flags writes it there)."""
-    return _env_value("FLAGS_check_nan_inf")
+    return flag_value("FLAGS_check_nan_inf")
 
 
 def _items(name):

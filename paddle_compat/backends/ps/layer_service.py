@@ -78,7 +78,7 @@ class LayerServer:
         """What the server's main program computed before listen_and_serv (Paddle's tests fill the variable
         they receive there): those ops run again into the scope, since the main run keeps them local. Names
         already in the scope (the startup program's) are left as they are."""
-        from ...fluid.framework import Program
+        from ...ir import Program
         from ..lowering.codegen import lower_block
         gb = self.op.block
         before = gb.ops[:gb.ops.index(self.op)]

@@ -1,8 +1,7 @@
 """Beam search decoding layers (Paddle 1.8's beam_search, beam_search_decode) and the LoD editing layers
 lod_reset / lod_append. Ops in paddle_compat/ops/defs/beam_search.py."""
 
-from ..dtypes import convert_dtype, dtype_name
-from ..framework import Variable
+from ...ir import Variable, convert_dtype, dtype_name
 from .helpers import append_defined, check_variable
 
 __all__ = ["beam_search", "beam_search_decode", "lod_reset", "lod_append"]

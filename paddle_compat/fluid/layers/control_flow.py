@@ -9,12 +9,10 @@ transpilers see what Paddle's would.
 
 import functools
 
-from ..dtypes import VarType, convert_dtype
-from ..framework import Variable
+from ...ir import VarType, Variable, convert_dtype
 from ..layer_helper import LayerHelper
-from ..operator import OP_ROLE_KEY, OpRole
-from . import ops as _ops
-from . import tensor as _tensor
+from ...ir import OP_ROLE_KEY, OpRole
+from . import ops as _ops, tensor as _tensor
 from .helpers import append_defined, check_variable, single
 
 __all__ = ["While", "while_loop", "cond", "case", "switch_case", "Switch", "ConditionalBlock", "create_array", "array_write",

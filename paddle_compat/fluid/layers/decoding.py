@@ -13,8 +13,7 @@ import collections
 
 import numpy as np
 
-from .. import unique_name
-from ..dtypes import VarType, convert_dtype
+from ...ir import VarType, convert_dtype, unique_name
 from ..layer_helper import LayerHelper
 from . import nn, ops, tensor
 from .control_flow import While, array_read, array_write

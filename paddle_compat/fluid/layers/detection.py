@@ -2,7 +2,7 @@
 sigmoid_focal_loss, roi_perspective_transform, retinanet_target_assign and retinanet_detection_output. The rest
 of fluid.layers.detection is not offered."""
 
-from ..dtypes import dtype_name
+from ...ir import dtype_name
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable
 

@@ -18,7 +18,7 @@ def unary(op_type, x, attrs=None, name=None, shape=None, dtype=None, helper_type
 
 
 def check_variable(x, arg, layer):
-    from ..framework import Variable
+    from ...ir import Variable
     if not isinstance(x, Variable):
         raise TypeError("%s: '%s' must be a Variable, got %s" % (layer, arg, type(x).__name__))
 

@@ -1,6 +1,6 @@
 """py_func and load of Paddle 1.8's fluid.layers."""
 
-from ..framework import Variable
+from ...ir import Variable
 from ..layer_helper import LayerHelper
 
 __all__ = ["py_func", "load"]   # create_py_reader_by_data, double_buffer: layers/io.py
@@ -41,7 +41,7 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
 
 def _with_lod_tensors(fn):
     """The op hands arrays over; Paddle's callables receive LoDTensors."""
-    from ..core import LoDTensor
+    from ...ir import LoDTensor
 
     def call(*arrays):
         args = []

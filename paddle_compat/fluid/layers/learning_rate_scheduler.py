@@ -3,7 +3,7 @@
 
 import math
 
-from .. import framework, unique_name
+from ...ir import default_main_program, unique_name
 from . import nn, ops, tensor
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
@@ -18,7 +18,7 @@ def _decay_step_counter(begin=0):
 
 
 def _guard():
-    return framework.default_main_program()._lr_schedule_guard()
+    return default_main_program()._lr_schedule_guard()
 
 
 def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
@@ -113,7 +113,7 @@ def cosine_decay(learning_rate, step_each_epoch, epochs):
 def _global_lr_var(name, dtype):
     """A persistable [1] var named as Paddle names it; a second schedule of the kind gets a unique name
     (Paddle reused the one name, so two schedules overwrote each other)."""
-    if framework.default_main_program().global_block().has_var(name):
+    if default_main_program().global_block().has_var(name):
         name = unique_name.generate(name)
     return tensor.create_global_var(shape=[1], value=0.0, dtype=dtype, persistable=True, name=name)
 
@@ -122,7 +122,7 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     """start_lr -> end_lr linearly over warmup_steps, then learning_rate (a float or a schedule's Variable).
 
     Paddle's form: a persistable `learning_rate_warmup` var set by a Switch on step < warmup_steps."""
-    from ..framework import Variable
+    from ...ir import Variable
     from .control_flow import Switch
     if not isinstance(learning_rate, (Variable, float, int)) or isinstance(learning_rate, bool):
         raise TypeError("linear_lr_warmup: learning_rate must be a float, an int or a Variable, got %s"

@@ -1,7 +1,7 @@
 """Loss layers of Paddle 1.8 (and continuous_value_model, fsp_matrix, add_position_encoding,
 bilinear_tensor_product), ops defined in paddle_compat/ops/defs/loss_more.py. Paddle 1.8's signatures."""
 
-from ..framework import Variable
+from ...ir import Variable
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, single

@@ -3,8 +3,7 @@ index_ops.py). Signatures and defaults follow Paddle 1.8's fluid.layers."""
 
 import sys
 
-from ..dtypes import convert_dtype
-from ..framework import Variable
+from ...ir import Variable, convert_dtype
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable, out_var, single
 from .nn import reshape, transpose

@@ -3,8 +3,7 @@ defined in paddle_compat/ops/defs/misc_ext_ops.py. Paddle 1.8's signatures and d
 
 import numpy as np
 
-from ..framework import Variable
-from ..dtypes import VarType, convert_dtype
+from ...ir import VarType, Variable, convert_dtype
 from .helpers import append_defined, check_variable
 
 __all__ = ["hash", "filter_by_instag", "similarity_focus", "random_crop"]

@@ -3,9 +3,7 @@
 import functools
 import operator
 
-from .. import unique_name
-from ..dtypes import VarType
-from ..framework import Variable
+from ...ir import VarType, Variable, unique_name
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr

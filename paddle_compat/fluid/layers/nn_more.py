@@ -1,7 +1,7 @@
 """Convolution, pooling, normalization, resizing and sampling layers of Paddle 1.8, with ops defined in
 paddle_compat/ops/defs (conv_pool_ops.py, norm_resize_ops.py). Paddle 1.8's signatures and defaults."""
 
-from ..framework import Variable
+from ...ir import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr

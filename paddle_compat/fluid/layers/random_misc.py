@@ -2,8 +2,7 @@
 *_batch_size_like) and mean_iou, gather_tree. Ops in ops/defs/random_misc_ops.py (and the
 older uniform/gaussian_random kernels)."""
 
-from ..dtypes import convert_dtype
-from ..framework import Variable
+from ...ir import Variable, convert_dtype
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, out_var, single
 

@@ -6,8 +6,7 @@ and r, u then candidate for the GRU), so Paddle-saved weights load."""
 import copy
 import functools
 
-from .. import unique_name
-from ..dtypes import VarType, convert_dtype
+from ...ir import VarType, convert_dtype, unique_name
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
 from . import nn, ops, tensor

@@ -11,9 +11,7 @@
 
 import contextlib
 
-from .. import unique_name
-from ..dtypes import VarType
-from ..framework import Variable
+from ...ir import VarType, Variable, unique_name
 from ..layer_helper import LayerHelper
 from . import tensor as _tensor
 from .control_flow import ConditionalBlock, While, array_read, array_write, _SubBlock

@@ -6,8 +6,7 @@ They are not transpiled: the ops carry only endpoints and the variables' own nam
 pserver runtime's group, auth and liveness: backends/ps/layer_service.py (server) and layer_client.py.
 """
 
-from ...ops.roles import OP_ROLE_KEY, OpRole
-from ..framework import Variable
+from ...ir import OP_ROLE_KEY, OpRole, Variable
 from ..layer_helper import LayerHelper
 
 __all__ = ["ListenAndServ", "BlockGuardServ", "Send", "Recv"]

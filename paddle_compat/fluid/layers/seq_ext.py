@@ -74,8 +74,7 @@ def sequence_expand_as(x, y, name=None):
 
 def sequence_mask(x, maxlen=None, dtype='int64', name=None):
     """[..., maxlen] mask of j < x[...] (maxlen None: the largest x), in dtype."""
-    from ..dtypes import convert_dtype
-    from ..framework import Variable
+    from ...ir import Variable, convert_dtype
     check_variable(x, "x", "sequence_mask")
     inputs, attrs = {"X": x}, {"out_dtype": int(convert_dtype(dtype))}
     if isinstance(maxlen, Variable):

@@ -1,7 +1,7 @@
 """Shape, indexing and layout layers of Paddle 1.8 whose ops are defined in paddle_compat/ops/defs
 (shape_ops.py, index_ops.py). Signatures and defaults follow Paddle 1.8's fluid.layers."""
 
-from ..framework import Variable
+from ...ir import Variable
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable, single
 from .tensor import zeros

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from ..dtypes import VarType, convert_dtype
-from ..framework import Variable
+from ...ir import VarType, Variable, convert_dtype
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable, out_var, single
@@ -115,7 +114,7 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     helper = LayerHelper("global_var")
-    from .. import unique_name
+    from ...ir import unique_name
     var = helper.create_global_variable(dtype=dtype, shape=shape, persistable=persistable,
                                         name=name or unique_name.generate("global_var"), stop_gradient=True)
     helper.set_variable_initializer(var, initializer=Constant(value=float(value), force_cpu=force_cpu))

@@ -3,7 +3,7 @@ pserver mode (pserver_passes.py), nccl2 mode (nccl2.py), collective mode (collec
 
 import os
 
-from .. import framework
+from ...ir import Program, default_main_program, default_startup_program
 from .config import DistributeTranspilerConfig
 from .endpoints import parse_endpoint, parse_endpoints
 
@@ -43,9 +43,9 @@ class DistributeTranspiler:
             raise TypeError("transpile() got unexpected arguments %s" % sorted(kwargs))
         if not isinstance(trainer_id, int) or isinstance(trainer_id, bool) or trainer_id < 0:
             raise ValueError("transpile: trainer_id must be a non-negative int, got %r" % (trainer_id,))
-        program = program if program is not None else framework.default_main_program()
-        startup_program = startup_program if startup_program is not None else framework.default_startup_program()
-        if not isinstance(program, framework.Program) or not isinstance(startup_program, framework.Program):
+        program = program if program is not None else default_main_program()
+        startup_program = startup_program if startup_program is not None else default_startup_program()
+        if not isinstance(program, Program) or not isinstance(startup_program, Program):
             raise TypeError("transpile: program and startup_program must be fluid.Program")
         cfg = self.config.frozen()
         if cfg.mode == "pserver":

@@ -16,10 +16,7 @@ Vars the LR block computes and the optimize blocks read are persistable here: ea
 its own function, so what crosses blocks lives in the pserver's scope (as all vars did in Paddle).
 """
 
-from ..dtypes import VarType
-from ..framework import Program
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..program import Block, notify_changed
+from ...ir import Block, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Program, VarType, notify_changed
 from .ps_plan import is_optimizer_op
 from .ps_slicing import block_name
 from .ps_table_pserver import table_blocks

@@ -8,7 +8,7 @@ pserver programs from the snapshots. The getters keep no half-built state: any o
 read).
 """
 
-from ..program import notify_changed
+from ...ir import notify_changed
 from .endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
 from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_geo_trainer_main,

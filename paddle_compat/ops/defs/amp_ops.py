@@ -5,7 +5,7 @@ two ops of these types, slots and attributes. We use the fused form (no control 
 numbers (see update_loss_scaling's counting).
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 
 

@@ -1,7 +1,7 @@
 """More fluid.contrib ops: fused_embedding_seq_pool, shuffle_batch, tdm_child, match_matrix_tensor,
 sequence_topk_avg_pooling, and the fused recurrences behind contrib.basic_gru / basic_lstm."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

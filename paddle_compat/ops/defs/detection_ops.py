@@ -2,7 +2,7 @@
 RetinaNet ops are in retinanet_ops.py). Compile-time shapes follow Paddle 1.8.5's (checked by building the layers
 there)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

@@ -1,7 +1,7 @@
 """Sorting, reversing, indexing and scattering ops of Paddle 1.8 (argsort, flip, roll, gather_nd, scatter,
 unique, where_index, shard_index, multiplex, meshgrid, ...)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 
@@ -109,7 +109,7 @@ def where_index(op, ctx):
 
 def _unique(counts):
     def factory(op, ctx):
-        from ...fluid.dtypes import convert_dtype, dtype_name
+        from ...ir import convert_dtype, dtype_name
         idx_dt = getattr(torch, dtype_name(convert_dtype(attr(op, "dtype", "int32"))))
 
         def k(x):
@@ -129,7 +129,7 @@ def _unique(counts):
 
 def _unique_shape(counts):
     def infer(ins, attrs):
-        from ...fluid.dtypes import convert_dtype
+        from ...ir import convert_dtype
         x = first(ins, "X")
         dt = convert_dtype(attrs.get("dtype", "int32"))
         out = {"Out": OutMeta((-1,), x.dtype), "Index": OutMeta(x.shape, dt)}

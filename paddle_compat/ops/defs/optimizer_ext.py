@@ -4,7 +4,7 @@ parameters and state update in place (ParamOut is Param in Paddle's programs). R
 densified (what Paddle's dense kernels of these ops compute from a SelectedRows gradient).
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 
 

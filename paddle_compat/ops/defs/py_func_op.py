@@ -5,7 +5,7 @@ callable receives LoDTensors and returns arrays or LoDTensors; the backward call
 inputs, outputs and output gradients (less `backward_skip_vars`) and returns one gradient (or None) per input.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 
 _CALLABLES = []

@@ -14,7 +14,7 @@ torch.distributed.rpc loads only when a prefetch op is lowered.
 import torch
 
 from ...selected_rows import make_rows
-from ....fluid.core import SelectedRows
+from ....ir import SelectedRows
 from ..registry import register
 from .common import attr
 

@@ -1,6 +1,6 @@
 """Contrib layers: partial_sum, partial_concat, fused_elemwise_activation, rank_attention."""
 
-from ...framework import Variable
+from ....ir import Variable
 from ...layer_helper import LayerHelper
 from ...layers.helpers import append_defined, check_variable, single
 

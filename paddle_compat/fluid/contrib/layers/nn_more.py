@@ -3,7 +3,7 @@ match_matrix_tensor, sequence_topk_avg_pooling (ops in paddle_compat/ops/defs/co
 
 import numpy as np
 
-from ...framework import Variable
+from ....ir import Variable
 from ...initializer import Constant
 from ...layer_helper import LayerHelper
 from ...layers.helpers import append_defined, check_variable

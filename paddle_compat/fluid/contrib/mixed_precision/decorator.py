@@ -13,9 +13,10 @@ works on CPU. Loss scaling matters for float16; with bfloat16 (float32's range) 
 use_dynamic_loss_scaling=False are the usual choice.
 """
 
-from ... import framework, layers, unique_name
+from ....ir import name_scope, unique_name
+from ... import layers
 from ...backward import append_backward
-from ...framework import default_main_program, default_startup_program, program_guard
+from ....ir import default_main_program, default_startup_program, program_guard
 from .fp16_lists import AutoMixedPrecisionLists
 from .fp16_utils import low_precision_dtype, rewrite_program
 
@@ -79,7 +80,7 @@ class OptimizerWithMixedPrecision:
         pgs = [(p, g) for p, g in params_grads if g is not None]
         block = default_main_program().global_block()
         grads = [g for _, g in pgs]
-        with default_main_program()._optimized_guard(grads), framework.name_scope("mixed_precision"):
+        with default_main_program()._optimized_guard(grads), name_scope("mixed_precision"):
             unscaled = [block.create_var(name=unique_name.generate(g.name + "_unscaled"), shape=g.shape,
                                          dtype=g.dtype, stop_gradient=True) for g in grads]
             found = block.create_var(name=unique_name.generate("find_infinite_scale"), shape=[1], dtype="bool",

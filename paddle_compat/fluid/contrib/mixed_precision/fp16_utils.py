@@ -5,8 +5,7 @@ Each white op reads float16/bfloat16 copies of its float32 inputs and writes a l
 cast_grad) stays float32 — the semantics of torch.autocast for those ops, written into the program.
 """
 
-from ...dtypes import VarType, convert_dtype
-from ...operator import OP_ROLE_KEY, OpRole
+from ....ir import OP_ROLE_KEY, OpRole, VarType, convert_dtype
 
 __all__ = ["rewrite_program", "low_precision_dtype"]
 

@@ -18,11 +18,12 @@ import fleet` (Paddle's path; `...parameter_server.distributed_transpiler` works
 import os
 import sys
 
-from ..... import framework, io
+from ......ir import Variable, default_startup_program
+from ..... import io
 from .....compiler import CompiledProgram
-from .....core import CPUPlace
+from ......ir import CPUPlace
 from .....executor import Executor
-from .....framework import Program
+from ......ir import Program
 from .....parallel_executor import ParallelExecutor
 from .....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ...base.fleet_base import DistributedOptimizer, Fleet, Mode
@@ -170,10 +171,10 @@ class TranspilerOptimizer(DistributedOptimizer):
             raise TypeError("fleet's minimize takes one loss Variable, not a list")
         if isinstance(startup_program, list):
             raise TypeError("fleet's minimize takes one startup_program, not a list")
-        if not isinstance(loss, framework.Variable):
+        if not isinstance(loss, Variable):
             raise TypeError("minimize: loss must be a Variable, got %s" % type(loss).__name__)
         program = loss.block.program
-        startup = startup_program or framework.default_startup_program()
+        startup = startup_program or default_startup_program()
         ops, params_grads = self._optimizer.minimize(loss, startup, parameter_list, no_grad_set)
         fleet._transpile(self._strategy, program, startup)
         return ops, params_grads

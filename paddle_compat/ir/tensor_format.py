@@ -3,7 +3,8 @@ between real Paddle and this package.
 
 LoDTensor = uint32 version(0) | uint64 lod_level | per level: uint64 nbytes, uint64 offsets[]
           | Tensor = uint32 version(0) | int32 desc_size | TensorDesc protobuf | raw data (C order)
-TensorDesc (proto2): field 1 data_type (varint enum), field 2 dims (repeated int64, unpacked).
+TensorDesc (proto2): field 1 data_type (varint enum), field 2 dims (repeated int64, unpacked); written and
+read with proto_wire, the one protobuf codec of the package.
 SelectedRows = uint32 version(0) | uint64 nrows | int64 rows[] | int64 height | Tensor.
 """
 
@@ -14,71 +15,30 @@ import tempfile
 
 import numpy as np
 
-from ..fluid.dtypes import convert_dtype, dtype_name
+from . import proto_wire as w
+from .dtypes import convert_dtype, dtype_name
 
 
-def _varint(n):
-    n &= (1 << 64) - 1   # negative int64 -> two's complement, 10 bytes
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _read_varint(buf, pos):
-    shift = result = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-    if result >= 1 << 63:
-        result -= 1 << 64
-    return result, pos
-
-
-def _tensor_desc(arr):
-    code = int(convert_dtype(arr.dtype))
-    out = b"\x08" + _varint(code)
-    for d in arr.shape:
-        out += b"\x10" + _varint(int(d))
-    return out
+def _tensor_desc(dtype, shape):
+    """TensorDesc bytes: data_type, then each dim (unpacked, as Paddle writes them)."""
+    return w.f_varint(1, int(convert_dtype(np.dtype(dtype)))) + b"".join(w.f_varint(2, int(d)) for d in shape)
 
 
 def _parse_desc(buf):
-    pos, dtype, dims = 0, None, []
-    while pos < len(buf):
-        key, pos = _read_varint(buf, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            val, pos = _read_varint(buf, pos)
-            if field == 1:
-                dtype = val
-            elif field == 2:
-                dims.append(val)
-        elif wire == 2:   # packed dims (written by some protobuf versions)
-            ln, pos = _read_varint(buf, pos)
-            end = pos + ln
-            while pos < end:
-                val, pos = _read_varint(buf, pos)
-                dims.append(val)
-        else:
-            raise ValueError("corrupt TensorDesc (wire type %d)" % wire)
-    if dtype is None:
+    try:
+        fields = w.parse(buf)
+        codes = w.ints(fields, 1)
+        dims = w.ints(fields, 2)     # unpacked, or packed as some protobuf versions write them
+    except w.WireError as e:
+        raise ValueError("corrupt TensorDesc (%s)" % e) from None
+    if not codes:
         raise ValueError("corrupt TensorDesc: no data_type")
-    return dtype, dims
+    return codes[-1], dims
 
 
 def write_tensor(f, arr):
     arr = np.ascontiguousarray(arr)
-    desc = _tensor_desc(arr)
+    desc = _tensor_desc(arr.dtype, arr.shape)
     f.write(struct.pack("<I", 0))
     f.write(struct.pack("<i", len(desc)))
     f.write(desc)
@@ -115,7 +75,7 @@ def write_lod_tensor(f, arr, lod=None):
 
 def write_lod_tensor_header(f, shape, dtype):
     """What write_lod_tensor writes before the data (no LoD), for a writer that streams the data after it."""
-    desc = b"\x08" + _varint(int(convert_dtype(np.dtype(dtype)))) + b"".join(b"\x10" + _varint(int(d)) for d in shape)
+    desc = _tensor_desc(dtype, shape)
     f.write(struct.pack("<IQIi", 0, 0, 0, len(desc)))
     f.write(desc)
 

@@ -17,15 +17,28 @@ import os
 import numpy as np
 
 from . import proto_wire as w
-from .dtypes import VarType, convert_dtype
+from .dtypes import VarType, _VarTypeMember, convert_dtype
 
-INT, FLOAT, STRING, INTS, FLOATS, STRINGS, BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS = range(12)
+__all__ = ["AttrType", "attr_types", "guess_attr_type", "encode_op", "encode_var", "serialize_program",
+           "serialize_inference_model", "encode_io_op", "encode_io_var", "decode_program", "io_names",
+           "strip_feed_fetch", "PROGRAM_VERSION"]
+
+
+class AttrType:
+    """framework.proto's AttrType numbers (fluid.core.AttrType)."""
+    INT, FLOAT, STRING, INTS, FLOATS, STRINGS, BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS = range(12)
+
+
+INT, FLOAT, STRING, INTS, FLOATS, STRINGS = AttrType.INT, AttrType.FLOAT, AttrType.STRING, AttrType.INTS, \
+    AttrType.FLOATS, AttrType.STRINGS
+BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS = AttrType.BOOLEAN, AttrType.BOOLEANS, AttrType.BLOCK, AttrType.LONG, \
+    AttrType.BLOCKS, AttrType.LONGS
 PROGRAM_VERSION = 0      # what Paddle 1.8.5 writes
 _I32 = 2 ** 31
 _ATTR_TYPES = None
 
 
-def _attr_types():
+def attr_types():
     """{op type: {attr: type}} as Paddle 1.8.5's op registry declares them: Paddle checks an attribute's
     type against it when it creates the op, so a value must be written with the declared type (an int
     `scale` must go out as FLOAT)."""
@@ -36,9 +49,13 @@ def _attr_types():
     return _ATTR_TYPES
 
 
-def _guess_type(v):
-    from .framework import Block
-    from .dtypes import _VarTypeMember
+def _is_block(v):
+    # a Block (this module sits below block.py: blocks are told by what they hold, as Operator.copy_to does)
+    return hasattr(v, "ops") and hasattr(v, "idx")
+
+
+def guess_attr_type(v):
+    """The AttrType a Python attribute value is written with when Paddle declares none."""
     if isinstance(v, _VarTypeMember):      # dtype attributes: Paddle stores the proto enum as an INT
         return INT
     if isinstance(v, (bool, np.bool_)):
@@ -49,12 +66,12 @@ def _guess_type(v):
         return FLOAT
     if isinstance(v, str):
         return STRING
-    if isinstance(v, Block):
+    if _is_block(v):
         return BLOCK
     if isinstance(v, (list, tuple)):
         if not v:
             return INTS
-        if all(isinstance(x, Block) for x in v):
+        if all(_is_block(x) for x in v):
             return BLOCKS
         if all(isinstance(x, str) for x in v):
             return STRINGS
@@ -86,7 +103,7 @@ def _encode_attr(name, t, v):
     return out + b"".join(enc(x) for x in v)
 
 
-def _encode_op(op, types):
+def encode_op(op, types):
     out = bytearray()
     for field, slots in ((1, op.inputs), (2, op.outputs)):
         for slot, args in slots.items():
@@ -102,7 +119,7 @@ def _encode_op(op, types):
         if isinstance(v, (set, frozenset)):
             v = sorted(v)
         enc = None
-        for t in (declared.get(name), _guess_type(v)):
+        for t in (declared.get(name), guess_attr_type(v)):
             if t is None:
                 continue
             if t in (INTS, FLOATS, STRINGS, BOOLEANS, LONGS, BLOCKS) and not isinstance(v, (list, tuple)):
@@ -117,7 +134,7 @@ def _encode_op(op, types):
     return bytes(out)
 
 
-def _encode_var(v):
+def encode_var(v):
     t = int(v.type)
     tensor = w.f_varint(1, int(v.dtype)) + b"".join(w.f_varint(2, int(d)) for d in v.shape)
     vt = w.f_varint(1, t)
@@ -136,15 +153,15 @@ def _encode_var(v):
 def serialize_program(program, extra_ops=None):
     """Paddle's ProgramDesc bytes for a Program. extra_ops(block_idx) -> (vars, ops_before, ops_after)
     lets save_inference_model add feed/fetch ops without touching the program."""
-    types = _attr_types()
+    types = attr_types()
     out = bytearray()
     for b in program.blocks:
         body = w.f_varint(1, b.idx) + w.f_varint(2, b.parent_idx)
         pre_vars, before, after = extra_ops(b.idx) if extra_ops else ((), (), ())
         body += b"".join(w.f_bytes(3, x) for x in pre_vars)
-        body += b"".join(w.f_bytes(3, _encode_var(v)) for v in b.vars.values())
+        body += b"".join(w.f_bytes(3, encode_var(v)) for v in b.vars.values())
         body += b"".join(w.f_bytes(4, x) for x in before)
-        body += b"".join(w.f_bytes(4, _encode_op(op, types)) for op in b.ops)
+        body += b"".join(w.f_bytes(4, encode_op(op, types)) for op in b.ops)
         body += b"".join(w.f_bytes(4, x) for x in after)
         if b.forward_block_idx >= 0:    # set only on backward blocks (as Paddle writes it)
             body += w.f_varint(5, b.forward_block_idx)
@@ -166,14 +183,6 @@ def serialize_inference_model(program, feed_names, fetch_names):
     return serialize_program(program, extra)
 
 
-def parse_model_file(data, path):
-    """parse_program, with errors that name the file."""
-    try:
-        return parse_program(data)
-    except (w.WireError, ValueError, KeyError) as e:
-        raise ValueError("%s is not a valid Paddle ProgramDesc (truncated or corrupt?): %s" % (path, e)) from None
-
-
 def encode_io_op(op_type, slot_in, arg_in, slot_out, arg_out, col):
     """A feed or fetch op, as Paddle's save_inference_model writes them."""
     class _Op:
@@ -181,7 +190,7 @@ def encode_io_op(op_type, slot_in, arg_in, slot_out, arg_out, col):
         inputs = {slot_in: [arg_in]}
         outputs = {slot_out: [arg_out]}
         attrs = {"col": col}
-    return _encode_op(_Op, {})
+    return encode_op(_Op, {})
 
 
 def encode_io_var(name, var_type):
@@ -255,48 +264,33 @@ def _decode_var(raw):
                 persistable=bool(w.one_int(f, 3, 0)), need_check_feed=bool(w.one_int(f, 4, 0)))
 
 
-def parse_program(data):
-    """A Program from Paddle's ProgramDesc bytes. Raises proto_wire.WireError on malformed input."""
-    from .framework import Block, Program
-    from .operator import Operator
-    from .variable import Variable
+def decode_program(data):
+    """Paddle's ProgramDesc bytes -> one record per block: (idx, parent_idx, forward_block_idx, [variable
+    kwargs], [(op type, inputs, outputs, attrs)]); a block-valued attribute is ("__block__", index).
+    Raises proto_wire.WireError on malformed input."""
     top = w.parse(data)
     if not w.blobs(top, 1):
         raise w.WireError("no blocks")
-    p = Program()
     decoded = []
     for raw in w.blobs(top, 1):
         f = w.parse(raw)
         decoded.append((w.one_int(f, 1), w.one_int(f, 2), f))
     if [d[0] for d in decoded] != list(range(len(decoded))):
         raise w.WireError("block indices %s are not 0..%d" % ([d[0] for d in decoded], len(decoded) - 1))
-    p.blocks = [Block(p, idx, parent) for idx, parent, _ in decoded]
-    for b, (_, _, f) in zip(p.blocks, decoded):
-        b.forward_block_idx = w.one_int(f, 5, -1)
-
-    def resolve(v):
-        if isinstance(v, tuple) and v and v[0] == "__block__":
-            if not 0 <= v[1] < len(p.blocks):
-                raise w.WireError("attribute refers to block %d of %d" % (v[1], len(p.blocks)))
-            return p.blocks[v[1]]
-        if isinstance(v, list) and v and isinstance(v[0], tuple):
-            return [resolve(x) for x in v]
-        return v
-
-    for b, (_, _, f) in zip(p.blocks, decoded):
-        for raw in w.blobs(f, 3):
-            d = _decode_var(raw)
-            b.vars[d["name"]] = Variable(b, **d)
+    out = []
+    for idx, parent, f in decoded:
+        var_records = [_decode_var(raw) for raw in w.blobs(f, 3)]
+        op_records = []
         for raw in w.blobs(f, 4):
             o = w.parse(raw)
             attrs = dict(_decode_attr(a) for a in w.blobs(o, 4))
-            b.ops.append(Operator(b, w.one_string(o, 3), _decode_slots(w.blobs(o, 1)),
-                                  _decode_slots(w.blobs(o, 2)), {k: resolve(v) for k, v in attrs.items()}))
-    p._bump()
-    return p
+            op_records.append((w.one_string(o, 3), _decode_slots(w.blobs(o, 1)), _decode_slots(w.blobs(o, 2)),
+                               attrs))
+        out.append((idx, parent, w.one_int(f, 5, -1), var_records, op_records))
+    return out
 
 
-def _io_names(program, op_type, slot):
+def io_names(program, op_type, slot):
     ops = [op for op in program.global_block().ops if op.type == op_type]
     ops.sort(key=lambda op: op.attrs.get("col", 0))
     return [(op.outputs if slot == "Out" else op.inputs)[slot][0] for op in ops]
@@ -305,7 +299,7 @@ def _io_names(program, op_type, slot):
 def strip_feed_fetch(program):
     """Feed and fetch target names from the feed/fetch ops Paddle writes into __model__, and the program
     without them (our executor adds its own)."""
-    feeds, fetches = _io_names(program, "feed", "Out"), _io_names(program, "fetch", "X")
+    feeds, fetches = io_names(program, "feed", "Out"), io_names(program, "fetch", "X")
     gb = program.global_block()
     io_vars = set()
     for op in gb.ops:

@@ -1,10 +1,29 @@
-"""Programs to and from plain dicts (JSON), and pruning a program down to what some targets need."""
+"""Programs to and from files: Paddle's ProgramDesc bytes (a __model__ / .pdmodel file; the schema is
+proto_desc.py) and this package's program JSON (plain dicts)."""
 
 import numpy as np
 
+from .block import Block
 from .dtypes import convert_dtype
-from .framework import Block, Parameter, Program
-from .operator import OP_ROLE_KEY, Operator, OpRole
+from .operator import Operator
+from .program import Program
+from .proto_wire import WireError
+from .variable import Parameter, Variable
+
+__all__ = ["parse_program", "parse_model_file", "program_to_dict", "program_from_dict"]
+
+def parse_program(data):
+    """A Program from Paddle's ProgramDesc bytes. Raises proto_wire.WireError on malformed input."""
+    return Program.parse_from_string(data)
+
+
+def parse_model_file(data, path):
+    """parse_program, with errors that name the file."""
+    try:
+        return parse_program(data)
+    except (WireError, ValueError, KeyError) as e:
+        raise ValueError("%s is not a valid Paddle ProgramDesc (truncated or corrupt?): %s" % (path, e)) from None
+
 
 _ARRAY = "__ndarray__"
 _BLOCK = "__block__"
@@ -73,37 +92,9 @@ def program_from_dict(d):
                 v = Parameter(b, trainable=vd["parameter"]["trainable"],
                               optimize_attr={"learning_rate": vd["parameter"]["learning_rate"]}, **kw)
             else:
-                from .variable import Variable
                 v = Variable(b, **kw)
             b.vars[v.name] = v
         for od in bd["ops"]:
             b.ops.append(Operator(b, od["type"], od["inputs"], od["outputs"],
                                   {k: _attr_in(a, p) for k, a in od["attrs"].items()}))
     return p
-
-
-def prune_for_inference(program, feed_names, target_names):
-    """A for_test clone holding only the ops the targets need (given the feeds), and their variables."""
-    test = program.clone(for_test=True)
-    gb = test.global_block()
-    needed = set(target_names)
-    keep = []
-    feeds = set(feed_names)
-    for op in reversed(gb.ops):
-        if op.attrs.get(OP_ROLE_KEY, 0) & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched):
-            continue
-        outs = set(op.output_arg_names)
-        if outs & needed and not outs <= feeds:
-            keep.append(op)
-            needed.update(op.input_arg_names)
-    keep.reverse()
-    gb.ops = keep
-    used = set(feed_names) | set(target_names)
-    for op in keep:
-        used.update(op.input_arg_names)
-        used.update(op.output_arg_names)
-    for name in list(gb.vars):
-        if name not in used:
-            del gb.vars[name]
-    test._bump()
-    return test

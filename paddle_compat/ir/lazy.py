@@ -7,6 +7,8 @@ module-level `import torch` there would make every layer builder load torch. Ker
 
 import importlib
 
+from .dtypes import convert_dtype, dtype_name
+
 __all__ = ["torch", "F", "torch_dtype"]
 
 
@@ -34,7 +36,7 @@ class _LazyModule:
 torch = _LazyModule("torch")
 F = _LazyModule("torch.nn.functional")
 
+
 def torch_dtype(dtype):
     """VarType member / code / 'float32' -> torch dtype."""
-    from ..fluid.dtypes import convert_dtype, dtype_name   # a leaf module: no torch, no framework
     return getattr(torch, dtype_name(convert_dtype(dtype)))

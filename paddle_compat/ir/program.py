@@ -1,247 +1,23 @@
-"""Block and Program: ordered ops over named variables, the unit an Executor lowers and runs."""
+"""Program: the blocks a Fluid script records (block 0 the global block), the unit an Executor lowers and runs.
+ProgramDesc: Paddle's desc-level view of a Program (`program.desc`, `fluid.core.ProgramDesc()`)."""
 
-import collections
 import contextlib
 import copy
 import itertools
 
-from .operator import (OP_CALLSTACK_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OP_NAMESCOPE_KEY, Operator, OpRole,
-                       creation_callstack, user_callsite)
-from ..ops import protos as _protos
+from .block import Block
 from .dtypes import VarType
+from .operator import Operator
+from .proto_desc import PROGRAM_VERSION, decode_program, io_names, serialize_program
+from .proto_wire import WireError
+from .recording import notify_changed
+from .roles import OP_ROLE_KEY, OpRole
 from .variable import Parameter, Variable
+from .views import View
+
+__all__ = ["Program", "ProgramDesc", "prune_for_inference"]
 
 _program_ids = itertools.count()
-
-# Called with (program, what) after each public change of a program; tests install the verifier here.
-change_hooks = []
-
-OP_DEVICE_KEY = "op_device"
-# the device fluid.device_guard names for the ops built inside it (Paddle's framework._current_device)
-_current_device = None
-
-
-def switch_device(device):
-    global _current_device
-    old, _current_device = _current_device, device
-    return old
-
-
-class NameScope:
-    """One level of fluid.name_scope (Paddle's framework.NameScope): a prefix used again under the same
-    parent gets _1, _2, ... ("optimizer", "optimizer_1"). Global, as in Paddle: the ops of every program
-    built inside take its path (the startup program's initializers too)."""
-
-    def __init__(self, name="", parent=None):
-        self.name, self.parent, self._children = name, parent, {}
-        self.path = (parent.path if parent is not None else "/") + (name + "/" if name else "")
-
-    def child(self, prefix):
-        n = self._children.get(prefix, 0)
-        self._children[prefix] = n + 1
-        return NameScope(prefix if n == 0 else "%s_%d" % (prefix, n), self)
-
-
-_name_scope = NameScope()
-
-
-def switch_name_scope(scope):
-    global _name_scope
-    old, _name_scope = _name_scope, scope
-    return old
-
-
-def current_name_scope():
-    return _name_scope
-
-
-def notify_changed(program, what):
-    for hook in change_hooks:
-        hook(program, what)
-
-
-class Block:
-    def __init__(self, program, idx, parent_idx=-1):
-        self.program = program
-        self.idx = idx
-        self.parent_idx = parent_idx
-        self.forward_block_idx = -1
-        self.vars = collections.OrderedDict()
-        self.ops = []
-
-    @property
-    def parent(self):
-        return self.program.block(self.parent_idx) if self.parent_idx >= 0 else None
-
-    @property
-    def backward_block_idx(self):
-        """The block holding this block's gradient ops (append_backward of a loss recorded here), or -1."""
-        for b in self.program.blocks:
-            if b.forward_block_idx == self.idx:
-                return b.idx
-        return -1
-
-    def _set_forward_block_idx(self, idx):
-        self.forward_block_idx = idx
-
-    # variables ---------------------------------------------------------------------------------
-    def var(self, name):
-        if not isinstance(name, str):
-            raise TypeError("var name must be str, got %r" % (name,))
-        v = self.vars.get(name)
-        if v is None:
-            raise ValueError("var %s not in this block" % name)
-        return v
-
-    def has_var(self, name):
-        return name in self.vars
-
-    def _find_var_recursive(self, name):
-        """This block, then its ancestors; a backward block (see backward_block_idx) then also sees its
-        forward block's variables, as Paddle's lookup does: its grad ops read what the forward ops made."""
-        b = self
-        fwd = -1
-        while b is not None:
-            if name in b.vars:
-                return b.vars[name]
-            if fwd < 0:
-                fwd = b.forward_block_idx
-            b = b.parent
-        return self.program.block(fwd)._find_var_recursive(name) if fwd >= 0 else None
-
-    def _var_recursive(self, name):
-        v = self._find_var_recursive(name)
-        if v is None:
-            raise ValueError("var %s is not in block %d or its ancestors" % (name, self.idx))
-        return v
-
-    def create_var(self, **kwargs):
-        name = kwargs.get("name")
-        if name is not None and name in self.vars:
-            # Paddle returns the existing variable (create_var is idempotent by name), but refuses a
-            # different shape for it
-            old, shape = self.vars[name], kwargs.get("shape")
-            if shape is not None and old.shape and tuple(int(d) for d in shape) != tuple(old.shape):
-                raise ValueError("Variable %s has been created before with shape %s; the new shape %s does not "
-                                 "match" % (name, tuple(old.shape), tuple(shape)))
-            return old
-        v = Variable(self, **kwargs)
-        self.vars[v.name] = v
-        self.program._bump()
-        return v
-
-    def create_parameter(self, **kwargs):
-        """Parameters live in the global block (Paddle's rule)."""
-        gb = self.program.global_block()
-        name = kwargs.get("name")
-        if name in gb.vars and isinstance(gb.vars[name], Parameter):
-            return gb.vars[name]
-        initializer = kwargs.pop("initializer", None)
-        p = Parameter(gb, **kwargs)
-        gb.vars[p.name] = p
-        self.program._bump()
-        if initializer is not None:
-            initializer(p, gb)
-        return p
-
-    def _remove_var(self, name):
-        self.vars.pop(name, None)
-        self.program._bump()
-
-    remove_var = _remove_var
-
-    def _rename_var(self, old, new):
-        v = self.vars.pop(old)
-        v.name = new
-        self.vars[new] = v
-        for op in self.ops:
-            op._rename_input(old, new)
-            op._rename_output(old, new)
-        self.program._bump()
-        return v
-
-    def all_parameters(self):
-        return [v for v in self.vars.values() if isinstance(v, Parameter)]
-
-    def iter_parameters(self):
-        return iter(self.all_parameters())
-
-    # operators ---------------------------------------------------------------------------------
-    def _make_op(self, type, inputs, outputs, attrs, stop_gradient=False):
-        if type is None:
-            raise ValueError("`type` to initialized an Operator can not be None.")
-        if not _protos.is_known_type(type):
-            raise ValueError("Operator \"%s\" has not been registered." % type)
-        attrs = dict(attrs or {})
-        prog = self.program
-        attrs.setdefault(OP_ROLE_KEY, prog._current_role)
-        if prog._op_role_var and OP_ROLE_VAR_KEY not in attrs:
-            attrs[OP_ROLE_VAR_KEY] = list(prog._op_role_var)
-        # Paddle's full name scope: "/" outside any name_scope
-        attrs.setdefault(OP_NAMESCOPE_KEY, _name_scope.path)
-        attrs.setdefault(OP_CALLSTACK_KEY, creation_callstack())
-        if _current_device is not None:
-            attrs[OP_DEVICE_KEY] = _current_device
-        # the defaults Paddle's attribute checker fills in (an attribute given as None takes its default too)
-        for name, default in _protos.attr_defaults(type):
-            if attrs.get(name) is None:
-                attrs[name] = copy.copy(default)
-        op = Operator(self, type, inputs, outputs, attrs, callsite=user_callsite())
-        # Paddle points each output Variable given to the op at it (`var.op`)
-        for args in (outputs or {}).values():
-            for a in (args if isinstance(args, (list, tuple)) else [args]):
-                if isinstance(a, Variable):
-                    a.op = op
-        return op
-
-    def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):
-        op = self._make_op(type, inputs, outputs, attrs)
-        self.ops.append(op)
-        self.program._bump()
-        return op
-
-    def _insert_op(self, index, type=None, inputs=None, outputs=None, attrs=None, **kw):
-        op = self._make_op(type, inputs, outputs, attrs)
-        self.ops.insert(index, op)
-        self.program._bump()
-        return op
-
-    def _prepend_op(self, type=None, inputs=None, outputs=None, attrs=None, **kw):
-        return self._insert_op(0, type, inputs, outputs, attrs)
-
-    def _remove_op(self, index, end=None):
-        if end is None:
-            del self.ops[index]
-        else:
-            del self.ops[index:end]
-        self.program._bump()
-
-    insert_op = _insert_op
-    prepend_op = _prepend_op
-    remove_op = _remove_op
-
-    def _sync_with_cpp(self):
-        """No-op: there is no C++ desc to keep in sync."""
-
-    @property
-    def desc(self):
-        """Paddle's `block.desc` (fluid.core.BlockDesc): a view of this block."""
-        from .desc import BlockDesc
-        return BlockDesc(self)
-
-    # printing ----------------------------------------------------------------------------------
-    def to_string(self, throw_on_error=False, with_details=False):
-        lines = ["{ // block %d%s" % (self.idx, (" (parent %d)" % self.parent_idx) if self.parent_idx >= 0 else "")]
-        for v in self.vars.values():
-            lines.append("    " + v.to_string(throw_on_error, with_details))
-        if self.vars:
-            lines.append("")
-        for op in self.ops:
-            lines.append("    " + op.to_string())
-        lines.append("}")
-        return "\n".join(lines)
-
-    __str__ = to_string
 
 
 class Program:
@@ -349,7 +125,6 @@ class Program:
     @property
     def desc(self):
         """Paddle's `program.desc` (fluid.core.ProgramDesc): a view of this program."""
-        from .desc import ProgramDesc
         return ProgramDesc(self)
 
     def _sync_with_cpp(self):
@@ -358,8 +133,7 @@ class Program:
     @staticmethod
     def parse_from_string(binary_str):
         """A Program from Paddle's ProgramDesc bytes (a __model__ or .pdmodel file's contents)."""
-        from .proto_desc import parse_program
-        return parse_program(binary_str)
+        return _from_desc_records(decode_program(binary_str))
 
     def __repr__(self):
         return "<Program %d: %d blocks, %d ops>" % (self._uid, len(self.blocks), sum(len(b.ops) for b in self.blocks))
@@ -406,7 +180,6 @@ class Program:
 
     def _prune_with_input(self, feeded_var_names, targets):
         """The ops `targets` need, given the fed variables (Paddle's low-level pruning API)."""
-        from .serialization import prune_for_inference
         feeds = feeded_var_names if isinstance(feeded_var_names, (list, tuple)) else [feeded_var_names]
         for v in feeds:
             if not isinstance(v, str):
@@ -501,3 +274,109 @@ def _drop_grad_vars(program):
         for name in list(b.vars):
             if name not in used:
                 del b.vars[name]
+
+
+def prune_for_inference(program, feed_names, target_names):
+    """A for_test clone holding only the ops the targets need (given the feeds), and their variables."""
+    test = program.clone(for_test=True)
+    gb = test.global_block()
+    needed = set(target_names)
+    keep = []
+    feeds = set(feed_names)
+    for op in reversed(gb.ops):
+        if op.attrs.get(OP_ROLE_KEY, 0) & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched):
+            continue
+        outs = set(op.output_arg_names)
+        if outs & needed and not outs <= feeds:
+            keep.append(op)
+            needed.update(op.input_arg_names)
+    keep.reverse()
+    gb.ops = keep
+    used = set(feed_names) | set(target_names)
+    for op in keep:
+        used.update(op.input_arg_names)
+        used.update(op.output_arg_names)
+    for name in list(gb.vars):
+        if name not in used:
+            del gb.vars[name]
+    test._bump()
+    return test
+
+
+def _from_desc_records(records):
+    """A Program from proto_desc.decode_program's records (Program.parse_from_string)."""
+    p = Program()
+    p.blocks = [Block(p, idx, parent) for idx, parent, _, _, _ in records]
+    for b, (_, _, forward, _, _) in zip(p.blocks, records):
+        b.forward_block_idx = forward
+
+    def resolve(v):
+        if isinstance(v, tuple) and v and v[0] == "__block__":
+            if not 0 <= v[1] < len(p.blocks):
+                raise WireError("attribute refers to block %d of %d" % (v[1], len(p.blocks)))
+            return p.blocks[v[1]]
+        if isinstance(v, list) and v and isinstance(v[0], tuple):
+            return [resolve(x) for x in v]
+        return v
+
+    for b, (_, _, _, var_records, op_records) in zip(p.blocks, records):
+        for d in var_records:
+            b.vars[d["name"]] = Variable(b, **d)
+        for op_type, inputs, outputs, attrs in op_records:
+            b.ops.append(Operator(b, op_type, inputs, outputs, {k: resolve(v) for k, v in attrs.items()}))
+    p._bump()
+    return p
+
+
+class ProgramDesc(View):
+    """core.ProgramDesc(): a new, empty program (one block); ProgramDesc(bytes): parsed from Paddle's
+    ProgramDesc bytes; ProgramDesc(other_desc): a copy."""
+    __slots__ = ()
+
+    def __init__(self, source=None):
+        if source is None:
+            program = Program()
+        elif isinstance(source, Program):
+            program = source
+        elif isinstance(source, ProgramDesc):
+            program = source._obj.clone()
+        elif isinstance(source, (bytes, bytearray)):
+            program = Program.parse_from_string(bytes(source))
+        else:
+            raise TypeError("ProgramDesc() takes nothing, ProgramDesc bytes or another ProgramDesc, got %s"
+                            % type(source).__name__)
+        super().__init__(program)
+
+    @property
+    def program(self):
+        return self._obj
+
+    def block(self, index):
+        return self._obj.blocks[index].desc
+
+    def num_blocks(self):
+        return len(self._obj.blocks)
+
+    def append_block(self, parent):
+        """A new block whose parent is `parent` (a BlockDesc); unlike Program._create_block it does not become
+        the program's current block."""
+        p = self._obj
+        b = Block(p, len(p.blocks), parent.id if isinstance(parent, View) else int(parent))
+        p.blocks.append(b)
+        p._bump()
+        return b.desc
+
+    def serialize_to_string(self):
+        return serialize_program(self._obj)
+
+    def get_feed_target_names(self):
+        return io_names(self._obj, "feed", "Out")
+
+    def get_fetch_target_names(self):
+        return io_names(self._obj, "fetch", "X")
+
+    def flush(self):
+        """Nothing to flush: there is no C++ side."""
+
+    def _version(self):
+        return PROGRAM_VERSION

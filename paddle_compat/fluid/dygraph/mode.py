@@ -1,10 +1,10 @@
-"""Top-level fluid names of Paddle 1.8 that have nothing to compute here: the dygraph switches, dygraph-only
-variable types, and custom-operator loading. Each says plainly what happens instead."""
+"""fluid's dygraph switches (fluid.enable_dygraph, ...) and dygraph-only variable types (fluid.core.VarBase,
+fluid.framework.ComplexVariable): static mode is the only mode here, and each says plainly what happens."""
 
-from .dygraph import DygraphUnsupportedError
+from . import DygraphUnsupportedError
 
 __all__ = ["enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative", "VarBase",
-           "ComplexVariable", "load_op_library"]
+           "ComplexVariable"]
 
 
 def _no_dygraph(what):
@@ -40,10 +40,3 @@ class ComplexVariable(object):
     """Dygraph's complex tensor type: isinstance checks answer False; making one raises."""
     def __init__(self, *args, **kwargs):
         _no_dygraph("ComplexVariable")
-
-
-def load_op_library(lib_filename):
-    raise NotImplementedError(
-        "load_op_library(%r): custom C++ operators compiled against Paddle cannot be loaded by paddle_compat; "
-        "write the op as a Python kernel with paddle_compat.ops.defop (see paddle_compat/ops/registry.py), or "
-        "use layers.py_func" % (lib_filename,))

@@ -3,7 +3,8 @@
 Tests install it as a change hook (tests/conftest.py), so it runs after every public program change.
 """
 
-from ..ops.roles import is_autograd_op
+from . import op_info
+from .roles import is_autograd_op
 
 __all__ = ["verify", "ProgramError"]
 
@@ -15,18 +16,10 @@ class ProgramError(ValueError):
     pass
 
 
-def _known_types():
-    try:
-        from ..backends.lowering.registry import known_op_types
-    except ImportError:  # torch missing: only structure is checked
-        return None
-    return known_op_types()
-
-
 def verify(program, known=None):
-    """Raise ProgramError naming the first problem found, else return None."""
-    if known is None:
-        known = _known_types()
+    """Raise ProgramError naming the first problem found, else return None. known: the op types to accept (the
+    lowering's, say); by default those the op registry declares (what Block.append_op accepts)."""
+    is_known = op_info.is_known_type if known is None else known.__contains__
     for block in program.blocks:
         defined = set()
         b = block.parent
@@ -39,8 +32,7 @@ def verify(program, known=None):
         for i, op in enumerate(block.ops):
             where = "block %d op %d '%s'%s" % (block.idx, i, op.type,
                                                (" (created at %s)" % op.callsite) if op.callsite else "")
-            if known is not None and op.type not in known and op.type not in _MARKER_OPS \
-                    and not is_autograd_op(op):
+            if not is_known(op.type) and op.type not in _MARKER_OPS and not is_autograd_op(op):
                 raise ProgramError("%s: unknown op type" % where)
             for slot, names in list(op.inputs.items()) + list(op.outputs.items()):
                 for n in names:

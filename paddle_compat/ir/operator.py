@@ -1,13 +1,17 @@
-"""Operator: one node of the recorded graph (type, named input/output slots of variable names, attrs)."""
+"""Operator: one node of the recorded graph (type, named input/output slots of variable names, attrs).
+OpDesc: Paddle's desc-level view of an Operator (`op.desc`)."""
 
 import collections
+import copy
 import linecache
 import os
 import sys
 
-
-from ..ops.roles import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY,  # noqa: F401
-                         OpRole)
+from . import op_info
+from .dtypes import convert_dtype
+from .proto_desc import attr_types, encode_op, guess_attr_type
+from .roles import OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole  # noqa: F401
+from .views import View, text
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -118,13 +122,11 @@ class Operator:
     def attr_type(self, name):
         """The attribute's framework.proto AttrType (fluid.core.AttrType): Paddle's declared type, else the
         type its value is written with."""
-        from .desc import _attr_type
         return _attr_type(self.type, name, self.attr(name))
 
     @property
     def desc(self):
         """Paddle's `op.desc` (fluid.core.OpDesc): a view of this op."""
-        from .desc import OpDesc
         return OpDesc(self)
 
     def all_attrs(self):
@@ -191,3 +193,140 @@ class Operator:
 
     def __repr__(self):
         return "<Operator %s>" % self.type
+
+
+def _attr_type(op_type, name, value):
+    proto = op_info.get_proto(op_type)
+    if proto is not None:
+        for a in proto.attrs:
+            if a.name == name:
+                return a.type
+    return guess_attr_type(value)
+
+
+class OpDesc(View):
+    __slots__ = ()
+
+    def type(self):
+        return self._obj.type
+
+    def set_type(self, op_type):
+        self._obj.type = text(op_type)
+        self._obj._touch()
+
+    def block(self):
+        return self._obj.block.desc
+
+    # slots -----------------------------------------------------------------------------------------
+    def input(self, name):
+        return self._obj.input(name)
+
+    def output(self, name):
+        return self._obj.output(name)
+
+    def input_names(self):
+        return self._obj.input_names
+
+    def output_names(self):
+        return self._obj.output_names
+
+    def input_arg_names(self):
+        return self._obj.input_arg_names
+
+    def output_arg_names(self):
+        return self._obj.output_arg_names
+
+    def set_input(self, name, args):
+        self._obj.inputs[name] = [text(a) for a in args]
+        self._obj._touch()
+
+    def set_output(self, name, args):
+        self._obj.outputs[name] = [text(a) for a in args]
+        self._obj._touch()
+
+    def _rename_input(self, old, new):
+        self._obj._rename_input(old, new)
+
+    def _rename_output(self, old, new):
+        self._obj._rename_output(old, new)
+
+    # attributes ------------------------------------------------------------------------------------
+    def attr(self, name):
+        return self._obj.attr(name)
+
+    def has_attr(self, name):
+        return self._obj.has_attr(name)
+
+    def attr_names(self):
+        return self._obj.attr_names
+
+    def attr_type(self, name):
+        return _attr_type(self._obj.type, name, self._obj.attr(name))
+
+    def _set_attr(self, name, value):
+        self._obj._set_attr(name, value)
+
+    set_attr = _set_attr
+
+    def remove_attr(self, name):
+        self._obj.attrs.pop(name, None)
+        self._obj._touch()
+
+    def set_block_attr(self, name, block):
+        self._obj._set_attr(name, block._obj if isinstance(block, View) else block)
+
+    def set_blocks_attr(self, name, blocks):
+        self._obj._set_attr(name, [b._obj if isinstance(b, View) else b for b in blocks])
+
+    def _block_attr_id(self, name):
+        return self._obj.attr(name).idx
+
+    def _blocks_attr_ids(self, name):
+        return [b.idx for b in self._obj.attr(name)]
+
+    def check_attrs(self):
+        """Fill in the attributes Paddle's checker defaults; raise for a required one that is missing."""
+        op = self._obj
+        proto = op_info.get_proto(op.type)
+        if proto is None:
+            raise ValueError('Operator "%s" has not been registered.' % op.type)
+        for a in proto.attrs:
+            if a.name in op.attrs and op.attrs[a.name] is not None:
+                continue
+            if a.required:
+                raise ValueError("op %s: attribute '%s' is required" % (op.type, a.name))
+            op.attrs[a.name] = a.default
+        op._touch()
+
+    def infer_var_type(self, block):
+        """Output variable types follow from the op at run time here: nothing to do."""
+
+    def infer_shape(self, block):
+        """Set the output variables' shape, dtype and LoD level from the inputs (the op's infer_shape)."""
+        op = self._obj
+        infer_shape = op_info.infer_shape_of(op.type)
+        if infer_shape is None:
+            raise NotImplementedError("infer_shape: op type '%s' declares no shape inference here" % op.type)
+        b = block._obj if isinstance(block, View) else block
+        ins = {slot: [b._var_recursive(n) for n in names] for slot, names in op.inputs.items()}
+        metas = infer_shape(ins, op.attrs)
+        for slot, meta in metas.items():
+            names = op.outputs.get(slot, [])
+            for n, m in zip(names, meta if isinstance(meta, (list, tuple)) else [meta]):
+                v = b._var_recursive(n)
+                v.shape = tuple(int(s) for s in m.shape)
+                v.dtype = convert_dtype(m.dtype)
+                v.lod_level = m.lod_level
+        b.program._bump()
+
+    def serialize_to_string(self):
+        return encode_op(self._obj, attr_types())
+
+    def copy_from(self, other):
+        src = other._obj
+        op = self._obj
+        op.type = src.type
+        op.inputs = copy.deepcopy(src.inputs)
+        op.outputs = copy.deepcopy(src.outputs)
+        op.attrs = dict(src.attrs)
+        op._touch()

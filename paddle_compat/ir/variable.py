@@ -1,6 +1,10 @@
-"""Variable and Parameter: named, typed slots of a Block. They hold no data; a Scope does."""
+"""Variable and Parameter: named, typed slots of a Block. They hold no data; a Scope does.
+VarDesc: Paddle's desc-level view of a Variable (`var.desc`)."""
 
-from .dtypes import VarType, convert_dtype
+from . import unique_name
+from .dtypes import VarDesc as _VarDescBase, VarType, convert_dtype
+from .proto_desc import encode_var
+from .views import View, text
 
 
 def _flag_property(name, doc):
@@ -24,7 +28,6 @@ class Variable:
     def __init__(self, block, type=VarType.LOD_TENSOR, name=None, shape=None, dtype=None, lod_level=None,
                  persistable=None, error_clip=None, stop_gradient=False, is_data=False, need_check_feed=False,
                  belong_to_optimizer=False, **kwargs):
-        from . import unique_name
         self.block = block
         self.name = name if name is not None else unique_name.generate("_generated_var")
         self.type = type
@@ -45,7 +48,6 @@ class Variable:
     @property
     def desc(self):
         """Paddle's `var.desc` (fluid.core.VarDesc): a view of this variable."""
-        from .desc import VarDesc
         return VarDesc(self)
 
     @property
@@ -123,3 +125,87 @@ class Parameter(Variable):
 
     def __repr__(self):
         return "<Parameter %s %s %s>" % (self.name, self.shape, self.dtype)
+
+
+class VarDesc(_VarDescBase, View):
+    """A variable's desc (core.VarDesc keeps Paddle's VarType enum: core.VarDesc.VarType.FP32)."""
+    __slots__ = ()
+
+    def name(self):
+        return self._obj.name
+
+    def set_name(self, name):
+        self._obj.block._rename_var(self._obj.name, text(name))
+
+    def type(self):
+        return self._obj.type
+
+    def set_type(self, t):
+        self._obj.type = convert_dtype(t)
+        self._touch()
+
+    def shape(self):
+        return list(self._obj.shape)
+
+    def set_shape(self, shape):
+        self._obj.shape = tuple(int(s) for s in shape)
+        self._touch()
+
+    def dtype(self):
+        return self._obj.dtype
+
+    def set_dtype(self, dtype):
+        self._obj.dtype = convert_dtype(dtype)
+        self._touch()
+
+    def lod_level(self):
+        return self._obj.lod_level
+
+    def set_lod_level(self, level):
+        self._obj.lod_level = int(level)
+        self._touch()
+
+    def persistable(self):
+        return self._obj.persistable
+
+    def set_persistable(self, value):
+        self._obj.persistable = value
+
+    def need_check_feed(self):
+        return bool(self._obj.need_check_feed)
+
+    def set_need_check_feed(self, value):
+        self._obj.need_check_feed = bool(value)
+        self._touch()
+
+    # a READER variable describes several tensors
+    def shapes(self):
+        return [list(s) for s in getattr(self._obj, "_reader_shapes", [])]
+
+    def set_shapes(self, shapes):
+        self._obj._reader_shapes = [tuple(int(d) for d in s) for s in shapes]
+        self._touch()
+
+    def dtypes(self):
+        return list(getattr(self._obj, "_reader_dtypes", []))
+
+    def set_dtypes(self, dtypes):
+        self._obj._reader_dtypes = [convert_dtype(d) for d in dtypes]
+        self._touch()
+
+    def lod_levels(self):
+        return list(getattr(self._obj, "_reader_lod_levels", []))
+
+    def set_lod_levels(self, levels):
+        self._obj._reader_lod_levels = [int(x) for x in levels]
+        self._touch()
+
+    def serialize_to_string(self):
+        return encode_var(self._obj)
+
+    def _touch(self):
+        if self._obj.block is not None:
+            self._obj.block.program._bump()
+
+
+VarDesc.VarType = VarType

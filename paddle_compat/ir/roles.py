@@ -7,7 +7,8 @@ Plain Python, below paddle_compat.fluid: the backends import these from here, no
 import re
 
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op", "is_recomputed_op", "SUBPROG_SUFFIX"]
+           "grad_var_name", "is_autograd_op", "is_recomputed_op", "SUBPROG_SUFFIX", "op_proto_and_checker_maker",
+           "EMPTY_VAR_NAME", "TEMP_VAR_NAME"]
 
 
 class OpRole:
@@ -28,7 +29,36 @@ OP_ROLE_VAR_KEY = "op_role_var"
 OP_NAMESCOPE_KEY = "op_namescope"
 OP_CALLSTACK_KEY = "op_callstack"
 
+
+class op_proto_and_checker_maker:   # noqa: N801  (Paddle's name)
+    """The op attribute names and role bits Paddle's scripts read from fluid.core (hand-built RPC and
+    transpiler programs set op_role by hand)."""
+    OpRole = OpRole
+
+    @staticmethod
+    def kOpRoleAttrName():   # noqa: N802
+        return "op_role"
+
+    @staticmethod
+    def kOpRoleVarAttrName():   # noqa: N802
+        return "op_role_var"
+
+    @staticmethod
+    def kOpNameScopeAttrName():   # noqa: N802
+        return "op_namescope"
+
+    @staticmethod
+    def kOpCreationCallstackAttrName():   # noqa: N802
+        return "op_callstack"
+
+    @staticmethod
+    def kOpDeviceAttrName():   # noqa: N802
+        return "op_device"
+
+
 GRAD_SUFFIX = "@GRAD"
+EMPTY_VAR_NAME = "@EMPTY@"
+TEMP_VAR_NAME = "@TEMP@"
 SUBPROG_SUFFIX = ".subprog_%d"    # a variable recomputed in the backward section (RecomputeOptimizer)
 _SUBPROG = re.compile(r"\.subprog_\d+$")
 

@@ -1,16 +1,9 @@
-"""Smaller fluid.framework names of Paddle 1.8: cuda_pinned_places, device_guard, set_flags/get_flags,
-require_version. Kept apart from framework.py (the IR) because none of them touches a Program."""
+"""Paddle's FLAGS_*: the table fluid.set_flags / get_flags / core.globals() read and write, and how the runtime
+reads a flag's value (from the environment, where Paddle also took FLAGS_* from)."""
 
-import contextlib
 import os
-import re
 
-from .program import switch_device
-
-__all__ = ["cuda_pinned_places", "device_guard", "set_flags", "get_flags", "require_version"]
-
-# The Fluid API version this package implements (what require_version compares with).
-FLUID_API_VERSION = "1.8.5"
+__all__ = ["set_flags", "get_flags", "core_globals", "flag_value"]
 
 # Public FLAGS_* of Paddle 1.8 that scripts set, with Paddle's defaults. They are recorded and returned by
 # get_flags; the memory and kernel ones change nothing here (torch's business). The runtime reads those it
@@ -27,27 +20,6 @@ _FLAGS = {
     "FLAGS_communicator_thread_pool_size": 5, "FLAGS_rpc_deadline": 180000, "FLAGS_rpc_retry_times": 3,
     "FLAGS_selected_gpus": "", "FLAGS_max_inplace_grad_add": 0,
 }
-
-
-def cuda_pinned_places(device_count=None):
-    """device_count CUDAPinnedPlaces (default: CPU_NUM, as Paddle)."""
-    from .core import CUDAPinnedPlace
-    if device_count is None:
-        device_count = int(os.environ.get("CPU_NUM", "1"))
-    return [CUDAPinnedPlace() for _ in range(device_count)]
-
-
-@contextlib.contextmanager
-def device_guard(device=None):
-    """Paddle 1.8 pins ops built inside to 'cpu' or 'gpu' (for pipeline training). Here every op of a program
-    runs on the executor's place, so the device is checked and otherwise has no effect."""
-    if device not in ("cpu", "gpu", "", None):
-        raise ValueError("device_guard: device must be 'cpu', 'gpu', '' or None, got %r" % (device,))
-    old = switch_device(device)     # recorded as each op's op_device, as Paddle does
-    try:
-        yield
-    finally:
-        switch_device(old)
 
 
 # flags Paddle's core.globals() also holds that scripts (and Paddle's op tests) read and write there
@@ -81,11 +53,11 @@ def get_flags(flags):
     for key in names:
         if key not in _FLAGS:
             raise ValueError("Flag %s cannot get its value through this function" % key)
-        out[key] = _env_value(key)
+        out[key] = flag_value(key)
     return out
 
 
-def _env_value(key):
+def flag_value(key):
     """A flag's value: the environment's (where Paddle also took FLAGS_* from) parsed as its default's type."""
     default = _FLAGS[key]
     raw = os.environ.get(key)
@@ -99,20 +71,9 @@ def _env_value(key):
         return raw
 
 
-def _version(v, arg):
-    if not isinstance(v, str):
-        raise TypeError("require_version: %s must be a str, got %s" % (arg, type(v).__name__))
-    if not re.match(r"^\d+(\.\d+){0,3}$", v):
-        raise ValueError("require_version: %s must look like '1.8.0', got %r" % (arg, v))
-    parts = [int(p) for p in v.split(".")]
-    return parts + [0] * (4 - len(parts))
-
-
-def require_version(min_version, max_version=None):
-    """Raise unless the Fluid API version implemented here (1.8.5) is in [min_version, max_version]."""
-    have = _version(FLUID_API_VERSION, "version")
-    lo = _version(min_version, "min_version")
-    hi = None if max_version is None else _version(max_version, "max_version")
-    if have < lo or (hi is not None and have > hi):
-        raise Exception("this script requires Fluid %s%s; paddle_compat implements the Fluid %s API"
-                        % (min_version, "" if max_version is None else " to " + max_version, FLUID_API_VERSION))
+def _set_eager_deletion_mode(threshold, fraction, fast):
+    """Paddle's garbage-collection tuning (FLAGS_eager_delete_tensor_gb and friends): a no-op here, where
+    torch frees a tensor as soon as the generated code drops its last reference."""
+    for name, v in (("threshold", threshold), ("fraction", fraction)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise TypeError("_set_eager_deletion_mode: %s must be a number, got %r" % (name, v))
