@@ -131,9 +131,9 @@ class DataParallelRunner:
     # ---- running -------------------------------------------------------------------------------------
     def run(self, feed, fetch_list, scope, return_numpy, return_merged):
         from ..ir import global_scope
-        from ..fluid.executor import _fetch_names
+        from .feeds import fetch_names_of
         scope = scope if scope is not None else global_scope()
-        fetch = _fetch_names(fetch_list)
+        fetch = fetch_names_of(fetch_list)
         scopes = self._place_scopes(scope)
         if len(self._places) == 1:
             if isinstance(feed, (list, tuple)):

@@ -3,30 +3,17 @@
 torch is imported on the first run, not at import: building programs stays torch-free.
 """
 
-import contextlib
 import sys
 import threading
 
 import numpy as np
 
-from ..ir import SelectedRows, lod_as_tensors, torch_device
-from ..ir.scope import _switch_scope
-from ..ir import CPUPlace, LoDTensor, Scope, ScopeVar, dtype_name, global_scope
+from ..backends.feeds import FeedSpec, PreparedRun, fetch_names_of
+from ..ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope, scope_guard,  # noqa: F401
+                  torch_device)
 from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
-from ..ir import Program, Variable, as_fetch, default_main_program, flag_value
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
-
-
-@contextlib.contextmanager
-def scope_guard(scope):
-    if not isinstance(scope, Scope):
-        raise TypeError("scope_guard expects a fluid.Scope, got %s" % type(scope).__name__)
-    old = _switch_scope(scope)
-    try:
-        yield
-    finally:
-        _switch_scope(old)
 
 
 def as_numpy(tensor):
@@ -39,133 +26,6 @@ def as_numpy(tensor):
                                "return LoDTensor itself directly.")
         return np.array(tensor)
     return tensor
-
-
-def _fetch_names(fetch_list):
-    if fetch_list is None:
-        return []
-    if isinstance(fetch_list, (Variable, str)):
-        fetch_list = [fetch_list]
-    if not isinstance(fetch_list, (list, tuple)):
-        raise TypeError("fetch_list must be a list of Variables or names, got %s" % type(fetch_list).__name__)
-    names = []
-    for f in fetch_list:
-        if isinstance(f, Variable):
-            names.append(f.name)
-        elif isinstance(f, str):
-            names.append(f)
-        else:
-            raise TypeError("fetch_list items must be Variables or variable names, got %r" % (f,))
-    return names
-
-
-class _FeedSpec:
-    __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device")
-
-    def __init__(self, var, device):
-        import torch
-        self.name = var.name
-        self.np_dtype = np.dtype(dtype_name(var.dtype))
-        self.torch_dtype = getattr(torch, self.np_dtype.name)
-        self.shape = tuple(var.shape)
-        self.check = var.need_check_feed
-        self.lod = var.lod_level > 0
-        self.device = device
-
-    def convert(self, value):
-        import torch
-        lod = None
-        if isinstance(value, LoDTensor):
-            t, lod = value._holder.value, value._holder.lod
-            if t is None:
-                raise ValueError("feed '%s': the LoDTensor holds no data" % self.name)
-            shape = t.shape
-            if t.dtype != self.torch_dtype:
-                raise ValueError("feed '%s': expected dtype %s, got %s" % (self.name, self.np_dtype.name,
-                                                                          str(t.dtype)[6:]))
-        elif isinstance(value, torch.Tensor):
-            t, shape = value, tuple(value.shape)
-        else:
-            if self.lod and isinstance(value, list):
-                raise ValueError("feed '%s' is a LoD variable: a Python list cannot carry its sequence lengths; "
-                                 "feed a LoDTensor (fluid.create_lod_tensor(data, [lengths], place)) or use "
-                                 "fluid.DataFeeder" % self.name)
-            arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.np_dtype)
-            if arr.dtype != self.np_dtype:
-                raise ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'))"
-                                 % (self.name, self.np_dtype.name, arr.dtype.name, self.np_dtype.name))
-            if not arr.flags.c_contiguous or not arr.flags.writeable:
-                arr = np.array(arr, copy=True, order="C")
-            t, shape = torch.from_numpy(arr), arr.shape
-        if self.check:
-            want = self.shape
-            if len(shape) != len(want) or any(w >= 0 and w != g for w, g in zip(want, shape)):
-                raise ValueError("feed '%s': expected shape %s, got %s" % (self.name, list(want), list(shape)))
-        if self.device != "cpu" and t.device.type == "cpu":
-            t = t.to(self.device)
-        if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
-            if lod:
-                last = lod[-1]
-                # a CPU tensor's last offset from tolist(): indexing the tensor costs four torch dispatches
-                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.device.type == "cpu"
-                           else last[-1])
-                if rows != shape[0]:
-                    raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
-                                     % (self.name, rows, shape[0]))
-                lod = lod_as_tensors(lod, self.device)
-            return (t, lod)
-        return t
-
-
-class _Prepared:
-    def __init__(self, lowered, feed_specs, scope_of_fetch):
-        self.lowered = lowered
-        self.feed_specs = feed_specs
-        self.fetch_persistable = lowered.fetch_persistable
-
-    def run(self, feed, return_numpy):
-        feeds = [spec.convert(feed[spec.name]) for spec in self.feed_specs]
-        results = self.lowered(feeds)
-        out = []
-        for (t, lod), persist in zip(results, self.fetch_persistable):
-            if isinstance(t, list):   # a LoDTensorArray: a list of its elements, as Paddle returns it
-                out.append(self._array(t, return_numpy))
-                continue
-            if t is not None and getattr(t, "is_sparse", False):
-                # a row-sparse gradient: numpy gets the dense array (repeated rows added up),
-                # return_numpy=False the rows themselves
-                if not return_numpy:
-                    out.append(SelectedRows._from_torch(t))
-                    continue
-                t = t.to_dense()
-            if return_numpy:
-                if lod:
-                    raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be "
-                                       "completely cast to Python ndarray. Please set the parameter "
-                                       "'return_numpy' as 'False' to return LoDTensor itself directly.")
-                a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
-                out.append(as_fetch(a.copy() if persist else a))
-            else:
-                out.append(LoDTensor(_holder=ScopeVar(value=t.detach() if hasattr(t, "detach") else t, lod=lod)))
-        return out
-
-
-    @staticmethod
-    def _array(arr, return_numpy):
-        lods = getattr(arr, "lods", None) or [None] * len(arr)
-        out = []
-        for t, lod in zip(arr, lods):
-            if t is None:
-                out.append(None)
-            elif return_numpy:
-                if lod:
-                    raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be "
-                                       "completely cast to Python ndarray. Please set the parameter "
-                                       "'return_numpy' as 'False' to return LoDTensor itself directly.")
-                out.append(as_fetch(t.detach().cpu().numpy().copy()))
-            else:
-                out.append(LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod)))
-        return out
 
 
 class Executor:
@@ -229,7 +89,7 @@ class Executor:
         if not isinstance(feed, dict):
             raise TypeError("feed must be a dict {variable name: value} when running a Program "
                             "(a list of per-place dicts needs a data-parallel CompiledProgram)")
-        fetch_names = _fetch_names(fetch_list)
+        fetch_names = fetch_names_of(fetch_list)
         # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
         check = flag_value("FLAGS_check_nan_inf")
         key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
@@ -290,14 +150,14 @@ class Executor:
             var = block._find_var_recursive(name)
             if var is None:
                 raise ValueError("feed: '%s' is not a variable of the program" % name)
-            specs.append(_FeedSpec(var, self.device))
+            specs.append(FeedSpec(var, self.device))
         for f in fetch_names:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
                               shared_params=shared_params, check_nan_inf=check_nan_inf)
-        return _Prepared(lowered, specs, scope)
+        return PreparedRun(lowered, specs)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):

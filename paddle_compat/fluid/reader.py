@@ -11,27 +11,15 @@ device-side buffer: on CPU there is no copy to overlap, so it is accepted and ch
 """
 
 import itertools
-import weakref
 
-from ..ir import CPUPlace, EOFException, LoDTensor, Place, unique_name
+from ..backends.loaders import register_loader
+from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, notify_changed, unique_name
 from .data_feeder import DataFeeder
-from ..ir import VarType, Variable
 from .prefetch import Prefetcher
-from ..ir import notify_changed
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
 
-# reader_id attr of a `read` op -> the loader that serves it (the read kernel looks it up at run time)
-_LOADERS = weakref.WeakValueDictionary()
 _ids = itertools.count()
-
-
-def loader_for(reader_id):
-    loader = _LOADERS.get(reader_id)
-    if loader is None:
-        raise RuntimeError("the DataLoader/PyReader behind this program's read op (%s) no longer exists; keep "
-                           "a reference to it while the program runs" % reader_id)
-    return loader
 
 
 def _batched(sample_reader, batch_size, drop_last):
@@ -74,7 +62,7 @@ class GeneratorLoader:
         self._it = None                # non-iterable: the running pass
         self._state = "idle"           # idle | running | exhausted
         self._id = "py_reader_%d" % next(_ids)
-        _LOADERS[self._id] = self
+        register_loader(self._id, self)   # the read kernel finds this loader by the op's reader_id
         if not self._iterable:
             self._add_read_op(self._feed_list[0].block.program)
 

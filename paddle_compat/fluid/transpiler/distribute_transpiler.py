@@ -5,7 +5,7 @@ import os
 
 from ...ir import Program, default_main_program, default_startup_program
 from .config import DistributeTranspilerConfig
-from .endpoints import parse_endpoint, parse_endpoints
+from ...backends.endpoints import parse_endpoint, parse_endpoints
 
 __all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "ServerRuntimeConfig", "DistributedMode"]
 

@@ -9,7 +9,7 @@ read).
 """
 
 from ...ir import notify_changed
-from .endpoints import parse_endpoint
+from ...backends.endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
 from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_geo_trainer_main,
                      build_geo_trainer_startup, check_geo)
