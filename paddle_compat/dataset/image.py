@@ -17,6 +17,7 @@ import tarfile
 import numpy as np
 
 from . import _png
+import io
 
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
            "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
@@ -75,7 +76,6 @@ def _decode_without_cv2(data, is_color):
     except ImportError:
         Image = None
     if Image is not None:
-        import io
         im = Image.open(io.BytesIO(bytes(data)))
         if is_color:
             return np.asarray(im.convert("RGB"))[:, :, ::-1].copy()

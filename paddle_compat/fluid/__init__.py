@@ -29,6 +29,7 @@ from .input import one_hot  # noqa: E402
 from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
                            enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
+import importlib
 
 
 Tensor = LoDTensor
@@ -42,7 +43,6 @@ def __getattr__(name):
         from . import dataset
         return getattr(dataset, name)
     if name in _LAZY:
-        import importlib
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 

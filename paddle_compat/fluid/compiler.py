@@ -4,7 +4,7 @@ In one process on one place a data-parallel CompiledProgram runs its program as 
 trainers go to the data-parallel runner of the collective backend.
 """
 
-from ..ir import OP_ROLE_KEY, OpRole, Program
+from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -171,7 +171,6 @@ class CompiledProgram:
     def _resolve_places(self, exe_place):
         """with_data_parallel(places=None) runs on the selected GPUs with a CUDA executor (FLAGS_selected_gpus,
         one per trainer under the launcher), else on CPU_NUM CPU places (Paddle's rule)."""
-        from ..ir import CUDAPlace, cpu_places, cuda_places
         if self._places is not None:
             if not self._places:
                 raise ValueError("with_data_parallel(places=[]): give at least one place")

@@ -12,6 +12,7 @@ import numpy as np
 
 from .dataset_feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
 from .dataset_reader import batch_stream
+from ..ir import Variable
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
 
@@ -58,7 +59,6 @@ class DatasetBase:
         self.filelist = list(filelist)
 
     def set_use_var(self, var_list):
-        from ..ir import Variable
         for v in var_list:
             if not isinstance(v, Variable):
                 raise TypeError("set_use_var: expected fluid Variables (from fluid.data / layers.data), got %r"

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from .dataset_parse import Block, parse_chunk
-from ..ir import dtype_name
+from ..ir import LoDTensor, ScopeVar, dtype_name
 
 __all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
            "pack_columns", "pack_batch", "unpack_feed",
@@ -201,7 +201,6 @@ def make_batch(rows, slots, place=None):
     offsets come from the line counts, so create_lod_tensor's checks cannot fail). Feeds stay on the
     host; the executor moves them to the run's device."""
     import torch
-    from ..ir import LoDTensor, ScopeVar
     feed = {}
     for name, (vals, offsets) in batch_columns(rows, slots).items():
         # values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
@@ -268,7 +267,6 @@ def pack_batch(rows, slots):
 def unpack_feed(packed):
     """The feed dict of a pack_columns result: torch views into its arrays, no copies."""
     import torch
-    from ..ir import LoDTensor, ScopeVar
     layout, flat, offs = packed
     counts = {}
     for _, key, size, _, _ in layout:

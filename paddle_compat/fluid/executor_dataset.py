@@ -23,6 +23,8 @@ import threading
 import time
 
 import numpy as np
+from ..ir import Program, default_main_program, global_scope
+from ..ir.tensor_text import fetch_text
 
 __all__ = ["run_from_dataset", "DatasetLoader", "FetchHandler"]
 
@@ -49,7 +51,6 @@ class FetchHandler:
 
 
 def _call_handler(fetch_handler, scope):
-    from ..ir import global_scope
     scope = scope if scope is not None else global_scope()
     res = {}
     for key, var in fetch_handler.var_dict.items():
@@ -134,7 +135,6 @@ def _background(sources, depth=4):
 
 def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
                      what, fetch_handler=None):
-    from ..ir import default_main_program
     _check(dataset)
     if program is None:
         program = default_main_program()
@@ -161,7 +161,6 @@ def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fe
 
 
 def _hogwild(program):
-    from ..ir import Program
     if not isinstance(program, Program):
         return False
     info = program._dist_info
@@ -185,7 +184,6 @@ def _dense_slots(dataset):
 
 def _print_fetch(fetch_info, fetch_list, out, dense_slots=()):
     """Paddle 1.8's dump of each fetched variable (its PrintVar): info, name, then the tensor's text."""
-    from ..ir.tensor_text import fetch_text
     lines = []
     for info, var, t in zip(fetch_info, fetch_list, out):
         name = var if isinstance(var, str) else var.name
@@ -203,7 +201,6 @@ def _print_fetch(fetch_info, fetch_list, out, dense_slots=()):
 
 def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info, print_period, fetch_handler):
     """One thread per shard, each reading and running its own batches; returns the number of steps."""
-    from ..ir import global_scope
     if exe._closed:
         raise RuntimeError("Executor.train_from_dataset after Executor.close(): create a new Executor")
     scope = scope if scope is not None else global_scope()

@@ -1,12 +1,12 @@
 """fluid.install_check.run_check(): train one tiny program to show the installation works."""
+import numpy as np
+from ..ir import CPUPlace, unique_name
 
 __all__ = ["run_check"]
 
 
 def run_check():
-    import numpy as np
     from . import Executor, Program, Scope, layers, optimizer, program_guard, scope_guard
-    from ..ir import CPUPlace, unique_name
     print("Running Verify Fluid Program ... ")
     main, startup = Program(), Program()
     with scope_guard(Scope()), program_guard(main, startup), unique_name.guard():

@@ -8,14 +8,16 @@ executor, so values are read from and written to the executor's scope.
 import json
 import os
 
-from ..ir import Parameter, Program, VarType, Variable, default_main_program, program_guard
+from ..ir import (Parameter, Program, Scope, VarType, Variable, default_main_program, global_scope, program_guard,
+                  prune_for_inference)
 from .executor import Executor
 from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fluid.io.PyReader)
 from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
                                shuffle)
-from ..ir.serialization import program_from_dict
-from ..ir import prune_for_inference
+from ..ir.serialization import parse_model_file, program_from_dict
 from ..backends.checkpoint_dir import MANIFEST, check_sha256, verify
+from ..ir.tensor_format import atomic_write
+from ..ir.proto_desc import serialize_inference_model, strip_feed_fetch
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -160,7 +162,6 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     if manifest is not None and filename is None:
         for v in vs:
             check_sha256(manifest, dirname, v.name)
-    from ..ir import Scope, global_scope
     staging = Scope()
     executor.run(_io_program(build), scope=staging)
     scope = global_scope()
@@ -209,13 +210,10 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
-    from ..ir import global_scope
     from .io_table_export import localize_tables, save_with_tables
     pruned, tables = localize_tables(pruned, global_scope())
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
-    from ..ir.tensor_format import atomic_write
-    from ..ir.proto_desc import serialize_inference_model
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),
                  lambda f: f.write(serialize_inference_model(pruned, feeded_var_names, fetch_names)))
     if not program_only and tables:
@@ -245,8 +243,6 @@ def read_inference_program(path, data=None):
         program = program_from_dict(model)
         feeds, fetches = list(model["feed_var_names"]), list(model["fetch_var_names"])
     else:
-        from ..ir.serialization import parse_model_file
-        from ..ir.proto_desc import strip_feed_fetch
         program = parse_model_file(data, path)
         feeds, fetches = strip_feed_fetch(program)
     gb = program.global_block()

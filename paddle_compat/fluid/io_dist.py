@@ -36,7 +36,8 @@ import warnings
 import numpy as np
 
 from ..backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
-from ..ir.tensor_format import atomic_write, write_lod_tensor
+from ..ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
+from ..ir import global_scope, to_torch
 
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
@@ -129,7 +130,6 @@ def _fsync(path):
 
 
 def _header_shape(path):
-    from ..ir.tensor_format import read_lod_header
     try:
         return read_lod_header(path) or []
     except Exception:   # not a plain LoDTensor file (e.g. SelectedRows): recorded without a shape
@@ -137,8 +137,6 @@ def _header_shape(path):
 
 
 def pserver_load(executor, dirname, main_program, vars):
-    from ..ir import global_scope, to_torch
-    from ..ir.tensor_format import read_lod_tensor
     manifest = verify(dirname)     # refuses an interrupted save, naming its missing parts
     if not os.path.isdir(dirname):
         raise ValueError("load_persistables: there is no directory %s" % dirname)
@@ -182,7 +180,6 @@ def pserver_load(executor, dirname, main_program, vars):
 
 
 def _read(path, manifest=None):
-    from ..ir.tensor_format import read_lod_tensor
     if manifest is not None:
         check_sha256(manifest, os.path.dirname(path), os.path.basename(path))
     with open(path, "rb") as f:
@@ -191,7 +188,6 @@ def _read(path, manifest=None):
 
 def _shard_files(dirname, orig):
     """[(path, row offset, rows)] of the shards `<orig>.block0, .block1, ...` saved by pservers, in order."""
-    from ..ir.tensor_format import read_lod_header
     out, i, off = [], 0, 0
     while True:
         path = os.path.join(dirname, "%s.block%d" % (orig, i))
@@ -247,7 +243,6 @@ def _check(arr, want, path, name):
 def load_table_shards(executor, dirname, vars):
     """A local program loading a checkpoint whose tables were saved by pservers: each var with no file of
     its own but shards `<var>.block<i>` gets their concatenation. Returns the vars loaded."""
-    from ..ir import global_scope, to_torch
     manifest = verify(dirname)
     done = []
     for v in vars:

@@ -14,8 +14,9 @@ import warnings
 
 import numpy as np
 
-from ..ir import Program, global_scope, safe_pickle
+from ..ir import Program, convert_dtype, dtype_name, global_scope, safe_pickle
 from .io import is_belong_to_optimizer, is_parameter
+from ..ir.proto_desc import serialize_program
 
 __all__ = ["save", "load", "load_program_state", "set_program_state"]
 
@@ -44,7 +45,6 @@ def save(program, model_path):
     for ext, pick in groups:
         state = {v.name: _value(v.name, "save") for v in program.list_vars() if pick(v)}
         _atomic_write(model_path + "." + ext, _dumps(state))
-    from ..ir.proto_desc import serialize_program
     _atomic_write(model_path + ".pdmodel", serialize_program(program))    # Paddle's ProgramDesc bytes
 
 
@@ -119,7 +119,6 @@ def set_program_state(program, state_dict):
 
 
 def _np_dtype(var):
-    from ..ir import convert_dtype, dtype_name
     name = dtype_name(convert_dtype(var.dtype))
     return np.float32 if name == "bfloat16" else np.dtype(name)
 

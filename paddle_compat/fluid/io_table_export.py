@@ -21,7 +21,8 @@ import os
 
 import numpy as np
 
-from ..ir import OP_ROLE_KEY, OpRole, Operator, dtype_name
+from ..ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
+from ..ir.tensor_format import atomic_write, write_lod_tensor, write_lod_tensor_header
 
 __all__ = ["localize_tables", "save_with_tables"]
 
@@ -103,7 +104,6 @@ def _stream_table(f, g, executor):
     import torch
 
     from ..backends.ps.client import get_client
-    from ..ir.tensor_format import write_lod_tensor_header
     client = get_client(g.info)
     client.attach(executor)
     dtype = np.dtype(g.dtype)
@@ -136,8 +136,6 @@ def _stream_table(f, g, executor):
 def save_with_tables(executor, dirname, program, gather, params_filename=None):
     """Save the persistables of the localized inference `program`: the tables from the pservers, the rest
     from the scope (one file each, or all in params_filename in name order, as save_persistables does)."""
-    from ..ir import global_scope
-    from ..ir.tensor_format import atomic_write, write_lod_tensor
     from .io import is_persistable, save_vars
     tables = {g.name: g for g in gather}
     persist = sorted((v for v in program.list_vars() if is_persistable(v)), key=lambda v: v.name)

@@ -10,7 +10,7 @@ when run() is called is an input; the others are outputs.
 
 import numpy as np
 
-from ..ir import SelectedRows, VarType
+from ..ir import Program, SelectedRows, VarType, program_guard
 from ..ops import protos as _protos
 
 __all__ = ["Operator"]
@@ -106,7 +106,6 @@ class Operator:
 
     def run(self, scope, place):
         from .executor import Executor
-        from ..ir import Program, program_guard
 
         inputs, outputs = self._split_slots(scope)
         prog, startup = Program(), Program()

@@ -8,12 +8,13 @@ import numpy as np
 
 from .config import AnalysisConfig, NativeConfig
 from .tensors import _DTYPE_OF, PaddleTensor, ZeroCopyTensor
+from ...ir import CPUPlace, CUDAPlace, LoDTensor, Scope, dtype_name, is_autograd_op
+from ...ir.proto_desc import serialize_inference_model
 
 
 # -- predictors -------------------------------------------------------------------------------------
 
 def _place(src):
-    from ...ir import CPUPlace, CUDAPlace
     if not src["use_gpu"]:
         return CPUPlace()
     import torch
@@ -27,7 +28,6 @@ def _place(src):
 def _check_ops(program, path):
     """Name every op type of the model that has no lowering here, with where it first occurs."""
     from ...backends.lowering.registry import known_op_types
-    from ...ir import is_autograd_op
     known = known_op_types()
     lacking = {}
     for block in program.blocks:
@@ -82,7 +82,6 @@ class PaddlePredictor:
     (get_input_tensor(name).copy_from_cpu(a); zero_copy_run(); get_output_tensor(name).copy_to_cpu())."""
 
     def __init__(self, config, _share=None):
-        from ...ir import Scope
         from ..executor import Executor
         src = config._model_source()
         self._config, self._src = config, src
@@ -114,12 +113,10 @@ class PaddlePredictor:
         return {n: list(gb.var(n).shape) for n in self._feeds}
 
     def _var_dtype(self, name):
-        from ...ir import dtype_name
         return np.dtype(dtype_name(self._program.global_block().var(name).dtype))
 
     # running ----------------------------------------------------------------------------------------
     def _execute(self, feed):
-        from ...ir import CPUPlace, LoDTensor
         values = {}
         for name, (arr, lod) in feed.items():
             if lod:
@@ -206,7 +203,6 @@ class PaddlePredictor:
         return type(self)(self._config, _share=self)
 
     def get_serialized_program(self):
-        from ...ir.proto_desc import serialize_inference_model
         return serialize_inference_model(self._program, self._feeds, self._fetches)
 
     def program(self):

@@ -4,7 +4,7 @@ Integer indices and step-1 slices become one `slice` op (integers listed in decr
 dims; dropping every dim leaves shape [1], as in Paddle); any other step makes it a `strided_slice` op.
 """
 
-from ...ir import Variable, default_main_program, unique_name
+from ...ir import Variable, default_main_program, notify_changed, unique_name
 
 __all__ = ["variable_getitem"]
 
@@ -64,7 +64,6 @@ def variable_getitem(var, item):
     block = var.block
     out = block.create_var(name=unique_name.generate("%s_%s" % (var.name, "strided_slice" if strided else "slice")),
                            dtype=var.dtype, shape=shape, lod_level=var.lod_level, stop_gradient=var.stop_gradient)
-    from ...ir import notify_changed
     op_type = "strided_slice" if strided else "slice"
     block.append_op(type=op_type, inputs={"Input": [var]}, outputs={"Out": [out]}, attrs=attrs)
     notify_changed(default_main_program(), op_type)

@@ -1,6 +1,8 @@
 """Small shared pieces of the layer builders."""
 
 from ..layer_helper import LayerHelper
+from ...ir import Variable
+from ...ops import get as get_def
 
 
 def out_var(helper, dtype, shape, lod_level=0, stop_gradient=False):
@@ -18,7 +20,6 @@ def unary(op_type, x, attrs=None, name=None, shape=None, dtype=None, helper_type
 
 
 def check_variable(x, arg, layer):
-    from ...ir import Variable
     if not isinstance(x, Variable):
         raise TypeError("%s: '%s' must be a Variable, got %s" % (layer, arg, type(x).__name__))
 
@@ -48,7 +49,6 @@ def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gra
     needed in the layer builder: the op's `infer_shape` is the one place that knows. stop_gradient:
     True for every output, or the output slots that carry no gradient (a dropout mask, pooling indices).
     """
-    from ...ops import get as get_def
     d = get_def(op_type)
     if d.infer_shape is None:
         raise NotImplementedError("op '%s' has no infer_shape in its definition (%s)" % (op_type, d.where))

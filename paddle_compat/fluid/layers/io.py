@@ -1,6 +1,6 @@
 """Data layers: declare what a run feeds."""
 
-from ...ir import VarType
+from ...ir import VarType, unique_name
 from ..layer_helper import LayerHelper
 
 __all__ = ["data", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer"]
@@ -35,7 +35,6 @@ def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_b
     variables; `reader.decorate_paddle_reader(batched_reader)` or `reader.decorate_tensor_provider(fn)`
     sets the source; `reader.start()`, then run until fluid.core.EOFException, then `reader.reset()`.
     shapes include the batch dim (e.g. [(-1, 784), (-1, 1)])."""
-    from ...ir import unique_name
     if len(shapes) != len(dtypes) or (lod_levels is not None and len(lod_levels) != len(shapes)):
         raise ValueError("py_reader: shapes, dtypes (and lod_levels) must have one entry per variable")
     lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)

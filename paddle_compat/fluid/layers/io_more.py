@@ -1,7 +1,8 @@
 """py_func and load of Paddle 1.8's fluid.layers."""
 
-from ...ir import Variable
+from ...ir import LoDTensor, Variable
 from ..layer_helper import LayerHelper
+from ...ops.defs.py_func_op import register_callable
 
 __all__ = ["py_func", "load"]   # create_py_reader_by_data, double_buffer: layers/io.py
 
@@ -18,7 +19,6 @@ def _as_list(v, what):
 
 def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
     """Runs `func` (Python) as an op; `out` variables must be created by the caller with their shapes."""
-    from ...ops.defs.py_func_op import register_callable
     helper = LayerHelper("py_func")
     xs, outs = _as_list(x, "x"), _as_list(out, "out")
     for o in outs:
@@ -41,7 +41,6 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
 
 def _with_lod_tensors(fn):
     """The op hands arrays over; Paddle's callables receive LoDTensors."""
-    from ...ir import LoDTensor
 
     def call(*arrays):
         args = []

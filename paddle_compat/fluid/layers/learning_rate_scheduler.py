@@ -3,7 +3,7 @@
 
 import math
 
-from ...ir import default_main_program, unique_name
+from ...ir import Variable, default_main_program, unique_name
 from . import nn, ops, tensor
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
@@ -122,7 +122,6 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     """start_lr -> end_lr linearly over warmup_steps, then learning_rate (a float or a schedule's Variable).
 
     Paddle's form: a persistable `learning_rate_warmup` var set by a Switch on step < warmup_steps."""
-    from ...ir import Variable
     from .control_flow import Switch
     if not isinstance(learning_rate, (Variable, float, int)) or isinstance(learning_rate, bool):
         raise TypeError("linear_lr_warmup: learning_rate must be a float, an int or a Variable, got %s"

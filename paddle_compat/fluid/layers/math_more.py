@@ -9,6 +9,7 @@ from .helpers import append_defined, check_variable, out_var, single
 from .nn import reshape, transpose
 from .ops import elementwise_add, elementwise_mul, equal, exp, log, reduce_sum
 from .tensor import assign, cast, fill_constant, slice
+import numpy as np
 
 __all__ = ["log1p", "logsumexp", "clamp", "addmm", "addcmul", "bmm", "nonzero", "index_select", "dist", "dot", "t",
            "cross", "diag_embed", "meshgrid", "reduce_all", "reduce_any", "multiplex", "argsort", "reverse",
@@ -272,7 +273,6 @@ def size(input):
 
 
 def rank(input):
-    import numpy as np
     return assign(np.array(len(input.shape), "int32"))
 
 

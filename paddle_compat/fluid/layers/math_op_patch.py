@@ -1,7 +1,7 @@
 """Variable operators (+ - * / ** unary -, comparisons) as Paddle's ops: scalars fold into `scale`,
 Variables use elementwise_* with axis=-1."""
 
-from ...ir import Variable, default_main_program, unique_name
+from ...ir import Variable, default_main_program, notify_changed, unique_name
 from . import tensor
 
 
@@ -16,7 +16,6 @@ def _tmp(var, dtype=None, shape=None, stop_gradient=False):
 
 
 def _append(var, type, inputs, outputs, attrs=None):
-    from ...ir import notify_changed
     op = _block(var).append_op(type=type, inputs=inputs, outputs=outputs, attrs=attrs or {})
     notify_changed(default_main_program(), type)
     return op

@@ -3,6 +3,7 @@
 Scripts import those modules directly (`import paddle.fluid.layers.nn as nn; nn.cos_sim(...)`); here
 the layers live in other files, so each module of the same name answers its Paddle names from the
 layers package (see `install`)."""
+import sys
 
 PADDLE_MODULE_NAMES = {
     'control_flow': (
@@ -77,7 +78,6 @@ PADDLE_MODULE_NAMES = {
 
 def install(package):
     """Give each layers module a module __getattr__ resolving its Paddle names from the package."""
-    import sys
     for mod_name, names in PADDLE_MODULE_NAMES.items():
         module = sys.modules.get(package.__name__ + "." + mod_name)
         if module is None:

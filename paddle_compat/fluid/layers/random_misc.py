@@ -5,6 +5,7 @@ older uniform/gaussian_random kernels)."""
 from ...ir import Variable, convert_dtype
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, out_var, single
+import numpy as np
 
 __all__ = ["gaussian_random", "uniform_random", "randint", "randn", "randperm", "sampling_id",
            "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "mean_iou", "gather_tree",
@@ -43,7 +44,6 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
 
 
 def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
-    import numpy as np
     # Paddle 1.8 draws the op's seed from numpy's global generator.
     return _random("gaussian_random", shape, dtype or "float32",
                    {"mean": 0.0, "std": 1.0, "seed": int(np.random.randint(0, 100)), "use_mkldnn": False}, "randn",

@@ -14,6 +14,7 @@ from .helpers import check_variable
 from .math_more import reverse as _reverse
 from .rnn_flow import StaticRNN
 from .seq_ext import sequence_mask
+from ...ops import get as get_def
 
 __all__ = ["RNNCell", "GRUCell", "LSTMCell", "rnn", "lstm_unit", "lstm"]
 
@@ -324,7 +325,6 @@ def lstm(input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0
     weight = helper.create_parameter(attr=helper.param_attr, shape=[weight_size], dtype=input.dtype,
                                      default_initializer=default_initializer)
     # shapes from the op's definition, as Paddle's InferShape gave them at build time ([T, N, H * dirs], ...)
-    from ...ops import get as get_def
     metas = get_def("cudnn_lstm").infer_shape({"Input": [input]}, {"hidden_size": hidden_size,
                                                                    "is_bidirec": is_bidirec, "num_layers": num_layers})
     out, last_h, last_c = (helper.create_variable_for_type_inference(input.dtype, shape=tuple(metas[k].shape))

@@ -4,6 +4,7 @@ Paddle 1.8's signatures, parameter shapes, op types and attributes."""
 
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable
+from ...ir import Variable, convert_dtype
 
 __all__ = ["sequence_conv", "cos_sim", "sequence_reverse", "sequence_pad", "sequence_unpad", "sequence_expand_as",
            "sequence_mask"]
@@ -74,7 +75,6 @@ def sequence_expand_as(x, y, name=None):
 
 def sequence_mask(x, maxlen=None, dtype='int64', name=None):
     """[..., maxlen] mask of j < x[...] (maxlen None: the largest x), in dtype."""
-    from ...ir import Variable, convert_dtype
     check_variable(x, "x", "sequence_mask")
     inputs, attrs = {"X": x}, {"out_dtype": int(convert_dtype(dtype))}
     if isinstance(maxlen, Variable):

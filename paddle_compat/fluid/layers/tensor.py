@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...ir import VarType, Variable, convert_dtype
+from ...ir import VarType, Variable, convert_dtype, unique_name
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
 from .helpers import append_defined, check_variable, out_var, single
@@ -114,7 +114,6 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     helper = LayerHelper("global_var")
-    from ...ir import unique_name
     var = helper.create_global_variable(dtype=dtype, shape=shape, persistable=persistable,
                                         name=name or unique_name.generate("global_var"), stop_gradient=True)
     helper.set_variable_initializer(var, initializer=Constant(value=float(value), force_cpu=force_cpu))

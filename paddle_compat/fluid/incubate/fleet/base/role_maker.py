@@ -11,6 +11,7 @@ import warnings
 
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
                                   resolve_general)
+import socket
 
 __all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
            "MPIRoleMaker", "MPISymetricRoleMaker", "GeneralRoleMaker", "ClusterEnvError"]
@@ -166,7 +167,6 @@ def _mpi_comm():
 
 
 def _free_port(ip):
-    import socket
     s = socket.socket()
     try:
         s.bind((ip, 0))
@@ -178,7 +178,6 @@ def _free_port(ip):
 def _gather_mpi_facts(comm, symmetric=False):
     """Each rank's address and a port free on it, exchanged over MPI. All ranks on one host use 127.0.0.1
     (never a public address for a one-machine job); POD_IP overrides."""
-    import socket
     host = socket.gethostname()
     hosts = comm.allgather(host)
     ip = os.environ.get("POD_IP") or ("127.0.0.1" if len(set(hosts)) == 1 else socket.gethostbyname(host))

@@ -21,6 +21,7 @@ import shutil
 
 from .... import io
 from ....executor import Executor
+from .....ir.tensor_format import atomic_write
 
 __all__ = ["TrainStatus", "PREFIX", "PARAM_FILE", "STATUS_FILE"]
 
@@ -86,7 +87,6 @@ def _write_into(executor, program, dirname, train_status):
     if any(io.is_persistable(v) for v in program.list_vars()):
         io.save_persistables(executor, dirname, program, filename=PARAM_FILE)
         names.append(PARAM_FILE)
-    from .....ir.tensor_format import atomic_write
     data = json.dumps({"epoch_no": int(train_status._epoch_no)}).encode()
     atomic_write(os.path.join(dirname, STATUS_FILE), lambda f: f.write(data))
     names.append(STATUS_FILE)
