@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import paddle_compat as fluid  # noqa: E402
-from paddle_compat.fluid.dataset_feed import Rows, SlotSpec, make_batch, read_file  # noqa: E402
+from paddle_compat.fluid.dataset.feed import Rows, SlotSpec, make_batch, read_file  # noqa: E402
 
 SLOTS, VOCAB, DENSE = 26, 100000, 13
 

@@ -24,27 +24,17 @@ from . import evaluator  # noqa: E402
 from . import install_check  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
-from .io_state import load, save  # noqa: E402
+from .io.state import load, save  # noqa: E402
 from .input import one_hot  # noqa: E402
 from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
                            enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
-import importlib
+from . import communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
+from .dataset import DatasetFactory, InMemoryDataset, QueueDataset  # noqa: E402,F401
+from .layers.nn import _embedding  # noqa: E402
 
 
 Tensor = LoDTensor
-
-# Fluid 1.8 submodules that scripts reach as attributes (fluid.dygraph.guard); loaded on first touch
-_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate", "dataset")
-
-
-def __getattr__(name):
-    if name in ("DatasetFactory", "InMemoryDataset", "QueueDataset"):
-        from . import dataset
-        return getattr(dataset, name)
-    if name in _LAZY:
-        return importlib.import_module(__name__ + "." + name)
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def data(name, shape, dtype="float32", lod_level=0):
@@ -60,7 +50,6 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
               dtype="float32"):
     """fluid.embedding (1.6+): a `lookup_table_v2` op; the output is the ids' shape + [emb_dim] (the ids
     need no trailing dim of 1, unlike fluid.layers.embedding)."""
-    from .layers.nn import _embedding
     return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 

@@ -143,7 +143,7 @@ class CompiledProgram:
         self._build_strategy = self._build_strategy or BuildStrategy()
         repeats = self._build_strategy._merge_repeats()
         if repeats != 1:
-            from .batch_merge import merge_batches
+            from .transpiler.batch_merge import merge_batches
             self._program = merge_batches(self._program, repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name

@@ -1,12 +1,14 @@
 """fluid.install_check.run_check(): train one tiny program to show the installation works."""
 import numpy as np
-from ..ir import CPUPlace, unique_name
+
+from . import layers, optimizer
+from ..ir import CPUPlace, Program, Scope, program_guard, scope_guard, unique_name
+from .executor import Executor
 
 __all__ = ["run_check"]
 
 
 def run_check():
-    from . import Executor, Program, Scope, layers, optimizer, program_guard, scope_guard
     print("Running Verify Fluid Program ... ")
     main, startup = Program(), Program()
     with scope_guard(Scope()), program_guard(main, startup), unique_name.guard():

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import Program, SelectedRows, VarType, program_guard
 from ..ops import protos as _protos
+from .executor import Executor
 
 __all__ = ["Operator"]
 
@@ -105,7 +106,7 @@ class Operator:
         return inputs, outputs
 
     def run(self, scope, place):
-        from .executor import Executor
+
 
         inputs, outputs = self._split_slots(scope)
         prog, startup = Program(), Program()

@@ -2,7 +2,7 @@
 
 from ..ir import CPUPlace, CUDAPlace, cpu_places, cuda_places, default_main_program, global_scope
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from .executor import Executor
+from .executor.executor import Executor
 
 __all__ = ["ParallelExecutor"]
 

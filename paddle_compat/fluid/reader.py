@@ -5,7 +5,7 @@ dict (or list of LoDTensors, return_list=True) per place.
 iterable=False: the loader puts a `read` op at the head of the main program; after `loader.start()` each
 `exe.run(prog)` takes the next batch, and the run after the last batch raises fluid.core.EOFException;
 `loader.reset()` ends the pass. With `capacity` set (Paddle requires it), a background thread makes up to
-`capacity` batches ahead (fluid/prefetch.py), overlapping the generator and feeding with training; with
+`capacity` batches ahead (readers/prefetch.py), overlapping the generator and feeding with training; with
 capacity=None batches are made on demand in the calling thread. `use_double_buffer` is Paddle's second,
 device-side buffer: on CPU there is no copy to overlap, so it is accepted and changes nothing.
 """
@@ -15,7 +15,7 @@ import itertools
 from ..backends.loaders import register_loader
 from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, notify_changed, unique_name
 from .data_feeder import DataFeeder
-from .prefetch import Prefetcher
+from ..readers.prefetch import Prefetcher
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
 
@@ -240,7 +240,7 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):
-        from .executor_dataset import DatasetLoader
+        from .executor.dataset_run import DatasetLoader
         return DatasetLoader(dataset, places, drop_last)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.prefetch import Prefetcher
+from paddle_compat.readers.prefetch import Prefetcher
 
 PLACE = fluid.CPUPlace()
 

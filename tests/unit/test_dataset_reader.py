@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid import dataset_reader
+from paddle_compat.fluid.dataset import reader as dataset_reader
 
 
 def _vars():

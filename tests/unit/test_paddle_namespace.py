@@ -41,7 +41,7 @@ def test_reader_namespace():
     import paddle.reader.decorator as dec
     import paddle_compat.readers as pr
     assert paddle.reader is pr and dec is pr.decorator
-    assert paddle.reader.shuffle is paddle_compat.fluid.reader_decorator.shuffle
+    assert paddle.reader.shuffle is pr.decorator.shuffle is paddle.fluid.io.shuffle
     assert paddle_compat.reader is paddle_compat.fluid.reader   # fluid.reader (DataLoader) is untouched
 
 

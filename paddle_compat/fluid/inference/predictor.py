@@ -41,8 +41,8 @@ def _check_ops(program, path):
 
 def _load_model(src, scope, exe):
     """Read the model the config names into scope -> (program, feed names, fetch names, model path)."""
-    from ..executor import scope_guard
-    from ..io import MODEL_FILENAME, load_persistables, read_inference_program
+    from ..executor.executor import scope_guard
+    from ..io.save_load import MODEL_FILENAME, load_persistables, read_inference_program
     if src["prog_buffer"] is not None:
         path = "<model buffer>"
         program, feeds, fetches = read_inference_program(path, src["prog_buffer"])
@@ -82,7 +82,7 @@ class PaddlePredictor:
     (get_input_tensor(name).copy_from_cpu(a); zero_copy_run(); get_output_tensor(name).copy_to_cpu())."""
 
     def __init__(self, config, _share=None):
-        from ..executor import Executor
+        from ..executor.executor import Executor
         src = config._model_source()
         self._config, self._src = config, src
         if src["num_threads"] is not None:    # Paddle sets the math library's threads for the process too

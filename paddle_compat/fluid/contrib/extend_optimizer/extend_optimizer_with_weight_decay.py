@@ -5,7 +5,7 @@ undecayed parameters."""
 
 from ....ir import Variable, default_startup_program, name_scope, program_guard
 from ... import layers
-from ...optimizer import Optimizer
+from ...optimizer.base import Optimizer
 
 __all__ = ["extend_with_decoupled_weight_decay"]
 

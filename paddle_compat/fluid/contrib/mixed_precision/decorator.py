@@ -15,7 +15,7 @@ use_dynamic_loss_scaling=False are the usual choice.
 
 from ....ir import name_scope, unique_name
 from ... import layers
-from ...backward import append_backward
+from ...backward.backward import append_backward
 from ....ir import default_main_program, default_startup_program, program_guard
 from .fp16_lists import AutoMixedPrecisionLists
 from .fp16_utils import low_precision_dtype, rewrite_program

@@ -1,7 +1,7 @@
 """Fleet and DistributedOptimizer base classes, shared by the collective and parameter-server fleets."""
 
 from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision
-from ....optimizer import Optimizer
+from ....optimizer.base import Optimizer
 from .role_maker import RoleMakerBase
 
 __all__ = ["Mode", "Fleet", "DistributedOptimizer"]

@@ -12,11 +12,11 @@ import warnings
 from .....ir import default_startup_program
 from .... import io
 from ....compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from ....executor import Executor
+from ....executor.executor import Executor
 from .....ir import Program
 from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision, decorate
-from ....optimizer_adaptive import DGCMomentumOptimizer
-from ....optimizer_wrappers import RecomputeOptimizer
+from ....optimizer.per_parameter import DGCMomentumOptimizer
+from ....optimizer.wrappers import RecomputeOptimizer
 from ....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ..base.role_maker import PaddleCloudRoleMaker

@@ -20,7 +20,7 @@ import os
 import shutil
 
 from .... import io
-from ....executor import Executor
+from ....executor.executor import Executor
 from .....ir.tensor_format import atomic_write
 
 __all__ = ["TrainStatus", "PREFIX", "PARAM_FILE", "STATUS_FILE"]

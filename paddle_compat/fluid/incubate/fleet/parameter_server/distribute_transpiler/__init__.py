@@ -22,7 +22,7 @@ from ......ir import Variable, default_startup_program
 from ..... import io
 from .....compiler import CompiledProgram
 from ......ir import CPUPlace
-from .....executor import Executor
+from .....executor.executor import Executor
 from ......ir import Program
 from .....parallel_executor import ParallelExecutor
 from .....transpiler import DistributeTranspiler, DistributeTranspilerConfig

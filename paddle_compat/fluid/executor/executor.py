@@ -8,10 +8,12 @@ import threading
 
 import numpy as np
 
-from ..backends.feeds import FeedSpec, PreparedRun, fetch_names_of
-from ..ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope, scope_guard,  # noqa: F401
-                  torch_device)
-from .executor_dataset import FetchHandler  # noqa: F401  (fluid.executor.FetchHandler)
+from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
+from ...backends.lowering.codegen import lower_block
+from ...backends.ps import layer_listen
+from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope, scope_guard,  # noqa: F401
+                   torch_device)
+from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
 
@@ -103,7 +105,6 @@ class Executor:
         if getattr(prepared, "serves", False):
             # a hand-built server (layers.io.ListenAndServ): whatever happens, its early-bound endpoint, port
             # file and SIGINT handling end with the run
-            from ..backends.ps import layer_listen
             try:
                 return prepared.run(feed, return_numpy)
             finally:
@@ -115,7 +116,6 @@ class Executor:
         serves = any(op.type == "listen_and_serv" for op in program.global_block().ops)
         if serves:
             # a hand-built server announces its port before the lowering loads torch
-            from ..backends.ps import layer_listen
             try:
                 layer_listen.bind_early(program)
                 prepared = self._prepare_cached_program(program, feed, fetch_names, scope, autograd_for, worker, key)
@@ -128,7 +128,7 @@ class Executor:
 
     def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
-        tables = sys.modules.get(__package__ + ".transpiler.ps_table_trainer")
+        tables = sys.modules.get("paddle_compat.fluid.transpiler.ps_table_trainer")
         if tables is not None and not program._dist_info.get("role"):
             # a test program cloned before transpile, looking up a table only the pservers hold
             run = tables.remote_lookups(program, scope)
@@ -141,7 +141,6 @@ class Executor:
 
     def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
                  check_nan_inf=False):
-        from ..backends.lowering.codegen import lower_block
         block = program.global_block()
         specs = []
         for name in feed:
@@ -162,12 +161,10 @@ class Executor:
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):
         """Run `program` over every batch of a fluid.dataset (see executor_dataset for `thread`)."""
-        from .executor_dataset import run_from_dataset
         return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
                                 print_period, "train_from_dataset", fetch_handler)
 
     def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):
-        from .executor_dataset import run_from_dataset
         return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
                                 print_period, "infer_from_dataset", fetch_handler)

@@ -10,8 +10,11 @@ import threading
 
 import numpy as np
 
-from .dataset_parse import Block, parse_chunk
-from ..ir import LoDTensor, ScopeVar, dtype_name
+from .parse import Block, parse_chunk
+# the IR's modules, not the package: the reading helper (reader_helper.py) loads them without its __init__
+from ...ir.dtypes import dtype_name
+from ...ir.lazy import torch
+from ...ir.tensor import LoDTensor, ScopeVar
 
 __all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
            "pack_columns", "pack_batch", "unpack_feed",
@@ -200,7 +203,6 @@ def make_batch(rows, slots, place=None):
     """A feed dict for Rows: LoDTensors for lod slots, dense arrays shaped as use_var (built directly: the
     offsets come from the line counts, so create_lod_tensor's checks cannot fail). Feeds stay on the
     host; the executor moves them to the run's device."""
-    import torch
     feed = {}
     for name, (vals, offsets) in batch_columns(rows, slots).items():
         # values are copied: the Blocks' columns stay as parsed whatever a program does to its feeds
@@ -266,7 +268,6 @@ def pack_batch(rows, slots):
 
 def unpack_feed(packed):
     """The feed dict of a pack_columns result: torch views into its arrays, no copies."""
-    import torch
     layout, flat, offs = packed
     counts = {}
     for _, key, size, _, _ in layout:

@@ -35,9 +35,9 @@ import warnings
 
 import numpy as np
 
-from ..backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
-from ..ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
-from ..ir import global_scope, to_torch
+from ...backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
+from ...ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
+from ...ir import global_scope, to_torch
 
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
@@ -49,7 +49,7 @@ def _check_filename(filename, what):
 
 
 def distributed_save(executor, dirname, main_program, vars, filename=None):
-    from .io import save_vars
+    from .save_load import save_vars
     _check_filename(filename, "save_persistables")
     if not any(op.type == "send" for op in main_program.global_block().ops):
         # an inference program pruned from the trainer program (save_inference_model): the trainer's own
@@ -86,7 +86,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             _fsync(path)
             records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
     if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
-        from ..backends.ps.dist_io import save_tables
+        from ...backends.ps.dist_io import save_tables
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
         for ep, recs in save_tables(info, staging.path, eps, with_state).items():
             for name, rec in recs.items():
@@ -98,7 +98,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    from ..backends.ps.dist_io import pull_vars
+    from ...backends.ps.dist_io import pull_vars
     got = pull_vars(info, wanted)
     for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":

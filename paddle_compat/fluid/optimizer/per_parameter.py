@@ -1,13 +1,182 @@
-"""More of Paddle 1.8's per-parameter optimizers: Ftrl, DecayedAdagrad, Adadelta, Lamb, LarsMomentum, Dpsgd and
-DGCMomentum. Each appends Paddle's op type with Paddle's slots, attributes and accumulator variables, so
-str(program) and the parameter-server transpiler see what Paddle's would. Kernels: ops/defs/optimizer_ext.py.
+"""Paddle 1.8's per-parameter optimizers: SGD, Momentum, Adam, Adagrad, RMSProp, Adamax, Ftrl, DecayedAdagrad,
+Adadelta, Lamb, LarsMomentum, Dpsgd and DGCMomentum. Each appends Paddle's op type with Paddle's slots,
+attributes and accumulator variables, so str(program) and the parameter-server transpiler see what Paddle's
+would. Kernels: backends/lowering/kernels/optimizer_ops.py.
 """
 
-from .optimizer import AdamOptimizer, MomentumOptimizer, Optimizer
+from ...ir import name_scope
+from .base import Optimizer
 
-__all__ = ["Ftrl", "FtrlOptimizer", "DecayedAdagrad", "DecayedAdagradOptimizer", "Adadelta", "AdadeltaOptimizer",
+__all__ = ["SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "Adamax", "SGDOptimizer", "MomentumOptimizer",
+           "AdamOptimizer", "AdagradOptimizer", "RMSPropOptimizer", "AdamaxOptimizer",
+           "Ftrl", "FtrlOptimizer", "DecayedAdagrad", "DecayedAdagradOptimizer", "Adadelta", "AdadeltaOptimizer",
            "LambOptimizer", "LarsMomentum", "LarsMomentumOptimizer", "Dpsgd", "DpsgdOptimizer",
-           "DGCMomentumOptimizer"]
+           "DGCMomentumOptimizer", "Lamb"]
+
+
+class SGDOptimizer(Optimizer):
+    type = "sgd"
+
+    def _append_optimize_op(self, block, pg):
+        return block.append_op(type="sgd", inputs={"Param": [pg[0]], "Grad": [pg[1]],
+                                                   "LearningRate": [self._create_param_lr(pg)]},
+                                outputs={"ParamOut": [pg[0]]})
+
+
+class MomentumOptimizer(Optimizer):
+    type = "momentum"
+    # accumulator names (Paddle's attribute names; subclasses and tests read them)
+    _velocity_acc_str = "velocity"
+
+    def __init__(self, learning_rate, momentum, use_nesterov=False, regularization=None, name=None,
+                 grad_clip=None):
+        super().__init__(learning_rate, regularization, name, grad_clip)
+        self._momentum = float(momentum)
+        self._use_nesterov = bool(use_nesterov)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("velocity", p)
+
+    def _append_optimize_op(self, block, pg):
+        v = self._get_accumulator("velocity", pg[0])
+        return block.append_op(type="momentum",
+                               inputs={"Param": [pg[0]], "Grad": [pg[1]], "Velocity": [v],
+                                       "LearningRate": [self._create_param_lr(pg)]},
+                               outputs={"ParamOut": [pg[0]], "VelocityOut": [v]},
+                               attrs={"mu": self._momentum, "use_nesterov": self._use_nesterov})
+
+
+class AdamOptimizer(Optimizer):
+    type = "adam"
+    _moment1_acc_str = "moment1"
+    _moment2_acc_str = "moment2"
+    _beta1_pow_acc_str = "beta1_pow_acc"
+    _beta2_pow_acc_str = "beta2_pow_acc"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, regularization=None,
+                 name=None, lazy_mode=False, grad_clip=None):
+        super().__init__(learning_rate, regularization, name, grad_clip)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        self._lazy_mode = lazy_mode
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment1", p)
+            self._add_accumulator("moment2", p)
+            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1], device="cpu")
+            self._add_accumulator("beta2_pow_acc", p, dtype="float32", fill_value=self._beta2, shape=[1], device="cpu")
+
+    def _append_optimize_op(self, block, pg):
+        p = pg[0]
+        m1, m2 = self._get_accumulator("moment1", p), self._get_accumulator("moment2", p)
+        b1, b2 = self._get_accumulator("beta1_pow_acc", p), self._get_accumulator("beta2_pow_acc", p)
+        return block.append_op(
+            type="adam",
+            inputs={"Param": [p], "Grad": [pg[1]], "LearningRate": [self._create_param_lr(pg)], "Moment1": [m1],
+                    "Moment2": [m2], "Beta1Pow": [b1], "Beta2Pow": [b2]},
+            outputs={"ParamOut": [p], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1],
+                     "Beta2PowOut": [b2]},
+            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
+                   "lazy_mode": self._lazy_mode, "min_row_size_to_use_multithread": 1000})
+
+
+class AdagradOptimizer(Optimizer):
+    type = "adagrad"
+    _moment_acc_str = "moment"
+
+    def __init__(self, learning_rate, epsilon=1.0e-6, regularization=None, name=None,
+                 initial_accumulator_value=0.0, grad_clip=None):
+        super().__init__(learning_rate, regularization, name, grad_clip)
+        self._epsilon = float(epsilon)
+        self.initial_accumulator_value = float(initial_accumulator_value)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p, fill_value=self.initial_accumulator_value)
+
+    def _append_optimize_op(self, block, pg):
+        m = self._get_accumulator("moment", pg[0])
+        return block.append_op(type="adagrad",
+                               inputs={"Param": [pg[0]], "Grad": [pg[1]], "Moment": [m],
+                                       "LearningRate": [self._create_param_lr(pg)]},
+                               outputs={"ParamOut": [pg[0]], "MomentOut": [m]}, attrs={"epsilon": self._epsilon})
+
+
+class RMSPropOptimizer(Optimizer):
+    type = "rmsprop"
+    _momentum_acc_str = "momentum"
+    _mean_square_acc_str = "mean_square"
+    _mean_grad_acc_str = "mean_grad"
+
+    def __init__(self, learning_rate, rho=0.95, epsilon=1.0e-6, momentum=0.0, centered=False,
+                 regularization=None, name=None, grad_clip=None):
+        super().__init__(learning_rate, regularization, name, grad_clip)
+        self._rho, self._epsilon, self._momentum = float(rho), float(epsilon), float(momentum)
+        self._centered = bool(centered)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("momentum", p)
+            self._add_accumulator("mean_square", p)
+            self._add_accumulator("mean_grad", p)
+
+    def _append_optimize_op(self, block, pg):
+        p = pg[0]
+        mom, ms, mg = (self._get_accumulator(n, p) for n in ("momentum", "mean_square", "mean_grad"))
+        return block.append_op(
+            type="rmsprop",
+            inputs={"Param": [p], "Grad": [pg[1]], "Moment": [mom], "MeanSquare": [ms], "MeanGrad": [mg],
+                    "LearningRate": [self._create_param_lr(pg)]},
+            outputs={"ParamOut": [p], "MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]},
+            attrs={"epsilon": self._epsilon, "decay": self._rho, "momentum": self._momentum,
+                   "centered": self._centered})
+
+
+class AdamaxOptimizer(Optimizer):
+    type = "adamax"
+    _moment_acc_str = "moment"
+    _inf_norm_acc_str = "inf_norm"
+    _beta1_pow_acc_str = "beta1_pow_acc"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, regularization=None,
+                 name=None, grad_clip=None):
+        super().__init__(learning_rate, regularization, name, grad_clip)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p)
+            self._add_accumulator("inf_norm", p)
+            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1])
+
+    def _append_optimize_op(self, block, pg):
+        p = pg[0]
+        m, inf, b1 = (self._get_accumulator(n, p) for n in ("moment", "inf_norm", "beta1_pow_acc"))
+        return block.append_op(
+            type="adamax",
+            inputs={"Param": [p], "Grad": [pg[1]], "LearningRate": [self._create_param_lr(pg)], "Moment": [m],
+                    "InfNorm": [inf], "Beta1Pow": [b1]},
+            outputs={"ParamOut": [p], "MomentOut": [m], "InfNormOut": [inf]},
+            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon})
+
+    def _finish_update(self, block, parameters_and_grads):
+        """Paddle's Adamax advances beta1^t with a `scale` op after the update."""
+        for p, g in parameters_and_grads:
+            if g is None or not p.trainable:
+                continue
+            with p.block.program._optimized_guard([p, g]), name_scope("adamax"):
+                b1 = self._get_accumulator("beta1_pow_acc", p)
+                block.append_op(type="scale", inputs={"X": [b1]}, outputs={"Out": [b1]},
+                                attrs={"scale": self._beta1, "bias": 0.0, "bias_after_scale": True})
+
+
+SGD = SGDOptimizer
+Momentum = MomentumOptimizer
+Adam = AdamOptimizer
+Adagrad = AdagradOptimizer
+RMSProp = RMSPropOptimizer
+Adamax = AdamaxOptimizer
 
 
 def _check(name, value):

@@ -23,8 +23,9 @@ import threading
 import time
 
 import numpy as np
-from ..ir import Program, default_main_program, global_scope
-from ..ir.tensor_text import fetch_text
+from ...ir import Program, default_main_program, global_scope
+from ...ir.tensor_text import fetch_text
+from ..dataset.datasets import DatasetBase
 
 __all__ = ["run_from_dataset", "DatasetLoader", "FetchHandler"]
 
@@ -62,7 +63,6 @@ def _call_handler(fetch_handler, scope):
 
 
 def _check(dataset):
-    from .dataset import DatasetBase
     if not isinstance(dataset, DatasetBase):
         raise TypeError("train_from_dataset: dataset must come from fluid.DatasetFactory().create_dataset(...), "
                         "got %s" % type(dataset).__name__)
@@ -174,7 +174,7 @@ def _half_async_communicator(program):
     info = program._dist_info
     if not info.get("half_async"):
         return None
-    from ..backends.ps.client import get_client
+    from ...backends.ps.client import get_client
     return get_client(info).communicator(info.get("communicator_flags"))
 
 

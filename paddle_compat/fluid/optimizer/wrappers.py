@@ -7,14 +7,14 @@ Where Paddle branches with `layers.Switch` (sub-blocks), we select with a 0/1 fl
 
 import contextlib
 
-from ..ir import name_scope, unique_name
-from . import layers
-from ..ir.dtypes import FLOAT_TYPES
-from ..ir import Program, convert_dtype, default_main_program, default_startup_program, program_guard
-from .layer_helper import LayerHelper
-from .backward import append_backward
-from .optimizer import Optimizer
-from ..ir import Variable, notify_changed
+from ...ir import name_scope, unique_name
+from .. import layers
+from ...ir.dtypes import FLOAT_TYPES
+from ...ir import Program, convert_dtype, default_main_program, default_startup_program, program_guard
+from ..layer_helper import LayerHelper
+from ..backward.backward import append_backward
+from .base import Optimizer
+from ...ir import Variable, notify_changed
 
 __all__ = ["ExponentialMovingAverage", "ModelAverage", "LookaheadOptimizer", "RecomputeOptimizer"]
 

@@ -8,20 +8,17 @@ executor, so values are read from and written to the executor's scope.
 import json
 import os
 
-from ..ir import (Parameter, Program, Scope, VarType, Variable, default_main_program, global_scope, program_guard,
-                  prune_for_inference)
-from .executor import Executor
-from .reader import DataLoader, PyReader  # noqa: F401  (fluid.io.DataLoader, fluid.io.PyReader)
-from .reader_decorator import (batch, buffered, cache, chain, compose, firstn, map_readers,  # noqa: F401
-                               shuffle)
-from ..ir.serialization import parse_model_file, program_from_dict
-from ..backends.checkpoint_dir import MANIFEST, check_sha256, verify
-from ..ir.tensor_format import atomic_write
-from ..ir.proto_desc import serialize_inference_model, strip_feed_fetch
+from ...ir import (Parameter, Program, Scope, VarType, Variable, default_main_program, global_scope, program_guard,
+                   prune_for_inference)
+from ..executor.executor import Executor
+from ...ir.serialization import parse_model_file, program_from_dict
+from ...backends.checkpoint_dir import MANIFEST, check_sha256, verify
+from ...ir.tensor_format import atomic_write
+from ...ir.proto_desc import serialize_inference_model, strip_feed_fetch
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
-           "get_program_parameter", "get_program_persistable_vars", "DataLoader", "PyReader"]
+           "get_program_parameter", "get_program_persistable_vars"]
 
 MODEL_FILENAME = "__model__"
 
@@ -95,7 +92,7 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     _check_exe(executor, "save_vars")
     main_program, vs = _select(main_program, vars, predicate, "save_vars")
     if _is_distributed_trainer(main_program) and vars is None:
-        from .io_dist import distributed_save
+        from .dist import distributed_save
         return distributed_save(executor, dirname, main_program, vs, filename)
     dirname = os.path.normpath(dirname)
     os.makedirs(dirname, exist_ok=True)
@@ -132,14 +129,14 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     _check_exe(executor, "load_vars")
     main_program, vs = _select(main_program, vars, predicate, "load_vars")
     if _is_pserver_program(main_program) and vars is None:
-        from .io_dist import pserver_load
+        from .dist import pserver_load
         return pserver_load(executor, dirname, main_program, vs)
     manifest = verify(dirname)       # a pserver job's checkpoint: refuse an interrupted save, naming its parts
     if not os.path.isdir(dirname):
         raise ValueError("load_vars: there is no directory %s" % dirname)
     missing = [v for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
     if missing:   # distributed tables saved by the pservers, as shards <table>.block<i>
-        from .io_dist import load_table_shards
+        from .dist import load_table_shards
         done = set(v.name for v in load_table_shards(executor, dirname, missing))
         vs = [v for v in vs if v.name not in done]
         missing = [v.name for v in missing if v.name not in done]
@@ -210,7 +207,7 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
-    from .io_table_export import localize_tables, save_with_tables
+    from .table_export import localize_tables, save_with_tables
     pruned, tables = localize_tables(pruned, global_scope())
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
@@ -251,13 +248,3 @@ def read_inference_program(path, data=None):
         raise ValueError("load_inference_model: %s names feed/fetch variable(s) %s that it does not define"
                          % (path, ", ".join(missing)))
     return program, feeds, fetches
-
-
-# Paddle 1.6+'s state files (fluid.save / fluid.load), in a module of their own
-from .io_state import load, load_program_state, save, set_program_state  # noqa: E402,F401
-
-__all__ += ["save", "load", "load_program_state", "set_program_state"]
-from .reader_decorator import ComposeNotAligned  # noqa: E402,F401
-from .reader_parallel import default_collate_fn, multiprocess_reader, xmap_readers  # noqa: E402,F401
-
-__all__ += ["ComposeNotAligned", "default_collate_fn", "multiprocess_reader", "xmap_readers"]

@@ -11,7 +11,8 @@ import io
 
 import numpy as np
 
-from .dataset_feed import Block, Rows
+from ...backends.ps.exchange import TrainerExchange
+from .feed import Block, Rows
 
 
 def encode(rows, nslots):
@@ -56,7 +57,6 @@ def decode(data, nslots, sender):
 
 def global_shuffle(records, nslots, what, rng):
     """This trainer's records after the exchange (not yet shuffled locally)."""
-    from ..backends.ps.exchange import TrainerExchange
     ex = TrainerExchange(what)
     dest = rng.randint(0, ex.n, size=len(records))
     payloads = {j: encode(records[dest == j], nslots) for j in range(ex.n) if j != ex.me}
@@ -65,5 +65,4 @@ def global_shuffle(records, nslots, what, rng):
 
 
 def trainer_sum(value, what):
-    from ..backends.ps.exchange import TrainerExchange
     return TrainerExchange(what).all_sum(value)

@@ -7,7 +7,7 @@ As in Paddle, the repeats share the fed variables and the parameters (only ops t
 renames batch_norm's running mean/variance per repeat; here the repeats share them (each repeat updates the
 statistics in turn, as consecutive batches would)."""
 
-from ..ir import GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
 
 __all__ = ["merge_batches"]
 

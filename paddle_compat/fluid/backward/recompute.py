@@ -14,8 +14,8 @@ they equal plain backward's, and what stays alive is autograd's choice, so no me
 read the copies for the record only; the lowering runs a copy only when something else reads it (a fetch).
 """
 
-from ..ir import OP_ROLE_KEY, OpRole, VarType, unique_name
-from ..ir.roles import SUBPROG_SUFFIX
+from ...ir import OP_ROLE_KEY, OpRole, VarType, unique_name
+from ...ir.roles import SUBPROG_SUFFIX
 
 __all__ = ["insert_dropout_seeds", "plan", "append_recomputed_op"]
 

@@ -7,12 +7,12 @@ backends/lowering/autograd_region.py); their inputs here describe the dependency
 
 import collections
 
-from ..ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, grad_var_name,
-                  notify_changed)
-from . import backward_recompute as _recompute
-from ..ops import (aliased_outputs, facts as _facts, find as _find, is_differentiable,
-                   known_op_types as _known_op_types, no_grad_slots, protos as _protos)
-from ..ir import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
+from ...ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, grad_var_name,
+                   notify_changed)
+from . import recompute as _recompute
+from ...ops import (aliased_outputs, facts as _facts, find as _find, is_differentiable,
+                    known_op_types as _known_op_types, no_grad_slots, protos as _protos)
+from ...ir import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 

@@ -10,9 +10,10 @@ import threading
 
 import numpy as np
 
-from .dataset_feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
-from .dataset_reader import batch_stream
-from ..ir import Variable
+from .feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
+from .reader import batch_stream
+from .shuffle import global_shuffle, trainer_sum
+from ...ir import Variable
 
 __all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
 
@@ -195,7 +196,6 @@ class InMemoryDataset(DatasetBase):
         self._need_records("global_shuffle")
         n = fleet.worker_num() if fleet is not None else 1
         if n > 1:
-            from .dataset_shuffle import global_shuffle
             self._records = global_shuffle(self._records, len(self._slots()), "InMemoryDataset.global_shuffle",
                                            np.random)
         self.local_shuffle()
@@ -217,7 +217,6 @@ class InMemoryDataset(DatasetBase):
     def _sum(value, fleet, what):
         if fleet is None or fleet.worker_num() <= 1:
             return value
-        from .dataset_shuffle import trainer_sum
         return trainer_sum(value, "InMemoryDataset." + what)
 
     def _shards(self, nthreads):
