@@ -13,7 +13,6 @@ from .framework import (ComplexVariable, Program, Variable, cpu_places, cuda_pin
                         cuda_places, default_main_program, default_startup_program, device_guard, get_flags,
                         in_dygraph_mode, load_op_library, name_scope, program_guard, require_version, set_flags)
 from .initializer import force_init_on_cpu, init_on_cpu
-from .layers.io import data as _layers_data
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor
 from .parallel_executor import ParallelExecutor
 from .param_attr import ParamAttr, WeightNormParamAttr
@@ -25,32 +24,16 @@ from . import install_check  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
 from .io.state import load, save  # noqa: E402
-from .input import one_hot  # noqa: E402
+from .data import data  # noqa: E402
+from .input import embedding, one_hot  # noqa: E402
 from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
                            enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
 from . import communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
 from .dataset import DatasetFactory, InMemoryDataset, QueueDataset  # noqa: E402,F401
-from .layers.nn import _embedding  # noqa: E402
 
 
 Tensor = LoDTensor
-
-
-def data(name, shape, dtype="float32", lod_level=0):
-    """fluid.data (1.6+): like layers.data but the shape is taken as given (no batch dim added, None = -1),
-    and the executor checks each feed's shape against it (Paddle checks fluid.data's feeds only)."""
-    var = _layers_data(name=name, shape=[-1 if d is None else d for d in shape], dtype=dtype,
-                       lod_level=lod_level, append_batch_size=False)
-    var.need_check_feed = True
-    return var
-
-
-def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-              dtype="float32"):
-    """fluid.embedding (1.6+): a `lookup_table_v2` op; the output is the ids' shape + [emb_dim] (the ids
-    need no trailing dim of 1, unlike fluid.layers.embedding)."""
-    return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
 __all__ = [

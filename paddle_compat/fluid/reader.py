@@ -15,9 +15,10 @@ import itertools
 from ..backends.loaders import register_loader
 from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, notify_changed, unique_name
 from .data_feeder import DataFeeder
+from ..readers.parallel import default_collate_fn
 from ..readers.prefetch import Prefetcher
 
-__all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
+__all__ = ["DataLoader", "PyReader", "GeneratorLoader", "default_collate_fn"]
 
 _ids = itertools.count()
 

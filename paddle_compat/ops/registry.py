@@ -38,7 +38,7 @@ class OpDef:
 
     infer_shape(ins, attrs) -> {output slot: OutMeta or [OutMeta, ...]}; `ins` maps input slot -> list of
     front-end Variables (anything with .shape/.dtype/.lod_level). Only needed by builders that use
-    `layers.helpers.append_defined`.
+    `layers.utils.append_defined`.
     factory(op, ctx) -> the callable the generated code calls each run (see module doc for slots).
     differentiable: False when no output carries gradient to any input (the op is skipped by backward).
     no_grad: input slots that never receive gradient (labels, ids, lengths).

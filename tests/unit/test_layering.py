@@ -112,3 +112,10 @@ def test_backward_reexports_the_op_facts():
     from paddle_compat.ir import operator, roles
     assert backward.is_autograd_op is roles.is_autograd_op
     assert operator.OpRole is roles.OpRole and framework.GRAD_SUFFIX == roles.GRAD_SUFFIX
+
+
+def test_fluid_modules_are_named_after_what_they_hold():
+    # Paddle's module names, or a name saying what the file holds: no catch-alls
+    bad = [os.path.relpath(f, PKG) for f in _files("fluid")
+           if os.path.basename(f)[:-3].endswith(("_more", "_ext")) or "misc" in os.path.basename(f)]
+    assert not bad, bad

@@ -136,7 +136,7 @@ def test_no_grad_slot_gets_no_gradient_var():
                                                                                    ins["X"][0].dtype)},
                                 factory=lambda op, ctx: (lambda x, f: x * f)))
     try:
-        from paddle_compat.fluid.layers.helpers import append_defined
+        from paddle_compat.fluid.layers.utils import append_defined
         main, startup = fluid.Program(), fluid.Program()
         with fluid.program_guard(main, startup):
             x = fluid.layers.data("x", shape=[2], dtype="float32")

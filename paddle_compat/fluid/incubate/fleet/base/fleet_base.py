@@ -2,15 +2,10 @@
 
 from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision
 from ....optimizer.base import Optimizer
+from .mode import Mode
 from .role_maker import RoleMakerBase
 
 __all__ = ["Mode", "Fleet", "DistributedOptimizer"]
-
-
-class Mode:
-    TRANSPILER = 1
-    PSLIB = 2
-    COLLECTIVE = 3
 
 
 class Fleet:

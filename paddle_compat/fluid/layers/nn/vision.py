@@ -1,14 +1,60 @@
-"""Normalisation, RoI pooling and deformable convolution layers of Paddle 1.8 (data_norm, spectral_norm,
-roi_pool, roi_align, psroi_pool, prroi_pool, deformable_conv), with ops defined in
-paddle_compat/ops/defs (norm_ext_ops.py, roi_ops.py). Paddle 1.8's signatures and defaults."""
+"""Region-of-interest, deformable and data-normalization layers of Paddle's fluid.layers.nn, and the image ops beside
+them (random_crop, similarity_focus, fsp_matrix, mean_iou)."""
 
-from ..initializer import Constant, Normal
-from ..layer_helper import LayerHelper
-from ..param_attr import ParamAttr
-from .helpers import append_defined, as_list, check_variable
+import numpy as np
 
-__all__ = ["data_norm", "spectral_norm", "roi_pool", "roi_align", "psroi_pool", "prroi_pool", "deformable_conv",
-           "deformable_roi_pooling"]
+from ....ir import Variable
+from ...initializer import Constant, Normal
+from ...layer_helper import LayerHelper
+from ...param_attr import ParamAttr
+from ..utils import append_defined, as_list, check_variable, single
+
+__all__ = ["fsp_matrix", "similarity_focus", "random_crop", "mean_iou", "data_norm", "spectral_norm", "roi_pool",
+           "roi_align", "psroi_pool", "prroi_pool", "deformable_conv", "deformable_roi_pooling"]
+
+
+def fsp_matrix(x, y):
+    return single(append_defined("fsp", {"X": x, "Y": y}))
+
+
+def similarity_focus(input, axis, indexes, name=None):
+    """A 0/1 mask of input's shape: for each index along axis, the greedy row- and column-unique maxima of that
+    slice, spread across the axis (see ops/defs/misc_ext_ops.py)."""
+    check_variable(input, "input", "similarity_focus")
+    if len(input.shape) != 4:
+        raise ValueError("similarity_focus: input must be 4-D, got shape %s" % (list(input.shape),))
+    if axis not in (1, 2, 3):
+        raise ValueError("similarity_focus: axis must be 1, 2 or 3, got %r" % (axis,))
+    if not isinstance(indexes, (list, tuple)) or not indexes:
+        raise ValueError("similarity_focus: indexes must be a non-empty list, got %r" % (indexes,))
+    outs = append_defined("similarity_focus", {"X": input}, {"axis": axis, "indexes": [int(i) for i in indexes]},
+                          name=name, stop_gradient=True)
+    return outs["Out"][0]
+
+
+def random_crop(x, shape, seed=None):
+    """A random window of `shape` over x's trailing dimensions, drawn per instance."""
+    check_variable(x, "x", "random_crop")
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError("random_crop: shape must be a list of ints, got %r" % (shape,))
+    attrs = {"shape": [int(s) for s in shape]}
+    if seed is None:
+        # numpy's global RNG, as Paddle 1.8 (a script's later numpy draws see the same state)
+        seed = np.random.randint(-65536, 65536)
+    if isinstance(seed, int):
+        attrs["startup_seed"] = seed
+        seed_in = None
+    elif isinstance(seed, Variable):
+        seed_in = seed
+    else:
+        raise ValueError("random_crop: seed must be a Variable or an int, got %r" % (seed,))
+    outs = append_defined("random_crop", {"X": x, "Seed": seed_in}, attrs, stop_gradient=True)
+    return outs["Out"][0]
+
+
+def mean_iou(input, label, num_classes):
+    outs = append_defined("mean_iou", {"Predictions": input, "Labels": label}, {"num_classes": num_classes})
+    return outs["OutMeanIou"][0], outs["OutWrong"][0], outs["OutCorrect"][0]
 
 
 def data_norm(input, act=None, epsilon=1e-05, param_attr=None, data_layout="NCHW", in_place=False, name=None,

@@ -1,15 +1,14 @@
-"""Random layers of Paddle 1.8 (gaussian_random, uniform_random, randint, randn, randperm, sampling_id,
-*_batch_size_like) and mean_iou, gather_tree. Ops in ops/defs/random_misc_ops.py (and the
-older uniform/gaussian_random kernels)."""
+"""Random tensors and sampling: gaussian_random, uniform_random, randint, randn, randperm, sampling_id,
+..._batch_size_like."""
 
-from ...ir import Variable, convert_dtype
-from ..layer_helper import LayerHelper
-from .helpers import append_defined, out_var, single
 import numpy as np
 
-__all__ = ["gaussian_random", "uniform_random", "randint", "randn", "randperm", "sampling_id",
-           "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "mean_iou", "gather_tree",
-           "edit_distance"]
+from ....ir import Variable, convert_dtype
+from ...layer_helper import LayerHelper
+from ..utils import append_defined, out_var, single
+
+__all__ = ["gaussian_random", "uniform_random", "randn", "randint", "randperm", "sampling_id",
+           "uniform_random_batch_size_like", "gaussian_random_batch_size_like"]
 
 
 def _static_shape(shape, layer):
@@ -91,22 +90,3 @@ def gaussian_random_batch_size_like(input, shape, input_dim_idx=0, output_dim_id
                                     dtype="float32"):
     return _bsl("gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx,
                 {"mean": mean, "std": std, "seed": seed})
-
-
-def mean_iou(input, label, num_classes):
-    outs = append_defined("mean_iou", {"Predictions": input, "Labels": label}, {"num_classes": num_classes})
-    return outs["OutMeanIou"][0], outs["OutWrong"][0], outs["OutCorrect"][0]
-
-
-def gather_tree(ids, parents):
-    return single(append_defined("gather_tree", {"Ids": ids, "Parents": parents}))
-
-
-def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None, label_length=None):
-    if ignored_tokens:
-        raise NotImplementedError("edit_distance: ignored_tokens (Paddle's sequence_erase) is not supported")
-    ins = {"Hyps": input, "Refs": label}
-    if input_length is not None and label_length is not None:
-        ins["HypsLength"], ins["RefsLength"] = input_length, label_length
-    outs = append_defined("edit_distance", ins, {"normalized": normalized}, stop_gradient=True)
-    return outs["Out"][0], outs["SequenceNum"][0]

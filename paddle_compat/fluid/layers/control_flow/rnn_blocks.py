@@ -1,26 +1,17 @@
-"""Recurrent control flow in Paddle 1.8's form (ops in paddle_compat/ops/defs/rnn_flow.py):
-
-- DynamicRNN over LoD input: a `while` op whose body reads step t of each input from a LoDTensorArray
-  (lod_rank_table + lod_tensor_to_array before the loop), keeps memories in arrays shrunk to the sequences
-  still alive (shrink_rnn_memory), and writes outputs to arrays turned back into LoD tensors
-  (array_to_lod_tensor) after it -- the very ops and sub-block Paddle records.
-- StaticRNN: one `recurrent` op holding the step as a sub-block (inputs/initial_states/parameters ->
-  outputs/step_scopes, ex_states/states attributes, rnn_memory_helper for outputs and states).
-- IfElse: split_lod_tensor on the mask, one conditional_block per branch, merge_lod_tensor of the outputs.
-"""
+"""StaticRNN, DynamicRNN and IfElse, and the LoD rank tables and tensor arrays they run on (Paddle's
+fluid.layers.control_flow)."""
 
 import contextlib
 
-from ...ir import VarType, Variable, unique_name
-from ..layer_helper import LayerHelper
-from . import tensor as _tensor
-from .control_flow import ConditionalBlock, While, array_read, array_write, _SubBlock
-from .control_flow import tensor_array_to_tensor  # noqa: F401  (Paddle 1.8 imports it from here too)
-from .helpers import check_variable
+from ....ir import VarType, Variable, unique_name
+from ...layer_helper import LayerHelper
+from ..tensor import assign, fill_constant
+from ..utils import check_variable
+from .compare import increment, less_than
+from .flow import ConditionalBlock, While, _SubBlock, array_read, array_write
 
-__all__ = ["DynamicRNN", "StaticRNN", "IfElse", "lod_rank_table", "max_sequence_len", "lod_tensor_to_array",
-           "array_to_lod_tensor", "shrink_memory", "reorder_lod_tensor_by_rank", "split_lod_tensor",
-           "merge_lod_tensor"]
+__all__ = ["lod_rank_table", "max_sequence_len", "lod_tensor_to_array", "array_to_lod_tensor", "shrink_memory",
+           "reorder_lod_tensor_by_rank", "split_lod_tensor", "merge_lod_tensor", "DynamicRNN", "StaticRNN", "IfElse"]
 
 
 def _tmp(helper, dtype, block=None, **kw):
@@ -116,8 +107,6 @@ def merge_lod_tensor(in_true, in_false, x, mask, level=0):
     return out
 
 
-# ---- DynamicRNN ------------------------------------------------------------------------------------
-
 class DynamicRNN:
     """`with drnn.block(): x_t = drnn.step_input(x); h = drnn.memory(...); ...; drnn.update_memory(h, h_new);
     drnn.output(o)`, then `drnn()` is the output as a LoD tensor with x's LoD."""
@@ -200,17 +189,16 @@ class DynamicRNN:
     def block(self):
         if self.status != DynamicRNN.BEFORE_RNN:
             raise ValueError("rnn.block() can only be invoke once")
-        self.step_idx = _tensor.fill_constant(shape=[1], dtype="int64", value=0, force_cpu=True)
+        self.step_idx = fill_constant(shape=[1], dtype="int64", value=0, force_cpu=True)
         self.step_idx.stop_gradient = False
         self.status = DynamicRNN.IN_RNN
         with self.while_op.block():
             yield
             if self.lod_rank_table is None:
                 raise ValueError("DynamicRNN: call step_input() inside rnn.block()")
-            _tensor.increment(x=self.step_idx, value=1.0, in_place=True)
+            increment(x=self.step_idx, value=1.0, in_place=True)
             for new_mem, mem_array in self.mem_link:
                 array_write(x=new_mem, i=self.step_idx, array=mem_array)
-            from .ops import less_than
             less_than(x=self.step_idx, y=self.max_seq_len, force_cpu=True, cond=self.cond)
         self.status = DynamicRNN.AFTER_RNN
         for arr in self.output_array:
@@ -288,8 +276,6 @@ class DynamicRNN:
             array_write(x=each, i=self.step_idx, array=arr)
             self.output_array.append(arr)
 
-
-# ---- StaticRNN -------------------------------------------------------------------------------------
 
 class _MemoryLink:
     def __init__(self, init, pre_mem, mem=None):
@@ -418,8 +404,6 @@ class StaticRNN:
                                 "reverse": False, "is_train": True})
 
 
-# ---- IfElse ----------------------------------------------------------------------------------------
-
 class IfElse:
     """Row-wise if/else on a bool mask [N, 1]: `ie.input(x)` inside a branch is the rows of x that take it;
     `ie()` merges each branch's outputs back into row order."""
@@ -484,7 +468,7 @@ class IfElse:
             outside = parent.create_var(name=unique_name.generate_with_ignorable_key(
                 "_".join([self.helper.name, "output"])), dtype=each.dtype, shape=each.shape)
             table.append(outside)
-            _tensor.assign(input=each, output=outside)
+            assign(input=each, output=outside)
 
     def __call__(self):
         if self.status != self.OUT_IF_ELSE_BLOCKS:
@@ -498,14 +482,3 @@ class IfElse:
             return self.output_table[0 if false_len != 0 else 1]
         return [merge_lod_tensor(in_true=t, in_false=f, mask=self.cond, x=self.cond, level=0)
                 for f, t in zip(*self.output_table)]
-
-
-# Paddle defines these in fluid.layers.control_flow, and scripts import them from there
-# (`from paddle.fluid.layers.control_flow import lod_rank_table`): offer the same path.
-def _export_to_control_flow():
-    from . import control_flow
-    for n in __all__:
-        setattr(control_flow, n, globals()[n])
-
-
-_export_to_control_flow()

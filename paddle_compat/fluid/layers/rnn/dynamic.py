@@ -1,12 +1,14 @@
-"""Recurrent layers on LoD input (ops defined in paddle_compat/ops/defs/rnn_ops.py): dynamic_lstm, dynamic_gru,
-gru_unit. Paddle 1.8's signatures, parameter shapes, op types and attributes, so saved Paddle weights load."""
+"""dynamic_lstm, dynamic_lstmp, dynamic_gru and gru_unit (Paddle's fluid.layers.rnn)."""
 
-from ..layer_helper import LayerHelper
-from .helpers import append_defined, check_variable
+from ...layer_helper import LayerHelper
+from ..utils import append_defined, check_variable
 
-__all__ = ["dynamic_lstm", "dynamic_lstmp", "dynamic_gru", "gru_unit"]
+__all__ = ["dynamic_lstm", "dynamic_gru", "gru_unit", "dynamic_lstmp"]
+
 
 _ACT_NAMES = ("sigmoid", "tanh", "relu", "identity")
+
+
 _ACT_IDS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
 
 

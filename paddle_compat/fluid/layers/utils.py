@@ -1,8 +1,8 @@
-"""Small shared pieces of the layer builders."""
+"""Shared pieces of the layer builders (Paddle keeps its helpers in fluid/layers/utils.py)."""
 
-from ..layer_helper import LayerHelper
-from ...ir import Variable
+from ...ir import VarType, Variable, convert_dtype, dtype_name
 from ...ops import get as get_def
+from ..layer_helper import LayerHelper
 
 
 def out_var(helper, dtype, shape, lod_level=0, stop_gradient=False):
@@ -71,3 +71,26 @@ def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gra
 
 def single(outs, slot="Out"):
     return outs[slot][0]
+
+
+def unary_defined(op_type, x, attrs=None, name=None):
+    check_variable(x, "x", op_type)
+    return single(append_defined(op_type, {"X": x}, attrs, name=name))
+
+
+def check_dtype(x, arg, layer, allowed):
+    check_variable(x, arg, layer)
+    if dtype_name(convert_dtype(x.dtype)) not in allowed:
+        raise TypeError("%s: '%s' (%s) must be of dtype %s, got %s"
+                        % (layer, arg, x.name, " or ".join(allowed), dtype_name(convert_dtype(x.dtype))))
+
+
+def check_array(array, layer):
+    if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
+        raise TypeError("%s: array must be a LoDTensorArray variable (fluid.layers.create_array), got %r"
+                        % (layer, array))
+
+
+# elementwise --------------------------------------------------------------------------------------------
+def broadcast_out_shape(x, y):
+    return x.shape if len(x.shape) >= len(y.shape) else y.shape

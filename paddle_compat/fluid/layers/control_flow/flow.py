@@ -1,22 +1,16 @@
-"""Control flow builders (Paddle 1.8's op types and sub-block structure): While, cond, case, switch_case,
-Switch, ConditionalBlock, LoDTensorArray (create_array, array_write, array_read, array_length), Print,
-is_empty, select_input.
-
-A `while` / `conditional_block` op holds its body as a sub-block (attribute `sub_block`), with Paddle's
-slots: X/Condition -> Out/StepScopes and Cond/Input -> Out/Scope, so str(program), clone() and the
-transpilers see what Paddle's would.
-"""
+"""While, while_loop, cond, case, switch_case, Switch, tensor arrays, Print (Paddle's fluid.layers.control_flow)."""
 
 import functools
 
-from ...ir import VarType, Variable, convert_dtype
-from ..layer_helper import LayerHelper
-from ...ir import OP_ROLE_KEY, OpRole
-from . import ops as _ops, tensor as _tensor
-from .helpers import append_defined, check_variable, single
+from ....ir import OP_ROLE_KEY, OpRole, VarType, Variable, convert_dtype
+from ...layer_helper import LayerHelper
+from ..nn.math import logical_and, logical_not
+from ..tensor import assign, cast, fill_constant
+from ..utils import check_array, append_defined, check_variable, single
+from .compare import equal
 
-__all__ = ["While", "while_loop", "cond", "case", "switch_case", "Switch", "ConditionalBlock", "create_array", "array_write",
-           "array_read", "array_length", "Print", "is_empty", "select_input", "tensor_array_to_tensor"]
+__all__ = ["While", "while_loop", "ConditionalBlock", "cond", "case", "switch_case", "Switch", "select_input",
+           "create_array", "array_write", "array_read", "array_length", "is_empty", "Print"]
 
 
 def _check_bool(v, arg, layer):
@@ -121,8 +115,8 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
         now_cond = cond(*outs)
         for o, v in zip(outs, loop_vars):
             if not (isinstance(o, Variable) and o.type == VarType.LOD_TENSOR_ARRAY):
-                _tensor.assign(o, v)
-        _tensor.assign(now_cond, pre_cond)
+                assign(o, v)
+        assign(now_cond, pre_cond)
     return loop_vars
 
 
@@ -190,7 +184,7 @@ def _copy_to_parent(var):
     parent = prog.block(prog.current_block().parent_idx)
     out = parent.create_var(name=LayerHelper("cond").name + ".out", dtype=var.dtype, shape=var.shape,
                             type=var.type, lod_level=var.lod_level)
-    _tensor.assign(var, out)
+    assign(var, out)
     return out
 
 
@@ -212,14 +206,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     _check_bool(pred, "pred", "fluid.layers.cond")
     _check_scalar(pred, "pred", "fluid.layers.cond")
     true_out = _branch(pred, true_fn, "true_fn") if true_fn is not None else None
-    false_out = _branch(_ops.logical_not(pred), false_fn, "false_fn") if false_fn is not None else None
+    false_out = _branch(logical_not(pred), false_fn, "false_fn") if false_fn is not None else None
     if true_out is None and false_out is None:
         return None
     if true_out is None or false_out is None:
         raise ValueError("Incompatible return values of true_fn and false_fn in cond: true_fn returns %s while "
                          "false_fn returns %s" % ("None" if true_out is None else "non-None",
                                                   "None" if false_out is None else "non-None"))
-    mask = _tensor.cast(pred, "int32")
+    mask = cast(pred, "int32")
     return _map(lambda f, t: select_input([f, t], mask), false_out, true_out)
 
 
@@ -246,7 +240,7 @@ def case(pred_fn_pairs, default=None, name=None):
 def switch_case(branch_index, branch_fns, default=None, name=None):
     check_variable(branch_index, "branch_index", "switch_case")
     if convert_dtype(branch_index.dtype) != VarType.INT64:
-        branch_index = _tensor.cast(branch_index, "int64")
+        branch_index = cast(branch_index, "int64")
     if isinstance(branch_fns, dict):
         branch_fns = list(branch_fns.items())
     elif isinstance(branch_fns, (list, tuple)) and all(callable(f) for f in branch_fns):
@@ -265,7 +259,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
         default = branch_fns.pop()[1]
     elif not callable(default):
         raise TypeError("The default in Op(switch_case) must be callable.")
-    pairs = [(_ops.equal(branch_index, _tensor.fill_constant([1], "int64", k)), fn) for k, fn in branch_fns]
+    pairs = [(equal(branch_index, fill_constant([1], "int64", k)), fn) for k, fn in branch_fns]
     fn = default
     for pred, true_fn in pairs:
         fn = functools.partial(cond, pred=pred, true_fn=true_fn, false_fn=fn)
@@ -287,11 +281,11 @@ class Switch:
         _check_bool(condition, "condition", "Switch.case")
         if not self.pre_not_conditions:
             block = ConditionalBlock([condition], is_scalar_condition=True)
-            self.pre_not_conditions.append(_ops.logical_not(condition))
+            self.pre_not_conditions.append(logical_not(condition))
         else:
             pre = self.pre_not_conditions[-1]
-            self.pre_not_conditions.append(_ops.logical_and(pre, _ops.logical_not(condition)))
-            block = ConditionalBlock([_ops.logical_and(pre, condition)], is_scalar_condition=True)
+            self.pre_not_conditions.append(logical_and(pre, logical_not(condition)))
+            block = ConditionalBlock([logical_and(pre, condition)], is_scalar_condition=True)
         return block.block()
 
     def default(self):
@@ -315,17 +309,9 @@ def select_input(inputs, mask):
     return single(append_defined("select_input", {"X": list(inputs), "Mask": mask}))
 
 
-# ---- LoDTensorArray ---------------------------------------------------------------------------------
-
 def create_array(dtype):
     helper = LayerHelper("array")
     return helper.create_variable(name="%s.out" % helper.name, type=VarType.LOD_TENSOR_ARRAY, dtype=dtype)
-
-
-def _check_array(array, layer):
-    if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
-        raise TypeError("%s: array must be a LoDTensorArray variable (fluid.layers.create_array), got %r"
-                        % (layer, array))
 
 
 def _check_index(i, layer):
@@ -341,7 +327,7 @@ def array_write(x, i, array=None):
     if array is None:
         array = helper.create_variable(name="%s.out" % helper.name, type=VarType.LOD_TENSOR_ARRAY,
                                        dtype=x.dtype)
-    _check_array(array, "array_write")
+    check_array(array, "array_write")
     if not array.shape:   # the element shape, for what array_read builds
         array.shape, array.lod_level = tuple(x.shape), x.lod_level
     helper.append_op(type="write_to_array", inputs={"X": [x], "I": [i]}, outputs={"Out": [array]})
@@ -349,23 +335,13 @@ def array_write(x, i, array=None):
 
 
 def array_read(array, i):
-    _check_array(array, "array_read")
+    check_array(array, "array_read")
     _check_index(i, "array_read")
     return single(append_defined("read_from_array", {"X": array, "I": i}))
 
 
-def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
-    """The elements of a LoDTensorArray concatenated (use_stack: stacked) along axis, and each one's size
-    along it (int32)."""
-    _check_array(input, "tensor_array_to_tensor")
-    outs = append_defined("tensor_array_to_tensor", {"X": input}, {"axis": int(axis), "use_stack": bool(use_stack)},
-                          name=name)
-    outs["OutIndex"][0].stop_gradient = True
-    return outs["Out"][0], outs["OutIndex"][0]
-
-
 def array_length(array):
-    _check_array(array, "array_length")
+    check_array(array, "array_length")
     return single(append_defined("lod_array_length", {"X": array}, stop_gradient=True))
 
 

@@ -1,25 +1,24 @@
-"""Paddle 1.8's cell API: RNNCell, GRUCell, LSTMCell, rnn (a StaticRNN over the time-major input), and the
-lstm_unit step layer. Parameters are created as Paddle's BasicLSTMUnit / BasicGRUUnit create them (names
-"<cell name>/BasicLSTMUnit_<k>.w_0", shapes [input + hidden, 4 * hidden] etc., gates i, j, f, o for the LSTM
-and r, u then candidate for the GRU), so Paddle-saved weights load."""
+"""RNN cells and layers.rnn: RNNCell, GRUCell, LSTMCell, rnn, lstm_unit, lstm (Paddle's fluid.layers.rnn)."""
 
-import copy
 import functools
 
-from ...ir import VarType, convert_dtype, unique_name
-from ..layer_helper import LayerHelper
-from ..param_attr import ParamAttr
-from . import nn, ops, tensor
-from .helpers import check_variable
-from .math_more import reverse as _reverse
-from .rnn_flow import StaticRNN
-from .seq_ext import sequence_mask
-from ...ops import get as get_def
+import copy
+
+from ....ir import VarType, convert_dtype, unique_name
+from ....ops import get as get_def
+from ...layer_helper import LayerHelper
+from ...param_attr import ParamAttr
+from ..control_flow.rnn_blocks import StaticRNN
+from ..nn.common import fc, matmul, split, transpose
+from ..nn.math import elementwise_add, elementwise_mul
+from ..nn.shape_ops import shape
+from ..ops import sigmoid, tanh
+from ..sequence_lod import sequence_mask
+from ..tensor import concat, fill_constant, fill_constant_batch_size_like, reverse as _reverse
+from ..utils import check_variable
 
 __all__ = ["RNNCell", "GRUCell", "LSTMCell", "rnn", "lstm_unit", "lstm"]
 
-
-# ---- nested structures (lists/tuples of Variables), as Paddle's layers.utils ------------------------
 
 def _is_seq(x):
     return isinstance(x, (list, tuple))
@@ -76,7 +75,7 @@ class RNNCell:
         def build(s):
             if is_shape(s):
                 full = list(s) if s and s[0] == -1 else [-1] + list(s)
-                return tensor.fill_constant_batch_size_like(input=batch_ref, shape=full, dtype=dtype,
+                return fill_constant_batch_size_like(input=batch_ref, shape=full, dtype=dtype,
                                                             value=init_value, input_dim_idx=batch_dim_idx)
             return type(s)(build(x) for x in s)
         return build(shapes)
@@ -125,8 +124,8 @@ class BasicGRUUnit:
                  activation=None, dtype="float32"):
         self.unit = _Unit(name_scope, "BasicGRUUnit")
         self.hidden_size, self.param_attr, self.bias_attr, self.dtype = hidden_size, param_attr, bias_attr, dtype
-        self.gate_activation = gate_activation or ops.sigmoid
-        self.activation = activation or ops.tanh
+        self.gate_activation = gate_activation or sigmoid
+        self.activation = activation or tanh
 
     def _build(self, input_size):
         u, h, d = self.unit, self.hidden_size, self.dtype
@@ -139,11 +138,11 @@ class BasicGRUUnit:
     def __call__(self, input, pre_hidden):
         if not self.unit.built:
             self._build(input.shape[-1])
-        gate = nn.matmul(tensor.concat([input, pre_hidden], 1), self.gate_w)
-        gate = self.gate_activation(ops.elementwise_add(gate, self.gate_b))
-        r, u = nn.split(gate, num_or_sections=2, dim=1)
-        cand = nn.matmul(tensor.concat([input, r * pre_hidden], 1), self.cand_w)
-        c = self.activation(ops.elementwise_add(cand, self.cand_b))
+        gate = matmul(concat([input, pre_hidden], 1), self.gate_w)
+        gate = self.gate_activation(elementwise_add(gate, self.gate_b))
+        r, u = split(gate, num_or_sections=2, dim=1)
+        cand = matmul(concat([input, r * pre_hidden], 1), self.cand_w)
+        c = self.activation(elementwise_add(cand, self.cand_b))
         return u * pre_hidden + (1 - u) * c
 
 
@@ -157,9 +156,9 @@ class BasicLSTMUnit:
         self.unit = _Unit(name_scope, "BasicLSTMUnit")
         self.hidden_size, self.param_attr, self.bias_attr, self.dtype = hidden_size, param_attr, bias_attr, dtype
         # Paddle's unit takes these but always applies sigmoid/tanh (BasicLSTMUnit.forward); so do we
-        self.gate_activation = gate_activation or ops.sigmoid
-        self.activation = activation or ops.tanh
-        self.forget_bias = tensor.fill_constant([1], dtype=dtype, value=forget_bias)
+        self.gate_activation = gate_activation or sigmoid
+        self.activation = activation or tanh
+        self.forget_bias = fill_constant([1], dtype=dtype, value=forget_bias)
         self.forget_bias.stop_gradient = False
 
     def __call__(self, input, pre_hidden, pre_cell):
@@ -168,12 +167,12 @@ class BasicLSTMUnit:
             self.weight = self.unit.param(self.param_attr, [input.shape[-1] + h, 4 * h], self.dtype)
             self.bias = self.unit.param(self.bias_attr, [4 * h], self.dtype, is_bias=True)
             self.unit.built = True
-        gate = ops.elementwise_add(nn.matmul(tensor.concat([input, pre_hidden], 1), self.weight), self.bias)
-        i, j, f, o = nn.split(gate, num_or_sections=4, dim=-1)
-        new_cell = ops.elementwise_add(
-            ops.elementwise_mul(pre_cell, ops.sigmoid(ops.elementwise_add(f, self.forget_bias))),
-            ops.elementwise_mul(ops.sigmoid(i), ops.tanh(j)))
-        return ops.tanh(new_cell) * ops.sigmoid(o), new_cell
+        gate = elementwise_add(matmul(concat([input, pre_hidden], 1), self.weight), self.bias)
+        i, j, f, o = split(gate, num_or_sections=4, dim=-1)
+        new_cell = elementwise_add(
+            elementwise_mul(pre_cell, sigmoid(elementwise_add(f, self.forget_bias))),
+            elementwise_mul(sigmoid(i), tanh(j)))
+        return tanh(new_cell) * sigmoid(o), new_cell
 
 
 class GRUCell(RNNCell):
@@ -232,11 +231,11 @@ def rnn(cell, inputs, initial_states=None, sequence_length=None, time_major=Fals
         check_variable(sequence_length, "sequence_length", "rnn")
 
     def maybe_copy(state, new_state, step_mask):
-        return ops.elementwise_mul(new_state, step_mask, axis=0) - \
-            ops.elementwise_mul(state, (step_mask - 1), axis=0)
+        return elementwise_mul(new_state, step_mask, axis=0) - \
+            elementwise_mul(state, (step_mask - 1), axis=0)
 
     def batch_time(x):
-        return nn.transpose(x, [1, 0] + list(range(2, len(x.shape))))
+        return transpose(x, [1, 0] + list(range(2, len(x.shape))))
 
     def switch_grad(x):
         x.stop_gradient = False
@@ -249,9 +248,9 @@ def rnn(cell, inputs, initial_states=None, sequence_length=None, time_major=Fals
         inputs = _map(batch_time, inputs)
     mask = None
     if sequence_length is not None:
-        max_seq_len = tensor.shape(_flatten(inputs)[0])[0]
+        max_seq_len = shape(_flatten(inputs)[0])[0]
         mask = sequence_mask(sequence_length, maxlen=max_seq_len, dtype=_flatten(initial_states)[0].dtype)
-        mask = nn.transpose(mask, [1, 0])
+        mask = transpose(mask, [1, 0])
     if is_reverse:
         inputs = _map(lambda x: _reverse(x, axis=[0]), inputs)
         mask = _reverse(mask, axis=[0]) if mask is not None else None
@@ -295,7 +294,7 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     if bias_attr is None:
         bias_attr = ParamAttr()
     size = cell_t_prev.shape[1]
-    fc_out = nn.fc(input=tensor.concat(input=[x_t, hidden_t_prev], axis=1), size=4 * size,
+    fc_out = fc(input=concat(input=[x_t, hidden_t_prev], axis=1), size=4 * size,
                    param_attr=param_attr, bias_attr=bias_attr)
     helper = LayerHelper("lstm_unit", name=name)
     c = helper.create_variable_for_type_inference(x_t.dtype, shape=cell_t_prev.shape)

@@ -1,32 +1,54 @@
-"""Paddle 1.8's decoding API built on While: Decoder, BasicDecoder with TrainingHelper /
-GreedyEmbeddingHelper / SampleEmbeddingHelper, BeamSearchDecoder, and dynamic_decode.
-
-dynamic_decode runs `decoder.step` in a `while` op until every sequence has finished (or max_step_num), with
-Paddle's bookkeeping: per-step outputs in LoDTensorArrays stacked at the end, `finished` and the sequence
-lengths carried across steps, and (is_test=False) the inputs and states of each step kept in arrays so that
-gradient reaches every step. The beam search keeps Paddle's arithmetic (log-softmax scores masked to the end
-token once a beam has finished, top-k over beam * vocab, gather_tree to read the paths back), so its ids and
-scores are Paddle's.
-"""
+"""Decoding: Decoder, BeamSearchDecoder, dynamic_decode and its helpers, beam_search and beam_search_decode (Paddle's
+fluid.layers.rnn)."""
 
 import collections
 
 import numpy as np
 
-from ...ir import VarType, convert_dtype, unique_name
-from ..layer_helper import LayerHelper
-from . import nn, ops, tensor
-from .control_flow import While, array_read, array_write
-from .math_more import reduce_all
-from .random_misc import gather_tree, sampling_id
-from .control_flow import tensor_array_to_tensor
-from .shape_more import gather_nd
+from ....ir import VarType, convert_dtype, unique_name
+from ...layer_helper import LayerHelper
+from ..control_flow.compare import equal, increment, less_equal
+from ..control_flow.flow import While, array_read, array_write
+from ..nn.activation import log
+from ..nn.common import expand, gather, reshape, softmax, squeeze, stack, topk, transpose, unsqueeze
+from ..nn.math import (elementwise_add, elementwise_floordiv, elementwise_mod, elementwise_mul, logical_and,
+                       logical_not, logical_or, reduce_all)
+from ..nn.random import sampling_id
+from ..nn.sequence import gather_tree
+from ..nn.shape_ops import gather_nd, pad, shape
+from ..tensor import (argmax, assign, cast, fill_constant, fill_constant_batch_size_like, range as range_,
+                      tensor_array_to_tensor, zeros_like)
+from ..utils import check_dtype, append_defined, check_variable
 
-__all__ = ["Decoder", "BeamSearchDecoder", "dynamic_decode", "DecodeHelper", "TrainingHelper",
-           "GreedyEmbeddingHelper", "SampleEmbeddingHelper", "BasicDecoder"]
+__all__ = ["beam_search", "beam_search_decode", "Decoder", "dynamic_decode", "DecodeHelper", "TrainingHelper",
+           "GreedyEmbeddingHelper", "SampleEmbeddingHelper", "BasicDecoder", "BeamSearchDecoder"]
 
 
-# ---- nested structures (lists, tuples, namedtuples of Variables) ---------------------------------------
+def beam_search(pre_ids, pre_scores, ids, scores, beam_size, end_id, level=0, is_accumulated=True, name=None,
+                return_parent_idx=False):
+    """One step of beam search over 2-level LoD candidates: (selected_ids, selected_scores[, parent_idx])."""
+    check_dtype(pre_ids, "pre_ids", "beam_search", ("int64",))
+    check_dtype(pre_scores, "pre_scores", "beam_search", ("float32", "float64"))
+    if ids is not None:
+        check_variable(ids, "ids", "beam_search")
+    check_dtype(scores, "scores", "beam_search", ("float32", "float64"))
+    outs = append_defined("beam_search", {"pre_ids": pre_ids, "pre_scores": pre_scores, "ids": ids,
+                                          "scores": scores},
+                          {"level": int(level), "beam_size": int(beam_size), "end_id": int(end_id),
+                           "is_accumulated": bool(is_accumulated)}, name=name, stop_gradient=True)
+    res = (outs["selected_ids"][0], outs["selected_scores"][0])
+    return res + (outs["parent_idx"][0],) if return_parent_idx else res
+
+
+def beam_search_decode(ids, scores, beam_size, end_id, name=None):
+    """The sentences of a finished beam search, from the arrays of each step's selected ids and scores:
+    (ids, scores), 2-level LoD (level 0: sentences per source, level 1: words per sentence)."""
+    check_dtype(ids, "ids", "beam_search_decode", ("int64",))
+    check_dtype(scores, "scores", "beam_search_decode", ("float32",))
+    outs = append_defined("beam_search_decode", {"Ids": ids, "Scores": scores},
+                          {"beam_size": int(beam_size), "end_id": int(end_id)}, name=name, stop_gradient=True)
+    return outs["SentenceIds"][0], outs["SentenceScores"][0]
+
 
 def _is_seq(x):
     return isinstance(x, (list, tuple))
@@ -60,8 +82,6 @@ def _is_bool(v):
     return convert_dtype(v.dtype) == VarType.BOOL
 
 
-# ---- Decoder ----------------------------------------------------------------------------------------
-
 class Decoder:
     """initialize(inits) -> (inputs, states, finished); step(time, inputs, states) -> (outputs, next_states,
     next_inputs, finished); finalize(outputs, final_states, sequence_lengths) (optional)."""
@@ -87,15 +107,15 @@ def _keep_finished(state, new_state, finished):
     """new_state where not finished, state where finished (bool states through float)."""
     is_bool = _is_bool(state)
     if is_bool:
-        state, new_state = tensor.cast(state, "float32"), tensor.cast(new_state, "float32")
-    mask = tensor.cast(finished, state.dtype)
+        state, new_state = cast(state, "float32"), cast(new_state, "float32")
+    mask = cast(finished, state.dtype)
     mask.stop_gradient = True
-    out = ops.elementwise_mul(state, mask, axis=0) - ops.elementwise_mul(new_state, (mask - 1), axis=0)
-    return tensor.cast(out, "bool") if is_bool else out
+    out = elementwise_mul(state, mask, axis=0) - elementwise_mul(new_state, (mask - 1), axis=0)
+    return cast(out, "bool") if is_bool else out
 
 
 def _batch_time(x):
-    return nn.transpose(x, [1, 0] + list(range(2, len(x.shape))))
+    return transpose(x, [1, 0] + list(range(2, len(x.shape))))
 
 
 def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=False, impute_finished=False,
@@ -107,12 +127,12 @@ def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=Fal
     init_inputs, init_states, init_finished = decoder.initialize(inits)
     global_inputs, global_states, global_finished = init_inputs, init_states, init_finished
     global_finished.stop_gradient = True
-    step_idx = tensor.fill_constant(shape=[1], dtype="int64", value=0)
-    cond = ops.logical_not(reduce_all(init_finished))
+    step_idx = fill_constant(shape=[1], dtype="int64", value=0)
+    cond = logical_not(reduce_all(init_finished))
     if max_step_num is not None:
-        max_step_num = tensor.fill_constant(shape=[1], dtype="int64", value=max_step_num)
+        max_step_num = fill_constant(shape=[1], dtype="int64", value=max_step_num)
     loop = While(cond, is_test=is_test)
-    sequence_lengths = tensor.cast(tensor.zeros_like(init_finished), "int64")
+    sequence_lengths = cast(zeros_like(init_finished), "int64")
     sequence_lengths.stop_gradient = True
     if is_test:
         inputs, states = _map(lambda x: x, init_inputs), _map(lambda x: x, init_states)
@@ -124,27 +144,27 @@ def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=Fal
             inputs = _map(lambda a: array_read(a, step_idx), inputs_arrays)
             states = _map(lambda a: array_read(a, step_idx), states_arrays)
         outputs, next_states, next_inputs, next_finished = decoder.step(step_idx, inputs, states, **kwargs)
-        next_finished = ops.logical_or(next_finished, global_finished)
-        next_lengths = ops.elementwise_add(sequence_lengths,
-                                           tensor.cast(ops.logical_not(global_finished), sequence_lengths.dtype))
+        next_finished = logical_or(next_finished, global_finished)
+        next_lengths = elementwise_add(sequence_lengths,
+                                           cast(logical_not(global_finished), sequence_lengths.dtype))
         if impute_finished:
             next_states = _map(lambda s, n: _keep_finished(s, n, global_finished), states, next_states)
         outputs_arrays = _map(lambda x: _array_in_parent(x.dtype), outputs)
         _map(lambda x, a: array_write(x, i=step_idx, array=a), outputs, outputs_arrays)
-        tensor.increment(x=step_idx, value=1.0, in_place=True)
+        increment(x=step_idx, value=1.0, in_place=True)
         if is_test:
-            _map(tensor.assign, next_inputs, global_inputs)
-            _map(tensor.assign, next_states, global_states)
+            _map(assign, next_inputs, global_inputs)
+            _map(assign, next_states, global_states)
         else:
             _map(lambda x, a: array_write(x, i=step_idx, array=a), next_inputs, inputs_arrays)
             _map(lambda x, a: array_write(x, i=step_idx, array=a), next_states, states_arrays)
-        tensor.assign(next_finished, global_finished)
-        tensor.assign(next_lengths, sequence_lengths)
+        assign(next_finished, global_finished)
+        assign(next_lengths, sequence_lengths)
         if max_step_num is not None:
-            ops.logical_and(ops.logical_not(reduce_all(global_finished)), ops.less_equal(step_idx, max_step_num),
+            logical_and(logical_not(reduce_all(global_finished)), less_equal(step_idx, max_step_num),
                             out=cond)
         else:
-            ops.logical_not(reduce_all(global_finished), out=cond)
+            logical_not(reduce_all(global_finished), out=cond)
     final_outputs = _map(lambda a: tensor_array_to_tensor(a, axis=0, use_stack=True)[0], outputs_arrays)
     final_states = global_states if is_test else _map(lambda a: array_read(a, step_idx), states_arrays)
     try:
@@ -155,8 +175,6 @@ def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=Fal
         final_outputs = _map(_batch_time, final_outputs)
     return (final_outputs, final_states, sequence_lengths) if return_length else (final_outputs, final_states)
 
-
-# ---- helpers and BasicDecoder -------------------------------------------------------------------------
 
 class DecodeHelper:
     """initialize() -> (inputs, finished); sample(time, outputs, states) -> ids;
@@ -183,25 +201,25 @@ class TrainingHelper(DecodeHelper):
         # one padding step at the end, so that reading step t + 1 after the last step stays in range; kept
         # time-major for reading one step with gather
         self.inputs_tm = _map(lambda x: (lambda p: p if time_major else _batch_time(p))(
-            tensor.pad(x, paddings=([0, 1] + [0, 0] * (len(x.shape) - 1)) if time_major
+            pad(x, paddings=([0, 1] + [0, 0] * (len(x.shape) - 1)) if time_major
                    else ([0, 0, 0, 1] + [0, 0] * (len(x.shape) - 2)))), inputs)
 
     def initialize(self):
-        init_finished = ops.equal(self.sequence_length,
-                                  tensor.fill_constant(shape=[1], dtype=self.sequence_length.dtype, value=0))
+        init_finished = equal(self.sequence_length,
+                                  fill_constant(shape=[1], dtype=self.sequence_length.dtype, value=0))
         init_inputs = _map(lambda x: x[0] if self.time_major else x[:, 0], self.inputs)
         return init_inputs, init_finished
 
     def sample(self, time, outputs, states):
-        return tensor.argmax(outputs, axis=-1)
+        return argmax(outputs, axis=-1)
 
     def next_inputs(self, time, outputs, states, sample_ids):
-        time = tensor.cast(time, "int32") if convert_dtype(time.dtype) != VarType.INT32 else time
+        time = cast(time, "int32") if convert_dtype(time.dtype) != VarType.INT32 else time
         if self.sequence_length.dtype != time.dtype:
-            self.sequence_length = tensor.cast(self.sequence_length, time.dtype)
+            self.sequence_length = cast(self.sequence_length, time.dtype)
         next_time = time + 1
-        finished = ops.less_equal(self.sequence_length, next_time)
-        next_inputs = _map(lambda x: nn.squeeze(nn.gather(x, next_time), axes=[0]), self.inputs_tm)
+        finished = less_equal(self.sequence_length, next_time)
+        next_inputs = _map(lambda x: squeeze(gather(x, next_time), axes=[0]), self.inputs_tm)
         return finished, next_inputs, states
 
 
@@ -211,18 +229,18 @@ class GreedyEmbeddingHelper(DecodeHelper):
     def __init__(self, embedding_fn, start_tokens, end_token):
         self.embedding_fn = embedding_fn
         self.start_tokens = start_tokens
-        self.end_token = tensor.fill_constant(shape=[1], dtype="int64", value=end_token)
+        self.end_token = fill_constant(shape=[1], dtype="int64", value=end_token)
 
     def initialize(self):
-        init_finished = tensor.fill_constant_batch_size_like(input=self.start_tokens, shape=[-1], dtype="bool",
+        init_finished = fill_constant_batch_size_like(input=self.start_tokens, shape=[-1], dtype="bool",
                                                              value=False)
         return self.embedding_fn(self.start_tokens), init_finished
 
     def sample(self, time, outputs, states):
-        return tensor.argmax(outputs, axis=-1)
+        return argmax(outputs, axis=-1)
 
     def next_inputs(self, time, outputs, states, sample_ids):
-        return ops.equal(sample_ids, self.end_token), self.embedding_fn(sample_ids), states
+        return equal(sample_ids, self.end_token), self.embedding_fn(sample_ids), states
 
 
 class SampleEmbeddingHelper(GreedyEmbeddingHelper):
@@ -230,13 +248,13 @@ class SampleEmbeddingHelper(GreedyEmbeddingHelper):
 
     def __init__(self, embedding_fn, start_tokens, end_token, softmax_temperature=None, seed=None):
         super().__init__(embedding_fn, start_tokens, end_token)
-        self.softmax_temperature = tensor.fill_constant(shape=[1], dtype="float32", value=softmax_temperature) \
+        self.softmax_temperature = fill_constant(shape=[1], dtype="float32", value=softmax_temperature) \
             if softmax_temperature is not None else None
         self.seed = seed
 
     def sample(self, time, outputs, states):
         logits = (outputs / self.softmax_temperature) if self.softmax_temperature is not None else outputs
-        probs = nn.softmax(logits)
+        probs = softmax(logits)
         probs.stop_gradient = True
         return sampling_id(probs, seed=self.seed or 0, dtype=self.start_tokens.dtype)
 
@@ -264,8 +282,6 @@ class BasicDecoder(Decoder):
         return self.OutputWrapper(cell_outputs, sample_ids), next_states, next_inputs, finished
 
 
-# ---- beam search --------------------------------------------------------------------------------------
-
 class BeamSearchDecoder(Decoder):
     """Beam search over `cell` (inputs and states [batch * beam, ...] inside the cell, [batch, beam, ...]
     outside). Outputs (scores, predicted_ids, parent_ids) per step; finalize reads the paths back with
@@ -282,72 +298,72 @@ class BeamSearchDecoder(Decoder):
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
         """[batch, ...] -> [batch * beam_size, ...], each row repeated beam_size times in a row."""
-        x = nn.expand(nn.unsqueeze(x, [1]), [1, beam_size] + [1] * (len(x.shape) - 1))
-        return nn.reshape(x, shape=[-1] + list(x.shape[2:]))
+        x = expand(unsqueeze(x, [1]), [1, beam_size] + [1] * (len(x.shape) - 1))
+        return reshape(x, shape=[-1] + list(x.shape[2:]))
 
     def _split_batch_beams(self, x):
-        return nn.reshape(x, shape=[-1, self.beam_size] + list(x.shape[1:]))
+        return reshape(x, shape=[-1, self.beam_size] + list(x.shape[1:]))
 
     def _merge_batch_beams(self, x):
-        return nn.reshape(x, shape=[-1] + list(x.shape[2:]))
+        return reshape(x, shape=[-1] + list(x.shape[2:]))
 
     def _expand_to_beam_size(self, x):
-        return nn.expand(nn.unsqueeze(x, [1]), [1, self.beam_size] + [1] * (len(x.shape) - 1))
+        return expand(unsqueeze(x, [1]), [1, self.beam_size] + [1] * (len(x.shape) - 1))
 
     def _gather(self, x, indices, batch_size):
         """x[b, indices[b, k]] for every batch b and beam k."""
-        batch_size = tensor.cast(batch_size, indices.dtype) if batch_size.dtype != indices.dtype else batch_size
+        batch_size = cast(batch_size, indices.dtype) if batch_size.dtype != indices.dtype else batch_size
         batch_size.stop_gradient = True
-        batch_pos = nn.expand(nn.unsqueeze(tensor.range(0, batch_size, 1, dtype=indices.dtype), [1]),
+        batch_pos = expand(unsqueeze(range_(0, batch_size, 1, dtype=indices.dtype), [1]),
                               [1, self.beam_size])
-        coords = nn.stack([batch_pos, indices], axis=2)
+        coords = stack([batch_pos, indices], axis=2)
         coords.stop_gradient = True
         return gather_nd(x, coords)
 
     def initialize(self, initial_cell_states):
         state = _flatten(initial_cell_states)[0]
-        self.batch_size = tensor.shape(state)[0]
-        self.end_token_tensor = tensor.fill_constant(shape=[1], dtype="int64", value=self.end_token)
+        self.batch_size = shape(state)[0]
+        self.end_token_tensor = fill_constant(shape=[1], dtype="int64", value=self.end_token)
         init_cell_states = _map(self._expand_to_beam_size, initial_cell_states)
-        init_inputs = tensor.fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="int64",
+        init_inputs = fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="int64",
                                                            value=self.start_token)
         # only beam 0 is live at first: the others start at -inf so that top-k picks distinct first words
-        first = tensor.assign(np.array([[0.0] + [-self.kinf] * (self.beam_size - 1)], dtype="float32"))
-        log_probs = ops.elementwise_add(
-            tensor.fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="float32",
+        first = assign(np.array([[0.0] + [-self.kinf] * (self.beam_size - 1)], dtype="float32"))
+        log_probs = elementwise_add(
+            fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="float32",
                                                  value=0.0), first)
-        init_finished = tensor.fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="bool",
+        init_finished = fill_constant_batch_size_like(input=state, shape=[-1, self.beam_size], dtype="bool",
                                                              value=False)
-        init_lengths = tensor.zeros_like(init_inputs)
+        init_lengths = zeros_like(init_inputs)
         if self.embedding_fn:
             init_inputs = self.embedding_fn(init_inputs)
         return init_inputs, self.StateWrapper(init_cell_states, log_probs, init_finished, init_lengths), init_finished
 
     def _mask_probs(self, probs, finished):
         """A finished beam may only emit end_token, at no cost."""
-        finished = tensor.cast(finished, dtype=probs.dtype)
-        return ops.elementwise_mul(nn.expand(nn.unsqueeze(finished, [2]), [1, 1, self.vocab_size]),
+        finished = cast(finished, dtype=probs.dtype)
+        return elementwise_mul(expand(unsqueeze(finished, [2]), [1, 1, self.vocab_size]),
                                    self.noend_mask_tensor, axis=-1) - \
-            ops.elementwise_mul(probs, (finished - 1), axis=0)
+            elementwise_mul(probs, (finished - 1), axis=0)
 
     def _beam_search_step(self, time, logits, next_cell_states, beam_state):
         self.vocab_size = logits.shape[-1]
-        vocab = tensor.fill_constant(shape=[1], dtype="int64", value=self.vocab_size)
+        vocab = fill_constant(shape=[1], dtype="int64", value=self.vocab_size)
         noend = [-self.kinf] * self.vocab_size
         noend[self.end_token] = 0
-        self.noend_mask_tensor = tensor.assign(np.array(noend, "float32"))
-        step_log_probs = self._mask_probs(ops.log(nn.softmax(logits)), beam_state.finished)
-        log_probs = ops.elementwise_add(x=step_log_probs, y=beam_state.log_probs, axis=0)
-        scores = nn.reshape(log_probs, [-1, self.beam_size * self.vocab_size])
-        topk_scores, topk_indices = nn.topk(input=scores, k=self.beam_size)
-        beam_indices = ops.elementwise_floordiv(topk_indices, vocab)
-        token_indices = ops.elementwise_mod(topk_indices, vocab)
+        self.noend_mask_tensor = assign(np.array(noend, "float32"))
+        step_log_probs = self._mask_probs(log(softmax(logits)), beam_state.finished)
+        log_probs = elementwise_add(x=step_log_probs, y=beam_state.log_probs, axis=0)
+        scores = reshape(log_probs, [-1, self.beam_size * self.vocab_size])
+        topk_scores, topk_indices = topk(input=scores, k=self.beam_size)
+        beam_indices = elementwise_floordiv(topk_indices, vocab)
+        token_indices = elementwise_mod(topk_indices, vocab)
         next_log_probs = self._gather(scores, topk_indices, self.batch_size)
         next_cell_states = _map(lambda x: self._gather(x, beam_indices, self.batch_size), next_cell_states)
         next_finished = self._gather(beam_state.finished, beam_indices, self.batch_size)
         next_lengths = self._gather(beam_state.lengths, beam_indices, self.batch_size)
-        next_lengths = next_lengths + tensor.cast(ops.logical_not(next_finished), beam_state.lengths.dtype)
-        next_finished = ops.logical_or(next_finished, ops.equal(token_indices, self.end_token_tensor))
+        next_lengths = next_lengths + cast(logical_not(next_finished), beam_state.lengths.dtype)
+        next_finished = logical_or(next_finished, equal(token_indices, self.end_token_tensor))
         return (self.OutputWrapper(topk_scores, token_indices, beam_indices),
                 self.StateWrapper(next_cell_states, next_log_probs, next_finished, next_lengths))
 

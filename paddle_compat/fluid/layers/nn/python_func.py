@@ -1,10 +1,11 @@
-"""py_func and load of Paddle 1.8's fluid.layers."""
+"""layers.py_func: a Python function as an op of the program (forward and optional backward)."""
 
-from ...ir import LoDTensor, Variable
-from ..layer_helper import LayerHelper
-from ...ops.defs.py_func_op import register_callable
+from ....ir import Variable
+from ....ops.defs.py_func_op import register_callable
+from ...layer_helper import LayerHelper
+from ..io import _with_lod_tensors
 
-__all__ = ["py_func", "load"]   # create_py_reader_by_data, double_buffer: layers/io.py
+__all__ = ["py_func"]
 
 
 def _as_list(v, what):
@@ -37,26 +38,3 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
                                                      if backward_func else -1),
                             "backward_skip_vars": sorted(skip)})
     return out
-
-
-def _with_lod_tensors(fn):
-    """The op hands arrays over; Paddle's callables receive LoDTensors."""
-
-    def call(*arrays):
-        args = []
-        for a in arrays:
-            t = LoDTensor()
-            t.set(a)
-            args.append(t)
-        return fn(*args)
-    return call
-
-
-def load(out, file_path, load_as_fp16=None):
-    """Loads `out` from a file written by the save op. Paddle 1.8's layer passes its output under a
-    misspelt keyword (`output=`), so its op writes nothing; this one writes `out`."""
-    helper = LayerHelper("load")
-    attrs = {"file_path": file_path}
-    if load_as_fp16 is not None:
-        attrs["load_as_fp16"] = load_as_fp16
-    helper.append_op(type="load", inputs={}, outputs={"Out": [out]}, attrs=attrs)

@@ -1,18 +1,19 @@
-"""Neural-network layers: fc, embedding, conv2d, pool2d, batch_norm, dropout, softmax and shape ops."""
+"""The layers most models are built from: fc, embedding, conv2d, pool2d, batch_norm, dropout, softmax, matmul,
+reshape, ... (Paddle's fluid.layers.nn)."""
 
 import functools
+
 import operator
 
-from ...ir import VarType, Variable, unique_name
-from ..initializer import Constant, Normal
-from ..layer_helper import LayerHelper
-from ..param_attr import ParamAttr
-from .helpers import append_defined, as_list, check_variable, out_var, single
+from ....ir import VarType, Variable, unique_name
+from ...initializer import Constant, Normal
+from ...layer_helper import LayerHelper
+from ...param_attr import ParamAttr
+from ..utils import append_defined, as_list, check_variable, out_var, single
 
-__all__ = ["fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "softmax", "mul", "matmul",
-           "reshape", "transpose", "split", "topk", "one_hot", "autoincreased_step_counter", "flatten",
-           "squeeze", "unsqueeze", "stack", "gather", "l2_normalize", "expand", "merge_selected_rows",
-           "get_tensor_from_selected_rows"]
+__all__ = ["fc", "embedding", "conv2d", "pool2d", "batch_norm", "dropout", "softmax", "mul", "matmul", "reshape",
+           "transpose", "split", "topk", "one_hot", "flatten", "squeeze", "unsqueeze", "stack", "gather", "expand",
+           "l2_normalize", "autoincreased_step_counter", "merge_selected_rows", "get_tensor_from_selected_rows"]
 
 
 def _prod(xs):

@@ -1,14 +1,13 @@
-"""Shape, indexing and layout layers of Paddle 1.8 whose ops are defined in paddle_compat/ops/defs
-(shape_ops.py, index_ops.py). Signatures and defaults follow Paddle 1.8's fluid.layers."""
+"""Shape, slicing, scattering, cropping and padding layers of Paddle's fluid.layers.nn."""
 
-from ...ir import Variable
-from ..layer_helper import LayerHelper
-from .helpers import append_defined, check_variable, single
-from .tensor import zeros
+from ....ir import Variable
+from ...layer_helper import LayerHelper
+from ..tensor import fill_constant, zeros
+from ..utils import append_defined, check_variable, out_var, single
 
 __all__ = ["gather_nd", "scatter", "scatter_nd_add", "scatter_nd", "strided_slice", "unstack", "expand_as", "crop",
            "crop_tensor", "pad2d", "pad_constant_like", "space_to_depth", "pixel_shuffle", "shuffle_channel",
-           "temporal_shift", "unfold", "affine_channel", "maxout"]
+           "temporal_shift", "unfold", "affine_channel", "maxout", "shape", "slice", "pad"]
 
 
 def gather_nd(input, index, name=None):
@@ -70,7 +69,6 @@ def crop(x, shape=None, offsets=None, name=None):
 def _crop_arg(x, what, value, check, var_slot, list_slot, unknown, inputs, attrs):
     """One of crop_tensor's shape/offsets: ints (an attr), one int Variable (var_slot), or a list mixing ints
     and [1]-shaped Variables (list_slot, one [1] tensor per dimension, ints as fill_constant), as Paddle."""
-    from .tensor import fill_constant
     if isinstance(value, Variable):
         value.stop_gradient = True
         inputs[var_slot] = value
@@ -192,4 +190,28 @@ def maxout(x, groups, name=None, axis=1):
     if axis not in (1, -1, 3):
         raise ValueError("maxout: axis must be 1, -1 or 3, got %r" % (axis,))
     return single(append_defined("maxout", {"X": x}, {"groups": groups, "axis": 3 if axis == -1 else axis},
+                                 name=name))
+
+
+def shape(input):
+    helper = LayerHelper("shape")
+    out = out_var(helper, "int32", [len(input.shape)], stop_gradient=True)
+    helper.append_op(type="shape", inputs={"Input": [input]}, outputs={"Out": [out]})
+    return out
+
+
+def slice(input, axes, starts, ends):
+    """input[starts[i]:ends[i]] along axes[i] (negative indices and out-of-range ends clamp, as in Paddle)."""
+    if not (len(axes) == len(starts) == len(ends)):
+        raise ValueError("slice: axes, starts and ends must have the same length")
+    return single(append_defined("slice", {"Input": input},
+                                 {"axes": list(axes), "starts": list(starts), "ends": list(ends)}))
+
+
+def pad(x, paddings, pad_value=0.0, name=None):
+    """paddings = [before_0, after_0, before_1, after_1, ...] for every dim of x."""
+    if len(paddings) != 2 * len(x.shape):
+        raise ValueError("pad: paddings needs 2 numbers per dim of %s (%d), got %d"
+                         % (x.name, len(x.shape), len(paddings)))
+    return single(append_defined("pad", {"X": x}, {"paddings": list(paddings), "pad_value": float(pad_value)},
                                  name=name))

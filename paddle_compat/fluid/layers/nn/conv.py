@@ -1,16 +1,19 @@
-"""Convolution, pooling, normalization, resizing and sampling layers of Paddle 1.8, with ops defined in
-paddle_compat/ops/defs (conv_pool_ops.py, norm_resize_ops.py). Paddle 1.8's signatures and defaults."""
+"""Convolution, pooling, normalization, resizing and sampling layers of Paddle's fluid.layers.nn."""
 
-from ...ir import Variable
-from ..initializer import Constant, Normal
-from ..layer_helper import LayerHelper
-from ..param_attr import ParamAttr
-from .helpers import append_defined, as_list, check_variable, out_var, single
+import functools
 
-__all__ = ["conv2d_transpose", "conv3d", "conv3d_transpose", "pool3d", "adaptive_pool2d", "adaptive_pool3d",
-           "group_norm", "instance_norm", "lrn", "image_resize", "resize_bilinear",
-           "resize_nearest", "resize_trilinear", "interpolate", "image_resize_short", "grid_sampler",
-           "affine_grid", "inplace_abn"]
+import operator
+
+from ....ir import Variable
+from ...initializer import Constant, Normal
+from ...layer_helper import LayerHelper
+from ...param_attr import ParamAttr
+from ..utils import append_defined, as_list, check_variable, out_var, single
+
+__all__ = ["conv2d_transpose", "conv3d_transpose", "conv3d", "pool3d", "adaptive_pool2d", "adaptive_pool3d",
+           "group_norm", "instance_norm", "lrn", "image_resize", "resize_bilinear", "resize_trilinear",
+           "resize_nearest", "interpolate", "image_resize_short", "grid_sampler", "affine_grid", "inplace_abn",
+           "layer_norm"]
 
 
 def _padding(padding, n, layer):
@@ -319,3 +322,28 @@ def inplace_abn(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, par
                             "fuse_with_relu": False, "use_global_stats": use_global_stats, "activation": act,
                             "alpha": act_alpha, "momentum": momentum})
     return input
+
+
+def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, param_attr=None, bias_attr=None,
+               act=None, name=None):
+    check_variable(input, "input", "layer_norm")
+    helper = LayerHelper("layer_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    dtype = input.dtype
+    norm_shape = list(input.shape[begin_norm_axis:])
+    if any(d < 0 for d in norm_shape):
+        raise ValueError("layer_norm: dims %s of %s from begin_norm_axis=%d must be known"
+                         % (norm_shape, input.name, begin_norm_axis))
+    size = functools.reduce(operator.mul, norm_shape, 1)
+    inputs = {"X": [input]}
+    if scale:
+        inputs["Scale"] = [helper.create_parameter(attr=helper.param_attr, shape=[size], dtype=dtype,
+                                                   default_initializer=Constant(1.0))]
+    if shift:
+        inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[size], dtype=dtype, is_bias=True)]
+    rows = list(input.shape[:begin_norm_axis])
+    mean = out_var(helper, dtype, rows, stop_gradient=True)
+    var = out_var(helper, dtype, rows, stop_gradient=True)
+    out = out_var(helper, dtype, input.shape, input.lod_level)
+    helper.append_op(type="layer_norm", inputs=inputs, outputs={"Y": [out], "Mean": [mean], "Variance": [var]},
+                     attrs={"epsilon": float(epsilon), "begin_norm_axis": begin_norm_axis})
+    return helper.append_activation(out)
