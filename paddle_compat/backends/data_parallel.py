@@ -22,6 +22,7 @@ from .grad_reducer import GradAllReducer
 from .step_split import split_step
 from .selected_rows import make_rows, rows_values, scale_rows
 from ..ir import LoDTensor, ScopeVar, as_fetch, global_scope
+from .feeds import fetch_names_of
 
 __all__ = ["DataParallelRunner"]
 
@@ -131,7 +132,6 @@ class DataParallelRunner:
 
     # ---- running -------------------------------------------------------------------------------------
     def run(self, feed, fetch_list, scope, return_numpy, return_merged):
-        from .feeds import fetch_names_of
         scope = scope if scope is not None else global_scope()
         fetch = fetch_names_of(fetch_list)
         scopes = self._place_scopes(scope)

@@ -10,14 +10,15 @@ Paddle needs OpenCV (`cv2`) for decoding and resizing; here it is used when inst
 Random crops and flips draw from numpy's global RNG exactly as Paddle does.
 """
 
+import io
 import os
 import pickle
 import tarfile
 
 import numpy as np
 
+from ..ir.lazy import F, torch
 from . import _png
-import io
 
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
            "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
@@ -108,8 +109,6 @@ def load_image(file, is_color=True):
 
 
 def _resize_bicubic(im, w_new, h_new):
-    import torch
-    import torch.nn.functional as F
     x = torch.from_numpy(np.ascontiguousarray(im)).to(torch.float32)
     x = x[None, None] if x.dim() == 2 else x.permute(2, 0, 1)[None]
     y = F.interpolate(x, size=(h_new, w_new), mode="bicubic", align_corners=False)[0]

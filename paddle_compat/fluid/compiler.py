@@ -5,6 +5,8 @@ trainers go to the data-parallel runner of the collective backend.
 """
 
 from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
+from .transpiler.batch_merge import merge_batches
+from .inference import AnalysisConfig, NativeConfig, create_paddle_predictor
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -143,7 +145,6 @@ class CompiledProgram:
         self._build_strategy = self._build_strategy or BuildStrategy()
         repeats = self._build_strategy._merge_repeats()
         if repeats != 1:
-            from .transpiler.batch_merge import merge_batches
             self._program = merge_batches(self._program, repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
@@ -154,7 +155,6 @@ class CompiledProgram:
     def _with_inference_optimize(self, config):
         """Run through a predictor made from `config` (an AnalysisConfig or NativeConfig naming a saved
         model): exe.run(compiled, feed=[PaddleTensor, ...]) returns [PaddleTensor, ...], as in Paddle."""
-        from .inference import AnalysisConfig, NativeConfig
         if self._is_data_parallel:
             raise ValueError("CompiledProgram: cannot compile with both data parallel and inference")
         if self._is_inference:
@@ -187,7 +187,6 @@ class CompiledProgram:
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
         if self._is_inference:
             if self._predictor is None:
-                from .inference import create_paddle_predictor
                 self._predictor = create_paddle_predictor(self._infer_config)
             return self._predictor.run(feed)
         if self._runner is None and not self._is_multi(exe.place):
@@ -201,7 +200,7 @@ class CompiledProgram:
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch
                 raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
                                           "not supported now.")
-            from ..backends.data_parallel import DataParallelRunner
+            from ..backends.data_parallel import DataParallelRunner   # torch.distributed: only data-parallel runs
             self._runner = DataParallelRunner(self, exe)
         return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)
 

@@ -17,6 +17,7 @@ from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, no
 from .data_feeder import DataFeeder
 from ..readers.parallel import default_collate_fn
 from ..readers.prefetch import Prefetcher
+from .executor.dataset_run import DatasetLoader
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader", "default_collate_fn"]
 
@@ -241,7 +242,6 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):
-        from .executor.dataset_run import DatasetLoader
         return DatasetLoader(dataset, places, drop_last)
 
 

@@ -159,4 +159,5 @@ def _load():
     global _loaded
     if not _loaded:
         _loaded = True
+        # kept in a function: the table loads its own definitions (ops/defs imports this module) on first question
         from . import defs  # noqa: F401

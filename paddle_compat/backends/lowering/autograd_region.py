@@ -7,6 +7,7 @@ send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
 from ...ir import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir.lazy import torch
 
 
 class Region:
@@ -94,7 +95,6 @@ def find_regions(block, fetch_names=()):
 def autograd(targets, inputs, seeds, retain_graph=False):
     """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target.
     retain_graph: a later backward region (a second append_backward) goes through the same forward."""
-    import torch
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]

@@ -24,6 +24,7 @@ the flag.
 import os
 
 from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OpRole, flag_value
+from ...ir.lazy import torch
 from .codegen import OpRunError
 
 # Op types Paddle 1.8.5 runs without a kernel (recorded by make_nan_inf.py), and the grad ops of control flow
@@ -63,7 +64,6 @@ class Checks:
     """What lower_block emits for one block when the flag is on: source lines, and the globals they use."""
 
     def __init__(self, block, regions, g):
-        import torch
         self.ops = []                        # index -> (op, var name), for the messages
         self.g = g
         g["__nan_out"] = self._check_outputs

@@ -174,7 +174,7 @@ def _half_async_communicator(program):
     info = program._dist_info
     if not info.get("half_async"):
         return None
-    from ...backends.ps.client import get_client
+    from ...backends.ps.client import get_client   # torch.distributed.rpc: only in pserver mode
     return get_client(info).communicator(info.get("communicator_flags"))
 
 

@@ -3,7 +3,6 @@
 torch is imported on the first run, not at import: building programs stays torch-free.
 """
 
-import sys
 import threading
 
 import numpy as np
@@ -11,8 +10,9 @@ import numpy as np
 from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
-from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope, scope_guard,  # noqa: F401
-                   torch_device)
+from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope,  # noqa: F401
+                   scope_guard, torch_device)
+from ..transpiler.ps_table_trainer import remote_lookups
 from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
@@ -128,10 +128,10 @@ class Executor:
 
     def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
-        tables = sys.modules.get("paddle_compat.fluid.transpiler.ps_table_trainer")
-        if tables is not None and not program._dist_info.get("role"):
-            # a test program cloned before transpile, looking up a table only the pservers hold
-            run = tables.remote_lookups(program, scope)
+        if not program._dist_info.get("role"):
+            # a test program cloned before transpile, looking up a table only the pservers hold (the program
+            # itself when this process transpiled no table)
+            run = remote_lookups(program, scope)
         prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5])
         # a program edited between runs leaves stale lowerings behind: drop them
         for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:

@@ -9,7 +9,11 @@ import numpy as np
 from .config import AnalysisConfig, NativeConfig
 from .tensors import _DTYPE_OF, PaddleTensor, ZeroCopyTensor
 from ...ir import CPUPlace, CUDAPlace, LoDTensor, Scope, dtype_name, is_autograd_op
+from ...ir.lazy import torch
 from ...ir.proto_desc import serialize_inference_model
+from ...backends.lowering.registry import known_op_types
+from ..executor.executor import Executor, scope_guard
+from ..io.save_load import MODEL_FILENAME, load_persistables, read_inference_program
 
 
 # -- predictors -------------------------------------------------------------------------------------
@@ -17,7 +21,6 @@ from ...ir.proto_desc import serialize_inference_model
 def _place(src):
     if not src["use_gpu"]:
         return CPUPlace()
-    import torch
     if torch.cuda.is_available():
         return CUDAPlace(src["device"])
     warnings.warn("inference config asks for GPU %d but torch sees no CUDA device: running on CPU"
@@ -27,7 +30,6 @@ def _place(src):
 
 def _check_ops(program, path):
     """Name every op type of the model that has no lowering here, with where it first occurs."""
-    from ...backends.lowering.registry import known_op_types
     known = known_op_types()
     lacking = {}
     for block in program.blocks:
@@ -41,8 +43,6 @@ def _check_ops(program, path):
 
 def _load_model(src, scope, exe):
     """Read the model the config names into scope -> (program, feed names, fetch names, model path)."""
-    from ..executor.executor import scope_guard
-    from ..io.save_load import MODEL_FILENAME, load_persistables, read_inference_program
     if src["prog_buffer"] is not None:
         path = "<model buffer>"
         program, feeds, fetches = read_inference_program(path, src["prog_buffer"])
@@ -82,11 +82,9 @@ class PaddlePredictor:
     (get_input_tensor(name).copy_from_cpu(a); zero_copy_run(); get_output_tensor(name).copy_to_cpu())."""
 
     def __init__(self, config, _share=None):
-        from ..executor.executor import Executor
         src = config._model_source()
         self._config, self._src = config, src
         if src["num_threads"] is not None:    # Paddle sets the math library's threads for the process too
-            import torch
             torch.set_num_threads(max(1, src["num_threads"]))
         if _share is None:
             self._scope = Scope()

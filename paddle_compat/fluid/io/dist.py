@@ -38,6 +38,7 @@ import numpy as np
 from ...backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
 from ...ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
 from ...ir import global_scope, to_torch
+from .variables import save_selected
 
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
@@ -49,13 +50,12 @@ def _check_filename(filename, what):
 
 
 def distributed_save(executor, dirname, main_program, vars, filename=None):
-    from .save_load import save_vars
     _check_filename(filename, "save_persistables")
     if not any(op.type == "send" for op in main_program.global_block().ops):
         # an inference program pruned from the trainer program (save_inference_model): the trainer's own
         # copies of the parameters (those of its last step), on any trainer, without the pservers
         os.makedirs(dirname, exist_ok=True)
-        save_vars(executor, dirname, main_program, vars=list(vars))
+        save_selected(executor, dirname, list(vars))
         return
     if not main_program._is_chief:
         # The chief's checkpoint is the job's. Paddle had every trainer also write its local persistables
@@ -80,13 +80,13 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
     staging = Staging(dirname, parts)
     records = {}
     if local:
-        save_vars(executor, staging.path, main_program, vars=local)
+        save_selected(executor, staging.path, local)
         for v in local:
             path = os.path.join(staging.path, v.name)
             _fsync(path)
             records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
     if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
-        from ...backends.ps.dist_io import save_tables
+        from ...backends.ps.dist_io import save_tables   # torch.distributed.rpc: only in pserver mode
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
         for ep, recs in save_tables(info, staging.path, eps, with_state).items():
             for name, rec in recs.items():
@@ -98,7 +98,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    from ...backends.ps.dist_io import pull_vars
+    from ...backends.ps.dist_io import pull_vars   # torch.distributed.rpc: only in pserver mode
     got = pull_vars(info, wanted)
     for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":

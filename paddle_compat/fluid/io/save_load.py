@@ -8,13 +8,15 @@ executor, so values are read from and written to the executor's scope.
 import json
 import os
 
-from ...ir import (Parameter, Program, Scope, VarType, Variable, default_main_program, global_scope, program_guard,
-                   prune_for_inference)
-from ..executor.executor import Executor
-from ...ir.serialization import parse_model_file, program_from_dict
-from ...backends.checkpoint_dir import MANIFEST, check_sha256, verify
-from ...ir.tensor_format import atomic_write
+from ...backends.checkpoint_dir import check_sha256, verify
+from ...ir import Program, Scope, Variable, default_main_program, global_scope, prune_for_inference
 from ...ir.proto_desc import serialize_inference_model, strip_feed_fetch
+from ...ir.serialization import parse_model_file, program_from_dict
+from ...ir.tensor_format import atomic_write
+from .dist import distributed_save, load_table_shards, pserver_load
+from .table_export import localize_tables, save_with_tables
+from .variables import (_check_exe, _clone_var, _io_program, _select, get_program_parameter,  # noqa: F401
+                        get_program_persistable_vars, is_parameter, is_persistable, save_selected)
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -23,97 +25,13 @@ __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_p
 MODEL_FILENAME = "__model__"
 
 
-def is_parameter(var):
-    return isinstance(var, Parameter)
-
-
-def is_persistable(var):
-    if var.type in (VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.READER, VarType.RAW):
-        return False
-    return var.persistable
-
-
-def is_belong_to_optimizer(var):
-    return getattr(var, "belong_to_optimizer", False)
-
-
-def get_program_parameter(program):
-    return [v for v in program.list_vars() if is_parameter(v)]
-
-
-def get_program_persistable_vars(program):
-    return [v for v in program.list_vars() if is_persistable(v)]
-
-
-def _check_exe(executor, fn):
-    if not isinstance(executor, Executor):
-        raise TypeError("%s: executor must be a fluid.Executor, got %s" % (fn, type(executor).__name__))
-
-
-def _select(main_program, vars, predicate, fn):
-    if main_program is None:
-        main_program = default_main_program()
-    if not isinstance(main_program, Program):
-        inner = getattr(main_program, "_program", None)
-        if inner is None:
-            raise TypeError("%s: main_program must be a fluid.Program, got %s" % (fn, type(main_program).__name__))
-        main_program = inner
-    if vars is None:
-        seen, out = set(), []
-        for v in main_program.list_vars():
-            if (predicate is None or predicate(v)) and v.name not in seen:
-                seen.add(v.name)
-                out.append(v)
-        return main_program, out
-    out = []
-    for v in vars:
-        if isinstance(v, str):
-            v = main_program.global_block().var(v)
-        if not isinstance(v, Variable):
-            raise TypeError("%s: vars must be Variables or names, got %r" % (fn, v))
-        out.append(v)
-    return main_program, out
-
-
-def _clone_var(block, var):
-    return block.create_var(name=var.name, shape=var.shape, dtype=var.dtype, type=var.type,
-                            lod_level=var.lod_level, persistable=True)
-
-
-def _io_program(ops_of):
-    prog = Program()
-    with program_guard(prog, Program()):
-        ops_of(prog.global_block())
-    return prog
-
-
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None):
     """Save variables to dirname/<var name> (or all into dirname/filename), from the global scope."""
     _check_exe(executor, "save_vars")
     main_program, vs = _select(main_program, vars, predicate, "save_vars")
     if _is_distributed_trainer(main_program) and vars is None:
-        from .dist import distributed_save
         return distributed_save(executor, dirname, main_program, vs, filename)
-    dirname = os.path.normpath(dirname)
-    os.makedirs(dirname, exist_ok=True)
-    # a local save over a pserver job's checkpoint: its manifest no longer describes the files
-    stale = os.path.join(dirname, MANIFEST)
-    if os.path.exists(stale):
-        os.unlink(stale)
-
-    def build(block):
-        cloned = [_clone_var(block, v) for v in vs]
-        if filename is None:
-            for v in cloned:
-                block.append_op(type="save", inputs={"X": [v]},
-                                attrs={"file_path": os.path.join(dirname, v.name), "overwrite": True})
-        elif cloned:
-            # Paddle writes (and reads) a combined file in variable-name order, whatever order it was given
-            cloned.sort(key=lambda v: v.name)
-            block.append_op(type="save_combine", inputs={"X": cloned},
-                            attrs={"file_path": os.path.join(dirname, filename)})
-
-    executor.run(_io_program(build))
+    save_selected(executor, dirname, vs, filename)
 
 
 def save_params(executor, dirname, main_program=None, filename=None):
@@ -129,14 +47,12 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     _check_exe(executor, "load_vars")
     main_program, vs = _select(main_program, vars, predicate, "load_vars")
     if _is_pserver_program(main_program) and vars is None:
-        from .dist import pserver_load
         return pserver_load(executor, dirname, main_program, vs)
     manifest = verify(dirname)       # a pserver job's checkpoint: refuse an interrupted save, naming its parts
     if not os.path.isdir(dirname):
         raise ValueError("load_vars: there is no directory %s" % dirname)
     missing = [v for v in vs if filename is None and not os.path.exists(os.path.join(dirname, v.name))]
     if missing:   # distributed tables saved by the pservers, as shards <table>.block<i>
-        from .dist import load_table_shards
         done = set(v.name for v in load_table_shards(executor, dirname, missing))
         vs = [v for v in vs if v.name not in done]
         missing = [v.name for v in missing if v.name not in done]
@@ -207,7 +123,6 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
-    from .table_export import localize_tables, save_with_tables
     pruned, tables = localize_tables(pruned, global_scope())
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]

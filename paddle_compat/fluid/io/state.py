@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ...ir import Program, convert_dtype, dtype_name, global_scope, safe_pickle
-from .save_load import is_belong_to_optimizer, is_parameter
+from .variables import is_belong_to_optimizer, is_parameter
 from ...ir.proto_desc import serialize_program
 
 __all__ = ["save", "load", "load_program_state", "set_program_state"]

@@ -21,8 +21,12 @@ import os
 
 import numpy as np
 
+from ...ir.lazy import torch
+
 from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
 from ...ir.tensor_format import atomic_write, write_lod_tensor, write_lod_tensor_header
+from .variables import is_persistable, save_selected
+from ..transpiler.ps_table_trainer import holds_values, trainer_table
 
 __all__ = ["localize_tables", "save_with_tables"]
 
@@ -70,7 +74,6 @@ def localize_tables(program, scope):
         for n in dropped:
             block.vars.pop(n, None)
     else:   # lookups of a table only the pservers hold, in a program this process did not transpile
-        from ..transpiler.ps_table_trainer import holds_values, trainer_table
         for op in block.ops:
             if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
                 continue
@@ -101,9 +104,7 @@ def _chunk_rows(width, itemsize):
 
 def _stream_table(f, g, executor):
     """Write table g (header, then its rows shard by shard, chunk by chunk) to the open file f."""
-    import torch
-
-    from ...backends.ps.client import get_client
+    from ...backends.ps.client import get_client   # torch.distributed.rpc: only in pserver mode
     client = get_client(g.info)
     client.attach(executor)
     dtype = np.dtype(g.dtype)
@@ -136,11 +137,10 @@ def _stream_table(f, g, executor):
 def save_with_tables(executor, dirname, program, gather, params_filename=None):
     """Save the persistables of the localized inference `program`: the tables from the pservers, the rest
     from the scope (one file each, or all in params_filename in name order, as save_persistables does)."""
-    from .save_load import is_persistable, save_vars
     tables = {g.name: g for g in gather}
     persist = sorted((v for v in program.list_vars() if is_persistable(v)), key=lambda v: v.name)
     if params_filename is None:
-        save_vars(executor, dirname, program, vars=[v for v in persist if v.name not in tables])
+        save_selected(executor, dirname, [v for v in persist if v.name not in tables])
         for g in gather:
             atomic_write(os.path.join(dirname, g.name), lambda f, g=g: _stream_table(f, g, executor))
         return

@@ -1,4 +1,5 @@
-"""Paddle's fluid.layers.sequence_lod: layers over LoD sequences (pooling, softmax, expand, pad, slice, reshape, ...)."""
+"""Paddle's fluid.layers.sequence_lod: layers over LoD sequences (pooling, softmax, expand, pad, slice,
+reshape, ...)."""
 
 from ...ir import Variable, convert_dtype
 from ..layer_helper import LayerHelper

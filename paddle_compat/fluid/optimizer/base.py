@@ -4,14 +4,13 @@ rate) in the program, so a transpiler can move them to parameter servers."""
 
 import collections
 
-from ...ir import default_main_program, default_startup_program, name_scope, unique_name
+from ...ir import (Variable, default_main_program, default_startup_program, device_guard, name_scope, notify_changed,
+                   program_guard, unique_name)
 from .. import layers
 from ..backward.backward import append_backward
-from ..clip import append_gradient_clip_ops
-from ...ir import Variable, device_guard, program_guard
+from ..clip import BaseGradientClipAttr, append_gradient_clip_ops
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
-from ...ir import notify_changed
 from ..regularizer import append_regularization_ops
 
 __all__ = ["Optimizer"]
@@ -27,7 +26,6 @@ class Optimizer:
         self.regularization = regularization
         self._name = name
         if grad_clip is not None:
-            from ..clip import BaseGradientClipAttr
             if not isinstance(grad_clip, BaseGradientClipAttr):
                 raise TypeError("grad_clip must be a GradientClipByValue/ByNorm/ByGlobalNorm instance, got %r"
                                 % (grad_clip,))

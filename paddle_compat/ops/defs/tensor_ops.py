@@ -7,6 +7,7 @@ builders but never computed: gradients come from autograd. No slot is declared n
 as before the move: programs stay as they were (the ids are int data, stop_gradient anyway).
 """
 
+from ...ir import convert_dtype, dtype_name
 from ...ir.lazy import torch, F, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
@@ -29,7 +30,6 @@ def _axis(axis, nd):
 
 
 def _cast_shape(ins, attrs):
-    from ...ir import convert_dtype, dtype_name    # a leaf module: no torch, no framework
     x = first(ins, "X")
     return {"Out": OutMeta(x.shape, dtype_name(convert_dtype(attrs["out_dtype"])), x.lod_level)}
 

@@ -9,9 +9,17 @@ from ..registry import register
 from .common import attr
 
 
+# The parameter-server runtime is imported inside these kernel factories: torch.distributed.rpc loads with it,
+# so only when a program with pserver ops is lowered.
 def _plan(ctx):
     from ...ps.comm_plan import comm_plan_for
     return comm_plan_for(ctx)
+
+
+def _layer_client():
+    """The runtime of hand-built programs' send / recv / barriers (layers.io Send, Recv)."""
+    from ...ps import layer_client
+    return layer_client
 
 
 def _hand_built(ctx, role):
@@ -30,24 +38,21 @@ def _hand_built(ctx, role):
 @register("send", inputs=("X*",), outputs=())
 def send(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import send_kernel
-        return send_kernel(op, ctx)
+        return _layer_client().send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
 
 @register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
 def barrier(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import barrier_kernel
-        return barrier_kernel(op, ctx)
+        return _layer_client().barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
 
 @register("recv", inputs=(), outputs=("Out*",))
 def recv(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import recv_kernel
-        return recv_kernel(op, ctx)
+        return _layer_client().recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
 

@@ -134,7 +134,7 @@ def merge_ids(op, ctx):
 
 @register("prefetch", inputs=("X*",), outputs=("Out*",))
 def prefetch(op, ctx):
-    from ...ps.table_client import prefetch_kernel
+    from ...ps.table_client import prefetch_kernel   # torch.distributed.rpc: only for pserver tables
     return prefetch_kernel(op, ctx)
 
 

@@ -89,10 +89,10 @@ class RoleMakerBase:
             if client is None or client._CLIENT is None or client._CLIENT.closed:
                 raise RuntimeError("barrier_worker: this worker has not joined its pservers yet; run "
                                    "fleet.startup_program first")
-            from .....backends.ps.worker_barrier import barrier
+            from .....backends.ps.worker_barrier import barrier   # torch.distributed.rpc: only in pserver mode
             barrier(client._CLIENT)
             return
-        from .....backends import comm
+        from .....backends import comm   # torch.distributed: only in collective mode
         c = comm.any_communicator()
         if c is None:
             raise RuntimeError("barrier_worker: no trainer group yet; run the transpiled startup program first")
@@ -158,12 +158,16 @@ class GeneralRoleMaker(RoleMakerBase):
         return resolve_general(dict(os.environ))
 
 
-def _mpi_comm():
+def _mpi():
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI   # kept in a function: mpi4py (and an MPI library) load only for MPI role makers
     except ImportError:
         raise ImportError("MPI role makers need mpi4py (pip install mpi4py, plus an MPI such as `pip install mpich`)")
-    return MPI.COMM_WORLD
+    return MPI
+
+
+def _mpi_comm():
+    return _mpi().COMM_WORLD
 
 
 def _free_port(ip):
@@ -237,7 +241,7 @@ class MPIRoleMaker(RoleMakerBase):
 
     def all_reduce_worker(self, value, op="sum"):
         """Reduce a number or numpy array over the workers (Paddle's _all_reduce); every worker gets it."""
-        from mpi4py import MPI
+        MPI = _mpi()
         ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
         if op not in ops:
             raise ValueError("all_reduce_worker: op must be one of %s, got %r" % (sorted(ops), op))

@@ -7,6 +7,7 @@ import logging
 
 import numpy as np
 from .....ir import global_scope
+from ..parameter_server.distribute_transpiler import fleet
 
 __all__ = ["FleetUtil"]
 
@@ -26,7 +27,6 @@ class FleetUtil:
         if mode == "pslib":
             raise NotImplementedError("FleetUtil(mode='pslib') needs Baidu's pslib, which paddle_compat does not "
                                       "provide; use mode='transpiler'")
-        from ..parameter_server.distribute_transpiler import fleet
         self._fleet = fleet
 
     def _is_rank0(self):

@@ -18,18 +18,17 @@ import fleet` (Paddle's path; `...parameter_server.distributed_transpiler` works
 import os
 import sys
 
-from ......ir import Variable, default_startup_program
+from ......ir import CPUPlace, Program, Variable, default_startup_program
 from ..... import io
 from .....compiler import CompiledProgram
-from ......ir import CPUPlace
 from .....executor.executor import Executor
-from ......ir import Program
 from .....parallel_executor import ParallelExecutor
 from .....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ...base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ...base.role_maker import MPISymetricRoleMaker
 from .distributed_strategy import (AsyncStrategy, DistributedStrategy, GeoStrategy,  # noqa: F401
                                    HalfAsyncStrategy, StrategyFactory, SyncStrategy, TrainerRuntimeConfig)
+from ......backends.checkpoint_dir import verify
 
 __all__ = ["fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"]
 
@@ -71,7 +70,6 @@ class DistributedTranspiler(Fleet):
         if not self.is_server():
             raise RuntimeError("fleet.init_server: this process is a worker (fleet.is_server() is False)")
         if model_dir is not None:
-            from ......backends.checkpoint_dir import verify
             verify(model_dir)    # an interrupted save, or one caught between its two renames: named here
             if not os.path.isdir(model_dir):
                 raise ValueError("fleet.init_server: there is no directory named '%s'" % model_dir)
