@@ -18,18 +18,14 @@ import tarfile
 import numpy as np
 
 from ..ir.lazy import F, torch
-from . import _png
+from . import _optional as optional, _png
 
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
            "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
 
 
 def _cv2():
-    try:
-        import cv2
-        return cv2
-    except ImportError:
-        return None
+    return optional.cv2()
 
 
 def batch_images_from_tar(data_file, dataset_name, img2label, num_per_batch=1024):
@@ -72,10 +68,7 @@ def _gray(bgr):
 
 
 def _decode_without_cv2(data, is_color):
-    try:
-        from PIL import Image
-    except ImportError:
-        Image = None
+    Image = optional.pil_image()
     if Image is not None:
         im = Image.open(io.BytesIO(bytes(data)))
         if is_color:

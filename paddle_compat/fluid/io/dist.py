@@ -43,6 +43,11 @@ from .variables import save_selected
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
 
 
+def _dist_io():
+    from ...backends.ps import dist_io   # kept in a function: torch.distributed.rpc loads only in pserver mode
+    return dist_io
+
+
 def _check_filename(filename, what):
     if filename is not None:
         raise NotImplementedError("%s in pserver mode writes one file per variable (each pserver loads its rows "
@@ -86,9 +91,8 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             _fsync(path)
             records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
     if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
-        from ...backends.ps.dist_io import save_tables   # torch.distributed.rpc: only in pserver mode
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
-        for ep, recs in save_tables(info, staging.path, eps, with_state).items():
+        for ep, recs in _dist_io().save_tables(info, staging.path, eps, with_state).items():
             for name, rec in recs.items():
                 records[name] = dict(rec, **{"from": describe(ep)})
     wanted = {}
@@ -98,8 +102,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    from ...backends.ps.dist_io import pull_vars   # torch.distributed.rpc: only in pserver mode
-    got = pull_vars(info, wanted)
+    got = _dist_io().pull_vars(info, wanted)
     for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":
             parts_ = sorted(meta["pieces"], key=lambda p: p[2])

@@ -63,9 +63,9 @@ def listen_and_serv(op, ctx):
             from ...ps.layer_service import LayerServer
             LayerServer(op, ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
             return
-        from ...ps import table_service  # noqa: F401  (serves the distributed tables' prefetch and save)
-        from ...ps.service import PServerService
-        PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
+        # table_service: imported, it serves the distributed tables' prefetch and save
+        from ...ps import service, table_service  # noqa: F401
+        service.PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
     return k
 
 
