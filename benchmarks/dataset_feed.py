@@ -5,7 +5,7 @@ feeds, for a CTR model with 26 id slots (1-3 ids each), 13 dense values and a la
 
 Prints samples/s for: parsing alone (read_file with "cat"), parsing + batching into feeds, training with
 exe.run on feeds built beforehand, and train_from_dataset (thread 1, and 2: two Hogwild workers) including
-the reading, which runs in helper processes (fluid/dataset_reader.py); the three training variants
+the reading, which runs in helper processes (fluid/dataset/reader.py); the three training variants
 alternate for --rounds rounds and medians are printed (OMP_NUM_THREADS=1). On a loaded machine the wall
 ratios depend on whether the helpers find a free core; the CPU line (this process's CPU time per sample,
 helpers not counted) says what train_from_dataset costs the trainer itself.

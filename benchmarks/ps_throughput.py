@@ -8,9 +8,9 @@ server answers through an rpc.functions.async_execution future once both trainer
 averaging them, taking the SGD step and returning the new shards. Shards are the same as ours (weights of
 8192+ elements cut by rows in half across 2 servers, round robin).
 Launches alternate (ours, torch, ours, ...); each prints samples/s; we report medians and ours/torch.
-Target: >= 0.9. Both sides use TensorPipe's uv (TCP) transport: ours chooses it (see backends/ps/group.py);
-`--baseline-transport default` shows torch's default shm transport, whose busy-polling reactor costs a
-core per process on a small shared machine. Each launch also reports the job's CPU ms per step (all
+Target: >= 0.9. Ours runs on its own TCP transport (paddle_compat/backends/wire); the hand-written side on
+TensorPipe's uv (TCP) transport; `--baseline-transport default` shows torch's default shm transport, whose
+busy-polling reactor costs a core per process on a small shared machine. Each launch also reports the job's CPU ms per step (all
 processes, all threads), which scheduling noise on a shared machine barely moves.
 
     python benchmarks/ps_throughput.py [--rounds 3] [--steps 200] [--batch 64]
@@ -77,7 +77,7 @@ def _report_server(cpu_start, steps, clock=None):
 
 class _StepClock:
     """Marks this process's CPU time when the server has handled the pushes of the last warmup step and of
-    the last timed step: setup (ours joins its group inside exe.run, torch's init_rpc comes before) and
+    the last timed step: setup (ours connects inside exe.run, torch's init_rpc comes before) and
     shutdown stay out of the per-step figure on both sides."""
 
     def __init__(self, trainers, warmup, steps):

@@ -3,8 +3,9 @@
 merge_ids_grad -> split_ids -> send) against a hand-written torch.distributed.rpc table server.
 
 One server holding a [2^20, dim] float32 table, one trainer, 127.0.0.1, one thread per process, TensorPipe's
-uv (TCP) transport on both sides (what ours uses, see backends/ps/group.py). Each step's batch holds 2U ids,
-U of them unique (U = 4096 and 65536; dim 16 and 64), so both sides deduplicate, as a CTR trainer must:
+uv (TCP) transport on the hand-written side, ours on its own TCP transport (backends/wire). Each step's
+batch holds 2U ids, U of them unique (U = 4096 and 65536; dim 16 and 64), so both sides deduplicate, as a
+CTR trainer must:
   prefetch  ours: a test program (the trainer program cloned for_test: split_ids, one prefetch RPC,
             merge_ids, a reduce_sum); torch: torch.unique(ids, return_inverse=True), rpc_async(server,
             lookup, unique ids).wait(), the rows gathered back per id (index_select) and the same sum.

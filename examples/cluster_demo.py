@@ -5,8 +5,9 @@
     ./dev run --async                 async mode
 
 Run without a role, this script picks free ports and starts the four processes itself (each is this
-same script with TRAINING_ROLE / PADDLE_TRAINER_ID set, as a cluster launcher would), prints their
-output, cleans them up by pid and exits non-zero if any of them failed. Each process runs the seed
+same script with TRAINING_ROLE / PADDLE_TRAINER_ID set, as a cluster launcher would), hands them a fresh job
+key in a 0600 file (deleted at the end; a key you set yourself is used instead), prints their output, cleans
+them up by pid and exits non-zero if any of them failed. Each process runs the seed
 documents' pserver example as written: the same program on every node, the role picks
 `exe.run(pserver_startup); exe.run(pserver_prog)` or training with `t.get_trainer_program()`.
 """
@@ -118,12 +119,16 @@ def run_job(argv, pservers, trainers, timeout, title, extra_env=None):
     its own session, its role in TRAINING_ROLE / PADDLE_TRAINER_ID as a cluster launcher would set them),
     echo their output, and kill whatever is left by pid at the end. Returns (failed, lines, seconds):
     failed lists (process, return code or reason); lines are (process, line) in arrival order."""
+    from paddle_compat.backends import job_env
     eps = ["127.0.0.1:%d" % p for p in free_ports(pservers)]
     common = dict(os.environ, PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=str(trainers),
                   PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
                   PYTHONUNBUFFERED="1", FLAGS_rpc_deadline=os.environ.get("FLAGS_rpc_deadline", "60000"),
                   **(extra_env or {}))
-    common.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    keyfile = None
+    if not job_env.user_gave_key(common):
+        keyfile = job_env.JobKeyFile()       # this job's own key; deleted when the job ends
+        common = keyfile.env(common)
     roles = [("pserver%d" % i, dict(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep)) for i, ep in enumerate(eps)]
     roles += [("trainer%d" % i, dict(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=str(i))) for i in range(trainers)]
     print("pservers %s, %d trainers, %s" % (",".join(eps), trainers, title), flush=True)
@@ -170,6 +175,8 @@ def run_job(argv, pservers, trainers, timeout, title, extra_env=None):
             th.join(timeout=2)
         for s, h in old.items():
             signal.signal(s, h)
+        if keyfile is not None:
+            keyfile.remove()
     took = time.monotonic() - t0
     if failed:
         print("FAILED after %.1fs: %s" % (took, ", ".join("%s (%s)" % (n, rc) for n, rc in failed)), flush=True)

@@ -2,7 +2,7 @@
 # The device-machine check (not CI): the GPU tests, the unit sweep with every executor on cuda:0
 # (tools/gpu_sweep.sh), the Hogwild tests six times on the GPU, executor_overhead and step_speed (ResNet-20
 # batch 32 and 128, the MLPs: kernels per step, eager torch, torch in one CUDA graph, ours without a fetch) on
-# cuda. Logs under $OUT.
+# cuda, and executor_overhead and step_speed again with capture on (FLAGS_cuda_graph_capture=1). Logs under $OUT.
 cd "$(dirname "$0")/.."; OUT="${OUT:-/tmp/gpu_check}"; mkdir -p "$OUT"; export OUT
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 python3 -c "import torch;print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))"
@@ -11,3 +11,6 @@ timeout 150 bash tools/gpu_sweep.sh; cat $OUT/sweep_summary.txt | grep "^=="
 for i in 1 2 3 4 5 6; do PYTHONPATH=$PWD:$PWD/tests/gpu timeout 30 python3 -m pytest -p cuda_everywhere -p no:cacheprovider -q tests/unit/test_dataset_hogwild.py 2>&1 | tail -1; done > $OUT/hogwild.txt; sort $OUT/hogwild.txt | uniq -c
 PYTHONPATH=$PWD timeout 60 python3 benchmarks/executor_overhead.py --device cuda --rounds 7 2>&1 | tee $OUT/bench.txt
 PYTHONPATH=$PWD timeout 120 python3 benchmarks/step_speed.py --device cuda --model resnet20,mlp --rounds 5 --nofetch 2>&1 | tee -a $OUT/bench.txt
+# the same with whole-step CUDA graphs (off by default until tests/gpu/test_cuda_graphs.py passes on a GPU)
+FLAGS_cuda_graph_capture=1 PYTHONPATH=$PWD timeout 60 python3 benchmarks/executor_overhead.py --device cuda --rounds 5 2>&1 | sed "s/^/capture: /" | tee -a $OUT/bench.txt
+FLAGS_cuda_graph_capture=1 PYTHONPATH=$PWD timeout 120 python3 benchmarks/step_speed.py --device cuda --model resnet20,mlp --rounds 5 2>&1 | sed "s/^/capture: /" | tee -a $OUT/bench.txt

@@ -166,13 +166,6 @@ WHY = {
     "test_layers.py": "design: dygraph (Paddle 1.8.5 fails 19 of its 79 cases too; of the cases it passes, the ones "
                       "failing here compare with a dygraph run or build fluid.dygraph.nn Layers: their static "
                       "parts pass)",
-    "test_communicator_half_async.py": "left: half-async membership (half-async itself is built: "
-                                       "tests/dist/test_ps_half_async.py), "
-                                       "but the test starts 1 of its 2 trainers; our RPC group (a fixed world "
-                                       "of every pserver and trainer) waits for all to join until "
-                                       "FLAGS_rpc_deadline and names trainer 1, Paddle's async pserver serves "
-                                       "whichever trainers come (torch RPC's dynamic membership passes this test but "
-                                       "leaves departed members listed, failing later joiners)",
 
     # the framework and distributed files; the head of each entry (up to its first "(") groups the report
     "test_operator.py": "left: desc bindings (imports paddle.fluid.proto.framework_pb2)",

@@ -1,9 +1,9 @@
 """Process groups over Paddle's trainer endpoints (NCCL on GPU, gloo on CPU), and the rings of collective ops.
 
-Rendezvous happens at trainer 0's endpoint: trainer 0 hosts a TCPStore there behind the job-token gate
-(store_gate.py: a process without PADDLE_COMPAT_JOB_TOKEN is refused and logged with its socket address), every
-trainer registers its own endpoint under its rank in the job's namespace (derived from the token), and the
-group is built once all have registered. The whole wait is bounded by
+Rendezvous happens at trainer 0's endpoint: trainer 0 hosts a small key-value store there on the wire transport
+(backends/wire: every connection proves it holds the job key; a stranger is refused and logged with its socket
+address), the other trainers reach it through a torch.distributed.Store subclass, every trainer registers its
+own endpoint under its rank, and the group is built once all have registered. The whole wait is bounded by
 FLAGS_rpc_deadline (ms); on timeout the error lists the endpoints that never registered, instead of Paddle's
 silent hang in gen_nccl_id.
 
@@ -15,8 +15,8 @@ import atexit
 import collections
 import datetime
 import gc
+import hashlib
 import os
-import socket
 import time
 
 import torch
@@ -134,29 +134,34 @@ def _unflatten_into(flat, group):
 
 # ---------------------------------------------------------------------------------------------------------
 # Rendezvous
-_stores = {}                         # (endpoints, is trainer 0) -> TCPStore, one per process
+_stores = {}                         # (endpoints, is trainer 0) -> the store, one per process
+_servers = []                        # trainer 0's rendezvous listeners (alive as long as the process)
 _generation = collections.Counter()  # (endpoints, tag) -> how many groups this process built (all agree)
 _live = []                           # every Communicator, released before interpreter teardown
 
 
-def _wait_listening(host, port, t_end, endpoints, rank):
-    """Poll trainer 0's endpoint until it accepts connections (the store client's own retry overshoots
-    its timeout and logs a stack per attempt)."""
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=1.0):
-                return
-        except OSError:
-            if time.monotonic() >= t_end:
-                raise RendezvousError(
-                    "trainer %d (%s) could not reach trainer 0 at %s:%d within FLAGS_rpc_deadline=%dms: is "
-                    "trainer 0 running and does its endpoint match (trainers=%s)?"
-                    % (rank, endpoints[rank], host, port, _deadline_ms(), ",".join(endpoints)))
-            time.sleep(0.05)
-
-
 def _deadline_ms():
     return int(deadline_seconds() * 1000)
+
+
+def _digest(endpoints):
+    return hashlib.sha256(",".join(endpoints).encode()).hexdigest()[:16]
+
+
+def _admit(endpoints):
+    """Trainer 0's check of who joins its rendezvous: a trainer of this job, given the same endpoint list."""
+    from .wire.auth import Refused
+    digest = _digest(endpoints)
+
+    def admit(identity, peer):
+        who, _, theirs = identity.partition("|")
+        if not who.startswith("trainer "):
+            raise Refused("trainer 0's rendezvous (%s) takes the job's trainers, not %r" % (endpoints[0], who))
+        if theirs != digest:
+            raise Refused("%s (%s) was given other trainer endpoints than trainer 0 (%s): the trainers were given "
+                          "different endpoint lists" % (who, peer, ",".join(endpoints)))
+        return who
+    return admit
 
 
 def _store(endpoints, rank, t_end):
@@ -164,35 +169,38 @@ def _store(endpoints, rank, t_end):
     store = _stores.get(key)
     if store is not None:
         return store
-    host, port = _split(endpoints[0])
-    timeout = datetime.timedelta(seconds=max(t_end - time.monotonic(), 1.0))
-    from . import store_gate
+    from .ps.errors import PsError
+    from .wire import client as wire_client, server as wire_server
+    from .wire.store import KVStore, WireStore, local_caller
+    timeout_s = deadline_seconds()
+    where = "trainer 0's rendezvous (%s)" % endpoints[0]
     if rank == 0:
-        # Trainer 0's own address only (TCPStore alone would bind every interface), held by the token gate;
-        # the store listens on a private loopback port behind it.
+        # trainer 0's own address only, authenticated with the job key (backends/wire)
+        kv = KVStore(where)
         try:
-            back = store_gate.serve(host, port, "trainer 0's rendezvous (%s)" % endpoints[0])
+            srv = wire_server.Server(endpoints[0], where, "trainer 0|%s" % _digest(endpoints), kv.handlers(),
+                                     admit=_admit(endpoints))
         except OSError as e:
             raise RendezvousError("trainer 0 cannot listen on its endpoint %s (%s): another process uses the "
                                   "port, or the address is not this machine's" % (endpoints[0], e)) from e
-        back_port = back.getsockname()[1]
-        store = dist.TCPStore("127.0.0.1", back_port, len(endpoints), True, timeout,
-                              wait_for_workers=False, master_listen_fd=back.detach())
-        try:    # our own client is connected: from now on only the gate's connections get through
-            store_gate.store_started(back_port)
-        except RuntimeError as e:
-            raise RendezvousError("trainer 0 (%s): %s" % (endpoints[0], e)) from None
+        _servers.append(srv)
+        store = WireStore(local_caller(kv), timeout_s, where)
     else:
-        _wait_listening(host, port, t_end, endpoints, rank)
         try:
-            local = store_gate.connect(host, port, max(t_end - time.monotonic(), 1.0),
-                                       "trainer 0's rendezvous")
-        except store_gate.GateRefused as e:
+            conn = wire_client.Connection(endpoints[0], "trainer %d|%s" % (rank, _digest(endpoints)), t_end,
+                                          what="trainer 0 (%s)" % endpoints[0])
+        except wire_client.KeyMismatchError as e:
             raise RendezvousError("trainer %d (%s): %s" % (rank, endpoints[rank], e)) from None
-        except OSError as e:
-            raise RendezvousError("trainer %d (%s) could not pass trainer 0's rendezvous gate at %s: %s"
-                                  % (rank, endpoints[rank], endpoints[0], e)) from None
-        store = dist.TCPStore("127.0.0.1", local, len(endpoints), False, timeout)
+        except PsError as e:
+            if "cannot reach" not in str(e):
+                raise RendezvousError("trainer %d (%s): %s" % (rank, endpoints[rank], e)) from None
+            host, port = _split(endpoints[0])
+            raise RendezvousError(
+                "trainer %d (%s) could not reach trainer 0 at %s:%d within FLAGS_rpc_deadline=%dms: is trainer 0 "
+                "running and does its endpoint match (trainers=%s)?"
+                % (rank, endpoints[rank], host, port, _deadline_ms(), ",".join(endpoints))) from None
+        store = WireStore(lambda name, *args: conn.call_async(name, *args), timeout_s, where)
+        store._conn = conn
     _stores[key] = store
     return store
 
@@ -209,8 +217,7 @@ def connect(endpoints, rank, device="cpu", tag="nccl2"):
     gen_key = (tuple(endpoints), tag)
     gen = _generation[gen_key]
     _generation[gen_key] += 1
-    from .ps.auth import namespace
-    st = dist.PrefixStore("paddle_compat/%s/%s/%d" % (namespace(), tag, gen), store)
+    st = dist.PrefixStore("paddle_compat/%s/%d" % (tag, gen), store)
     keys = ["endpoint/%d" % r for r in range(n)]
     st.set(keys[rank], endpoints[rank])
     try:
@@ -290,3 +297,5 @@ def _release():
     gc.collect()
     _stores.clear()
     gc.collect()
+    while _servers:
+        _servers.pop().close()

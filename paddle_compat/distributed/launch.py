@@ -13,7 +13,7 @@ import os
 import sys
 
 from . import procs
-from .launch_ps import with_job_token
+from .launch_ps import with_job_key
 
 
 def _parse(argv):
@@ -37,8 +37,6 @@ def _parse(argv):
 def plan(args, env=None):
     """Per-process environments for this node (pure: no processes started)."""
     env = dict(os.environ if env is None else env)
-    # TensorPipe logs every peer's closing connection as a warning when a job ends: quiet by default
-    env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     ips = [ip.strip() for ip in args.cluster_node_ips.split(",") if ip.strip()]
     if args.node_ip not in ips:
         raise ValueError("--node_ip %s is not in --cluster_node_ips %s" % (args.node_ip, ",".join(ips)))
@@ -55,7 +53,6 @@ def plan(args, env=None):
     if args.started_port + n - 1 > 65535:
         raise ValueError("--started_port %d + %d processes runs past port 65535" % (args.started_port, n))
     all_eps = ["%s:%d" % (ip, args.started_port + i) for ip in ips for i in range(n)]
-    env = with_job_token(args, env)      # the rendezvous gate's secret (backends/store_gate.py)
     node = ips.index(args.node_ip)
     out = []
     for local in range(n):
@@ -74,16 +71,22 @@ def plan(args, env=None):
 
 def main(argv=None):
     args = _parse(sys.argv[1:] if argv is None else argv)
+    # the job key of the rendezvous at trainer 0 (backends/job_env.py): a fresh one per one-node job
+    env, keyfile = with_job_key(args, os.environ)
     try:
-        todo = plan(args)
-    except ValueError as e:
-        sys.stderr.write("launch: %s\n" % e)
-        return 2
-    if args.print_config:
-        sys.stderr.write("launch: %d trainer(s) on %s, endpoints %s\n"
-                         % (len(todo), args.node_ip, todo[0][2]["PADDLE_TRAINER_ENDPOINTS"]))
-    return procs.run_children([(name, "workerlog.%d" % local, env, True) for name, local, env in todo],
-                              args.training_script, args.training_script_args, args.log_dir)
+        try:
+            todo = plan(args, env)
+        except ValueError as e:
+            sys.stderr.write("launch: %s\n" % e)
+            return 2
+        if args.print_config:
+            sys.stderr.write("launch: %d trainer(s) on %s, endpoints %s\n"
+                             % (len(todo), args.node_ip, todo[0][2]["PADDLE_TRAINER_ENDPOINTS"]))
+        return procs.run_children([(name, "workerlog.%d" % local, env, True) for name, local, env in todo],
+                                  args.training_script, args.training_script_args, args.log_dir)
+    finally:
+        if keyfile is not None:
+            keyfile.remove()
 
 
 if __name__ == "__main__":

@@ -7,16 +7,18 @@ Servers get PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_PORT, POD_IP, TRAINING_ROLE=PSE
 (and PADDLE_PSERVER_ID); workers the list, PADDLE_TRAINERS_NUM, TRAINING_ROLE=TRAINER, PADDLE_TRAINER_ID.
 The job succeeds when every worker exits 0 (servers then leave by themselves, or are stopped after a
 grace period); if any process fails, all are stopped and the launcher exits non-zero, naming it.
+
+The job key (backends/job_env.py): unless the user gave one (PADDLE_COMPAT_JOB_TOKEN / _FILE, or opted out),
+a one-node job gets a fresh key in a 0600 file handed to the children as PADDLE_COMPAT_JOB_TOKEN_FILE and
+deleted when the launcher ends; a multi-node job uses the per-user key file, which the nodes must share.
 """
 
 import argparse
-import secrets
 import os
 import sys
 
+from ..backends import job_env
 from . import procs
-
-TOKEN_ENV = "PADDLE_COMPAT_JOB_TOKEN"     # read by backends/ps/auth.py in every process
 
 
 def _parse(argv):
@@ -39,8 +41,6 @@ def _parse(argv):
 def plan(args, env=None):
     """[(name, kind, index, env)] for this node's servers and workers (pure: starts nothing)."""
     env = dict(os.environ if env is None else env)
-    # TensorPipe logs every peer's closing connection as a warning when a job ends: quiet by default
-    env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     if args.server_num < 1 or args.worker_num < 1:
         raise ValueError("--server_num and --worker_num must be >= 1 (got %d and %d)"
                          % (args.server_num, args.worker_num))
@@ -80,31 +80,37 @@ def plan(args, env=None):
     return out
 
 
-def with_job_token(args, env):
-    """The children's environment with the job's RPC secret (see backends/ps/auth.py): a one-node job gets a
-    fresh one; a multi-node job needs the same value on every node, so it must come from the environment."""
+def with_job_key(args, env):
+    """(the children's environment with the job key, the key file to delete at the end or None)."""
     env = dict(env)
-    if not env.get(TOKEN_ENV):
-        if len([ip for ip in args.cluster_node_ips.split(",") if ip.strip()]) == 1:
-            env[TOKEN_ENV] = secrets.token_hex(32)
-        else:
-            sys.stderr.write("launch: %s is not set: this multi-node job's rendezvous and RPC will not be authenticated "
-                             "(set it to the same secret on every node)\n" % TOKEN_ENV)
-    return env
+    if job_env.user_gave_key(env):
+        return env, None
+    if len([ip for ip in args.cluster_node_ips.split(",") if ip.strip()]) == 1:
+        kf = job_env.JobKeyFile()
+        return kf.env(env), kf
+    sys.stderr.write("launch: no job key given (%s / %s): every node's processes use the per-user key file %s, "
+                     "which the nodes must share (a shared home), or set %s on every node\n"
+                     % (job_env.TOKEN_ENV, job_env.TOKEN_FILE_ENV, job_env.user_key_file(), job_env.TOKEN_FILE_ENV))
+    return env, None
 
 
 def main(argv=None):
     args = _parse(sys.argv[1:] if argv is None else argv)
+    env, keyfile = with_job_key(args, os.environ)
     try:
-        todo = plan(args, with_job_token(args, os.environ))
-    except ValueError as e:
-        sys.stderr.write("launch_ps: %s\n" % e)
-        return 2
-    # the job is done when every worker is; servers then get --server_grace seconds to leave
-    return procs.run_children([(name, "%slog.%d" % (kind, idx), env, kind == "worker")
-                               for name, kind, idx, env in todo],
-                              args.training_script, args.training_script_args, args.log_dir,
-                              others_grace=args.server_grace)
+        try:
+            todo = plan(args, env)
+        except ValueError as e:
+            sys.stderr.write("launch_ps: %s\n" % e)
+            return 2
+        # the job is done when every worker is; servers then get --server_grace seconds to leave
+        return procs.run_children([(name, "%slog.%d" % (kind, idx), env, kind == "worker")
+                                   for name, kind, idx, env in todo],
+                                  args.training_script, args.training_script_args, args.log_dir,
+                                  others_grace=args.server_grace)
+    finally:
+        if keyfile is not None:
+            keyfile.remove()
 
 
 if __name__ == "__main__":

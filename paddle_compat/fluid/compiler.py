@@ -54,6 +54,9 @@ class BuildStrategy:
         self.nccl_comm_num = 1
         self.async_mode = False
         self.is_distribution = False
+        # not a Paddle 1.8 field: on a CUDA place, run capture-safe steps as whole-step CUDA graphs
+        # (FLAGS_cuda_graph_capture sets the default; False here turns it off for this program)
+        self.allow_cuda_graph_capture = None
         self._pass_builder = None
 
     def _finalize_strategy_and_create_passes(self):
@@ -87,7 +90,7 @@ class _Pass:
 class PassBuilder:
     """BuildStrategy's pass list (Paddle 1.8's core.PassBuilder).  Paddle's graph passes (fusions, inplace,
     memory reuse) change speed, not results, and have nothing to do here; `multi_batch_merge_pass`
-    (num_repeats) changes the training step and is applied (fluid/batch_merge.py)."""
+    (num_repeats) changes the training step and is applied (fluid/transpiler/batch_merge.py)."""
 
     def __init__(self):
         self._passes = []
@@ -194,7 +197,8 @@ class CompiledProgram:
                 if len(feed) != 1:
                     raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
                 feed = feed[0]
-            return exe._run_program(self._program, feed, fetch_list, scope, return_numpy)
+            capture = getattr(self._build_strategy, "allow_cuda_graph_capture", None)
+            return exe._run_program(self._program, feed, fetch_list, scope, return_numpy, capture=capture)
         if self._runner is None:
             if len(self._resolve_places(exe.place)) > 1 and _has_optimizer_in_control_flow(self._program):
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch

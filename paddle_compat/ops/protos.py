@@ -21,8 +21,6 @@ __all__ = ["OpProto", "get_proto", "has_proto", "attr_defaults", "proto_types", 
            "AttrType", "infer_shape_of", "OpProtoHolder", "GENERATED_ATTRS", "BACKEND_OP_TYPES"]
 
 
-
-
 # The attributes Paddle's OpProtoAndCheckerMaker adds to every op, with their defaults.
 GENERATED_ATTRS = (("op_role", AttrType.INT, 0x1000), ("op_role_var", AttrType.STRINGS, []),
                    ("op_namescope", AttrType.STRING, ""), ("op_callstack", AttrType.STRINGS, []),
@@ -30,8 +28,8 @@ GENERATED_ATTRS = (("op_role", AttrType.INT, 0x1000), ("op_role_var", AttrType.S
 
 # Op types only the backends define (their kernels import torch, which the front end must not load to
 # check a type), beyond Paddle 1.8.5's CPU registry: the NCCL-id ops (in Paddle's GPU build), the geo-SGD
-# pserver update, the lowering's fused ops (lookup, fc, optimizer groups).  tests/unit/test_op_protos.py keeps
-# this list complete.
+# pserver update, the lowering's fused ops (lookup groups, fc as addmm, grouped optimizer updates).
+# tests/unit/test_op_protos.py keeps this list complete.
 BACKEND_OP_TYPES = frozenset(["c_gen_nccl_id", "gen_nccl_id", "geo_sgd", "fused_lookup_seqpool_sum",
                               "fused_mul_add_bias", "fused_momentum_group", "fused_sgd_group"])
 

@@ -2,7 +2,7 @@
 
 It sits below both the front end (layer builders ask it for output shapes) and the backends (the lowering asks
 it for kernels, autograd asks it which ops carry gradient). It imports neither torch nor paddle_compat.fluid:
-kernel factories only run when a block is lowered, and op modules reach torch through `ops.lazy.torch`.
+kernel factories only run when a block is lowered, and op modules reach torch through `ir.lazy.torch`.
 
 Slot specs say how the kernel receives arguments:
   inputs:  "X" one tensor (None if the slot is absent), "X*" a list of tensors (duplicable slot)

@@ -1,78 +1,102 @@
-"""Strangers and a job: a process holding another PADDLE_COMPAT_JOB_TOKEN that starts as the job's trainer 0
-is refused at the rendezvous gate (it fails naming the token; pserver 0 logs the refusal with the stranger's
-socket address), and crafted pickles thrown at the job's rendezvous listener are refused the same way and run
-nothing; the job's losses are those of the same job left alone."""
+"""The job key in real processes (backends/job_env.py, backends/wire/auth.py):
+
+- a trainer holding another key, one whose key file others may read, and one that opted out of keys are each
+  refused by a live pserver with an error saying what is wrong and how to set the key (the pserver logs each
+  refusal with the stranger's socket address); the trainer with the job's key file then trains the job;
+- with no key set at all, the processes of one user agree through the per-user key file (created 0600);
+- with PADDLE_COMPAT_INSECURE_NO_KEY=1 in every process the job runs, and each process warns that it has no key.
+"""
 
 import json
 import os
-import pickle
-import socket
-import time
+import re
+import stat
 
 import pytest
 
 from dist_utils import Cluster, base_env, endpoints
-from test_bound_addresses import listening
+from ps_cluster import SCRIPT, wait_for
 
-pytestmark = [pytest.mark.dist, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]
 
-SCRIPT = os.path.join("tests", "dist", "scripts", "ps_node.py")
-SPEC = [{"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 8, "sleep": 0.3}]
-
-
-class _Evil:
-    def __init__(self, path):
-        self.path = path
-
-    def __reduce__(self):
-        return (os.system, ("touch %s" % self.path,))
+SPEC = [{"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 4}]
 
 
-def _env(eps, token, **kw):
-    return base_env(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=1, FLAGS_rpc_deadline=8000,
-                    TORCH_CPP_LOG_LEVEL="ERROR", PADDLE_COMPAT_JOB_TOKEN=token, **kw)
+def _env(eps, extra, **kw):
+    env = base_env(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=1, FLAGS_rpc_deadline=60000, **kw)
+    for k in ("PADDLE_COMPAT_JOB_TOKEN", "PADDLE_COMPAT_JOB_TOKEN_FILE", "PADDLE_COMPAT_INSECURE_NO_KEY"):
+        env.pop(k, None)
+    env.update(extra)
+    return env
 
 
-def _job(tmp, stranger=False, marker=None):
+def _key_file(path, text, mode):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return str(path)
+
+
+def _losses(proc):
+    return [json.loads(line[7:])["losses"] for line in proc.output.splitlines() if line.startswith("RESULT ")]
+
+
+def test_wrong_loose_and_missing_keys_are_refused_then_the_right_one_trains(tmp_path):
+    good = {"PADDLE_COMPAT_JOB_TOKEN_FILE": _key_file(tmp_path / "key", "s3cret\n", 0o600)}
+    bad = {
+        "wrong": {"PADDLE_COMPAT_JOB_TOKEN": "not-the-secret"},
+        "loose": {"PADDLE_COMPAT_JOB_TOKEN_FILE": _key_file(tmp_path / "loose", "s3cret\n", 0o644)},
+        "nokey": {"PADDLE_COMPAT_INSECURE_NO_KEY": "1"},
+    }
     eps = endpoints(1)
-    os.makedirs(str(tmp), exist_ok=True)
-    with Cluster(str(tmp)) as c:
-        ps = c.start("ps0", [SCRIPT, json.dumps(SPEC)],
-                     _env(eps, "good", TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=eps[0]))
-        tr = c.start("tr0", [SCRIPT, json.dumps(SPEC)], _env(eps, "good", PADDLE_TRAINING_ROLE="TRAINER",
-                                                           PADDLE_TRAINER_ID=0))
-        bad, mine = None, []
-        if stranger:
-            bad = c.start("stranger", [SCRIPT, json.dumps(SPEC)],
-                          _env(eps, "wrong", PADDLE_TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=0))
-            end = time.monotonic() + 60
-            while "loss" not in tr.output and time.monotonic() < end and tr.popen.poll() is None:
-                time.sleep(0.1)
-            # a crafted pickle thrown at the rendezvous gate (pserver 0's endpoint) is refused and runs nothing;
-            # the store carries on. (TensorPipe's own RPC listeners are left out: what garbage does there is
-            # test_tensorpipe_garbage.py's subject.)
-            host, port = eps[0].rsplit(":", 1)
-            assert (host, int(port)) in listening(ps.popen.pid)
-            for _ in range(3):
-                with socket.create_connection((host, int(port)), timeout=2) as s:
-                    mine.append("%s:%d" % s.getsockname()[:2])
-                    s.sendall(pickle.dumps(_Evil(marker)))
-                    s.recv(100)
-        rcs = c.wait(120)
-        assert rcs["ps0"] == 0 and rcs["tr0"] == 0, "%s\n%s" % (rcs, c.report())
-        losses = [json.loads(line[7:])["losses"] for line in tr.output.splitlines() if line.startswith("RESULT ")]
-        if stranger:   # each refusal is logged with the peer's socket address
-            for addr in mine:
-                assert "refused a connection from %s: it did not answer the challenge" % addr in ps.output, \
-                    c.report()
-            assert ps.output.count("refused a connection from 127.0.0.1:") >= 4, c.report()
-        return losses, (rcs.get("stranger"), bad.output if bad else "")
+    with Cluster(tmp_path) as c:
+        ps = c.start("ps0", [SCRIPT, json.dumps(SPEC)], _env(eps, good, TRAINING_ROLE="PSERVER",
+                                                             PADDLE_CURRENT_ENDPOINT=eps[0]))
+        assert wait_for(ps, "DIGEST", 120), c.report()
+        strangers = {name: c.start(name, [SCRIPT, json.dumps(SPEC)],
+                                   _env(eps, extra, PADDLE_TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=0))
+                     for name, extra in bad.items()}
+        rcs = c.wait(120, list(strangers.values()))
+        assert all(rc != 0 for rc in rcs.values()), c.report()
+        tr = c.start("tr0", [SCRIPT, json.dumps(SPEC)], _env(eps, good, PADDLE_TRAINING_ROLE="TRAINER",
+                                                             PADDLE_TRAINER_ID=0))
+        rcs = c.wait(120, [ps, tr])
+        report = c.report()
+    assert rcs == {"ps0": 0, "tr0": 0}, report
+    assert len(_losses(tr)[0]) == 4
+    where = "pserver 0 (%s)" % eps[0]
+    wrong = strangers["wrong"].output
+    assert "%s refused this process: the job keys differ (this process's key comes from PADDLE_COMPAT_JOB_TOKEN)" \
+           % where in wrong and "PADDLE_COMPAT_JOB_TOKEN_FILE=<a file only you can read>" in wrong, report
+    loose = strangers["loose"].output
+    assert re.search(r"the job key file \S+loose may be read by group or others \(mode 0644\).*chmod 600",
+                     loose), report
+    nokey = strangers["nokey"].output
+    assert "WITHOUT a key" in nokey and "refused this process: the job keys differ (this process's key comes from " \
+           "PADDLE_COMPAT_INSECURE_NO_KEY=1 (no key))" in nokey, report
+    # the pserver logged the two that reached the handshake, with their socket addresses
+    assert len(re.findall(r"%s refused a connection from 127\.0\.0\.1:\d+: bad key: it claims to be trainer 0"
+                          % re.escape(where), ps.output)) == 2, ps.output
 
 
-def test_stranger_and_crafted_pickles_change_nothing(tmp_path):
-    alone, _ = _job(tmp_path / "alone")
-    marker = str(tmp_path / "pwned")
-    with_stranger, (rc, out) = _job(tmp_path / "stranger", stranger=True, marker=marker)
-    assert with_stranger == alone and len(alone[0]) == 8
-    assert not os.path.exists(marker)
-    assert rc not in (0, None) and "refused this process: it does not hold the job's token" in out, out[-2000:]
+@pytest.mark.parametrize("mode", ["per-user key file", "opted out"])
+def test_jobs_without_a_given_key(tmp_path, mode):
+    home = tmp_path / "home"
+    home.mkdir()
+    extra = {"HOME": str(home)} if mode == "per-user key file" else {"PADDLE_COMPAT_INSECURE_NO_KEY": "1"}
+    eps = endpoints(1)
+    with Cluster(tmp_path) as c:
+        ps = c.start("ps0", [SCRIPT, json.dumps(SPEC)], _env(eps, extra, TRAINING_ROLE="PSERVER",
+                                                             PADDLE_CURRENT_ENDPOINT=eps[0]))
+        tr = c.start("tr0", [SCRIPT, json.dumps(SPEC)], _env(eps, extra, PADDLE_TRAINING_ROLE="TRAINER",
+                                                             PADDLE_TRAINER_ID=0))
+        rcs = c.wait(150)
+        report = c.report()
+    assert rcs == {"ps0": 0, "tr0": 0}, report
+    assert len(_losses(tr)[0]) == 4
+    if mode == "per-user key file":
+        path = home / ".paddle_compat" / "job_token"
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and len(path.read_text().strip()) == 64
+        assert "WITHOUT a key" not in ps.output + tr.output
+    else:
+        assert ps.output.count("WITHOUT a key") == 1 and tr.output.count("WITHOUT a key") == 1, report

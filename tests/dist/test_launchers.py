@@ -34,6 +34,16 @@ def test_launch_sets_collective_env(tmp_path):
     assert t1["PADDLE_CURRENT_ENDPOINT"] == "127.0.0.1:6371" and t1["PADDLE_TRAINERS_NUM"] == "2"
     assert sorted(os.listdir(tmp_path / "log")) == ["workerlog.0", "workerlog.1"]
     assert "hello from TRAINER 1" in open(tmp_path / "log" / "workerlog.1").read()
+    _check_job_key(t0, t1)
+
+
+def _check_job_key(*rows):
+    """The launcher handed every child the same fresh 0600 key file (no key value in the environment) and
+    deleted it when the job ended."""
+    files = {r["PADDLE_COMPAT_JOB_TOKEN_FILE"] for r in rows}
+    assert len(files) == 1 and None not in files, rows
+    assert {r["key_file_mode"] for r in rows} == {"0o600"} and {r["PADDLE_COMPAT_JOB_TOKEN"] for r in rows} == {None}
+    assert not os.path.exists(files.pop())
 
 
 def test_launch_multi_node_ranks(tmp_path):
@@ -68,6 +78,7 @@ def test_launch_ps_sets_pserver_env(tmp_path):
     assert s1["PADDLE_PORT"] == "6391" and s1["POD_IP"] == "127.0.0.1" and s1["PADDLE_TRAINERS_NUM"] == "2"
     assert w1["TRAINING_ROLE"] == "TRAINER" and w1["PADDLE_TRAINER_ID"] == "1"
     assert sorted(os.listdir(tmp_path / "log")) == ["serverlog.0", "serverlog.1", "workerlog.0", "workerlog.1"]
+    _check_job_key(s1, w1, _read(tmp_path, "PSERVER_0.json"), _read(tmp_path, "TRAINER_0.json"))
 
 
 def test_launch_ps_endpoints_and_server_grace(tmp_path):

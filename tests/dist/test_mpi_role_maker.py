@@ -47,3 +47,5 @@ def test_symmetric_roles_under_mpiexec(tmp_path):
     eps = rows[0]["servers"] + rows[0]["workers"]
     assert len(set(eps)) == 4 and all(e.startswith("127.0.0.1:") for e in eps)
     assert [r["worker_sum"] for r in rows if r["worker"]] == [3, 3]   # (0+1) + (1+1)
+    # no job key given: rank 0 made one and MPI handed it to every rank
+    assert len({r["key"] for r in rows}) == 1 and {r["key_source"] for r in rows} == {"PADDLE_COMPAT_JOB_TOKEN"}

@@ -1,4 +1,4 @@
-"""The vectorised MultiSlot parser (fluid/dataset_parse.py) against the line-by-line one and Python's own
+"""The vectorised MultiSlot parser (fluid/dataset/parse.py) against the line-by-line one and Python's own
 int/float, on random lines of every token form: plain and signed numbers, long ids, wrapped uint64 ids,
 odd spacing, CRLF, chunks read in pieces."""
 

@@ -7,6 +7,7 @@ import torch
 
 import paddle_compat as fluid
 from paddle_compat.backends.lowering import registry
+from paddle_compat.backends.lowering.ctx import LowerCtx
 
 IDS = np.array([[[1], [2], [3]], [[4], [1], [6]]], np.int64)
 TABLE = np.arange(40, dtype=np.float32).reshape(10, 4) / 10.0
@@ -49,14 +50,8 @@ def test_v2_trains_the_same_rows_as_lookup_table():
     np.testing.assert_allclose(one_step, want, rtol=1e-6)
 
 
-class _Ctx:
-    device = "cpu"
-
-    def __init__(self, program):
-        self.program, self.block = program, program.global_block()
-
-    def var(self, name):
-        return self.block._find_var_recursive(name)
+def _Ctx(program):
+    return LowerCtx(program, program.global_block(), None, "cpu")
 
 
 def test_distributed_table_through_fluid_embedding_keeps_the_v2_shape():

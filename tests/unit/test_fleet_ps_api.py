@@ -144,7 +144,7 @@ def test_worker_barrier_releases_together_and_names_the_missing(monkeypatch):
     from paddle_compat.backends.ps import worker_barrier
 
     class FakeService:
-        trainers, done, endpoint = 3, {2}, "127.0.0.1:6001"
+        trainers, done, endpoint, elastic = 3, {2}, "127.0.0.1:6001", False
 
     monkeypatch.setenv("FLAGS_rpc_deadline", "200")
     b = worker_barrier.WorkerBarrier(FakeService())
@@ -155,3 +155,30 @@ def test_worker_barrier_releases_together_and_names_the_missing(monkeypatch):
     f0 = b.arrive(0)                       # next barrier: worker 1 never comes
     with pytest.raises(Exception, match=r"worker\(s\) \[1\] did not arrive within"):
         f0.wait()
+
+
+def test_worker_barrier_in_elastic_jobs_waits_for_the_connected_workers(monkeypatch):
+    """Async / half-async / Geo: the workers connected to pserver 0 now meet; one that leaves releases them."""
+    from paddle_compat.backends.ps import worker_barrier
+
+    class Members:
+        live = {0, 1}
+
+        def live_ids(self):
+            return set(self.live)
+
+    class FakeService:
+        trainers, done, endpoint, elastic, members = 4, set(), "127.0.0.1:6001", True, Members()
+
+    monkeypatch.setenv("FLAGS_rpc_deadline", "5000")
+    svc = FakeService()
+    b = worker_barrier.WorkerBarrier(svc)
+    f0 = b.arrive(0)                       # workers 2 and 3 have not joined: not waited for
+    assert not f0.done()
+    f1 = b.arrive(1)
+    assert f0.wait() is True and f1.wait() is True
+    f0 = b.arrive(0)
+    assert not f0.done()
+    svc.members.live = {0}                 # worker 1 vanished (connection closed)
+    b.recheck()
+    assert f0.wait() is True

@@ -11,6 +11,8 @@ and fluid.framework / fluid.core hand on the IR's own objects under Paddle's mod
 
 import ast
 import os
+import subprocess
+import sys
 
 import paddle_compat
 
@@ -83,6 +85,23 @@ def test_ir_imports_no_torch():
     bad = [os.path.relpath(f, PKG) for f in _files("ir") if any(n == "torch" or n.startswith("torch.")
                                                                  for n in _imports(f))]
     assert not bad, bad
+
+
+def test_importing_the_ir_loads_only_the_ir():
+    # In a fresh interpreter, paddle_compat.ir loaded on its own: `paddle_compat` stands as a bare package
+    # (its __init__ is the whole fluid API by design), so what loads is what ir/ itself imports.
+    code = ("import os, sys, types\n"
+            "pkg = types.ModuleType('paddle_compat'); pkg.__path__ = [%r]; sys.modules['paddle_compat'] = pkg\n"
+            "before = set(sys.modules)\n"
+            "import paddle_compat.ir\n"
+            "new = set(sys.modules) - before\n"
+            "assert 'paddle_compat.ir.program' in new, sorted(new)\n"
+            "bad = [m for m in new if m.startswith('paddle_compat.') and not m.startswith('paddle_compat.ir')]\n"
+            "bad += [m for m in new if m == 'torch' or m.startswith('torch.')]\n"
+            "print(sorted(bad))\n" % PKG)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", "import paddle_compat.ir loaded: " + out.stdout
 
 
 def test_ops_import_only_the_ir():

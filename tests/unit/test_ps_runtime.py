@@ -152,18 +152,73 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
     assert np.all([len(c[1]) == 4 for c in calls])
 
 
-def test_rpc_listeners_are_pinned_to_the_endpoint_interface(monkeypatch):
-    # TensorPipe binds the hostname's address unless TP_SOCKET_IFNAME names an interface: the group names
-    # the one carrying the member's own address, and leaves a user's choice alone.
-    from paddle_compat.backends import netif
-    from paddle_compat.backends.ps import group
-    assert netif.iface_for("127.0.0.1") is not None
-    assert netif.iface_address(netif.iface_for("127.0.0.1")) == "127.0.0.1"
-    assert netif.iface_for("203.0.113.77") is None          # an address this machine does not have
-    assert netif.address_towards("127.0.0.1", 9) == "127.0.0.1"
-    monkeypatch.delenv("TP_SOCKET_IFNAME", raising=False)
-    group._pin_rpc_interface("127.0.0.1")
-    assert os.environ["TP_SOCKET_IFNAME"] == netif.iface_for("127.0.0.1")
-    monkeypatch.setenv("TP_SOCKET_IFNAME", "mine")
-    group._pin_rpc_interface("127.0.0.1")
-    assert os.environ["TP_SOCKET_IFNAME"] == "mine"
+@pytest.mark.parametrize("sync", [True, False])
+def test_a_non_finite_push_is_refused_before_anything_is_applied(sync):
+    from paddle_compat.backends.ps.service import PServerService
+    prog, scope, runner = _pserver(sync=sync)
+    svc = PServerService(prog, scope, "cpu")
+    svc.runner = runner
+    w0 = _w(scope).clone()
+    name = "fc_0.w_0@GRAD" + (".trainer_1" if sync else "")
+    bad = torch.ones(13, 1)
+    bad[4, 0] = float("nan")
+    with pytest.raises(PsError, match=r"pserver 127.0.0.1:6175 refused the push of trainer 1: its gradient "
+                                      r"'%s' holds NaN" % name.replace(".", r"\.")):
+        svc._exchange(1, [name], [bad], ["fc_0.w_0"])
+    bad[4, 0] = float("inf")
+    with pytest.raises(PsError, match="holds inf"):
+        svc._exchange(1, [name], [bad], ["fc_0.w_0"])
+    # row-sparse values are checked too
+    with pytest.raises(PsError, match="holds NaN"):
+        svc._exchange(1, [name], [(torch.tensor([2]), torch.full((1, 1), float("nan")))], [])
+    assert torch.equal(_w(scope), w0)
+    assert svc.round is None or not svc.round.grads       # nothing staged for a sync step either
+    got = svc._exchange(1, [name], [torch.ones(13, 1)], ["fc_0.w_0"])   # a finite push still goes through
+    if not sync:
+        assert not torch.equal(got[0], w0)
+
+
+def test_membership_sync_and_elastic():
+    from paddle_compat.backends.ps.membership import Membership
+    from paddle_compat.backends.wire.auth import Refused, TryLater
+    m = Membership("pserver x", 2, "d", elastic=False)
+    assert m.admit("trainer 0|d|0", "a:1") == 0
+    with pytest.raises(Refused, match="two processes claim to be trainer 0"):
+        m.admit("trainer 0|d|0", "a:2")
+    with pytest.raises(Refused, match="transpiled differently"):
+        m.admit("trainer 1|other|0", "a:3")
+    with pytest.raises(Refused, match="not one of the job's 2 trainers"):
+        m.admit("trainer 5|d|0", "a:3")
+    with pytest.raises(TryLater, match="still serving job 0"):
+        m.admit("trainer 1|other|1", "a:3")        # the script's next job
+    with pytest.raises(Refused, match="not one"):
+        m.admit("pserver 1|d|0", "a:3")
+    assert "without Executor.close()" in m.closed(0, "a:1", "connection closed")      # sync: lost
+    m2 = Membership("pserver x", 2, "d", elastic=True)
+    m2.admit("trainer 0|d|0", "a:1")
+    assert m2.closed(0, "a:1", "connection closed") is not None and 0 in m2.left   # vanished, logged
+    assert m2.admit("trainer 0|d|0", "a:4") == 0 and 0 not in m2.left             # and back
+    with pytest.raises(TryLater, match="two processes claim to be trainer 0"):      # (elastic: retried)
+        m2.admit("trainer 0|d|0", "a:9")
+    m2.done(0)
+    m2.closed(0, "a:4", "connection closed")
+    assert not m2.all_finished() and m2.overdue(1000) is None
+    m2.idle_since -= 5
+    why = m2.overdue(1)
+    assert "trainer(s) [1] have not finished: trainer 1 never connected" in why
+    m2.admit("trainer 1|d|0", "a:5")
+    m2.done(1)
+    assert not m2.all_finished()                 # finished, still connected
+    assert m2.closed(1, "a:5", "connection closed") is None and m2.all_finished()
+
+
+def test_the_finite_check_takes_large_finite_gradients():
+    """The check sums first; a finite gradient whose sum overflows float32 is then checked element by element
+    and accepted."""
+    from paddle_compat.backends.ps.service import _check_finite
+    big = torch.full((4,), 3e38)
+    assert not torch.isfinite(big.sum())
+    _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"], [big, (torch.tensor([1]), torch.full((1, 2), -3e38))])
+    with pytest.raises(PsError, match="'e@GRAD' holds inf"):
+        _check_finite("127.0.0.1:1", 0, ["w@GRAD", "e@GRAD"],
+                      [big, (torch.tensor([1]), torch.full((1, 2), -float("inf")))])

@@ -11,6 +11,7 @@ import torch
 
 import paddle_compat as fluid
 from paddle_compat.backends.lowering import registry
+from paddle_compat.backends.lowering.ctx import LowerCtx
 from paddle_compat.fluid.transpiler.ps_slicing import table_rows
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
@@ -166,14 +167,8 @@ def test_a_table_used_outside_lookups_is_refused():
         fluid.DistributeTranspiler().transpile(0, program=main, startup_program=start, pservers=EPS, trainers=1)
 
 
-class _Ctx:
-    device = "cpu"
-
-    def __init__(self, program):
-        self.program, self.block = program, program.global_block()
-
-    def var(self, name):
-        return self.block._find_var_recursive(name)
+def _Ctx(program):
+    return LowerCtx(program, program.global_block(), None, "cpu")
 
 
 def test_split_merge_kernels_gather_rows_and_give_merged_row_gradients():

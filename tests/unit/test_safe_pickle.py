@@ -1,4 +1,4 @@
-"""Pickled files load without running code (paddle_compat/fluid/safe_pickle.py).
+"""Pickled files load without running code (paddle_compat/ir/safe_pickle.py).
 
 Every file Paddle 1.8.5 writes or reads as a pickle loads as Paddle read it (tests/data/paddle18/pickles/ and
 pickles.json: fluid.save, save_dygraph, user pickles of protocols 3 and 4, numpy 1.21; make_pickles.py), and

@@ -26,7 +26,26 @@ class Region:
 
 
 def find_regions(block, fetch_names=()):
-    ops = block.ops
+    regions = _group(block.ops)
+    if not regions:
+        return []
+    fetch = set(fetch_names)
+    produced_by = []
+    region_of = {}
+    for k, r in enumerate(regions):
+        names = set()
+        for i in r.op_idx:
+            region_of[i] = k
+            names.update(block.ops[i].output_arg_names)
+        produced_by.append(names)
+    for r in regions:
+        _seeds_and_wanted(block, r, fetch)
+        _check_parts(block.ops, r, fetch, region_of, produced_by)
+    return regions
+
+
+def _group(ops):
+    """The runs of grad ops, each a Region (seeds and wanted not yet filled in)."""
     covered = [is_autograd_op(op) for op in ops]
     regions = []
     cur = None
@@ -47,49 +66,61 @@ def find_regions(block, fetch_names=()):
                     later_reads.update(ops[j].input_arg_names)
             if later_reads.intersection(op.output_arg_names):
                 cur = None
-    if not regions:
-        return []
-    fetch = set(fetch_names)
-    region_of, produced_by = {}, []
-    for k, r in enumerate(regions):
-        names = set()
-        for i in r.op_idx:
-            region_of[i] = k
-            names.update(ops[i].output_arg_names)
-        produced_by.append(names)
-    for k, r in enumerate(regions):
-        produced, read = [], set()
-        for i in r.op_idx:
-            read.update(ops[i].input_arg_names)
-            produced.extend(ops[i].output_arg_names)
-        produced_set = set(produced)
-        r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced_set)
-        in_region = set(r.op_idx)
-        outside_reads = set(fetch)
-        for j, op in enumerate(ops):
-            if j not in in_region:
-                outside_reads.update(op.input_arg_names)
-        seen = set()
-        for n in produced:
-            if n in seen or "@RENAME@" in n or not n.endswith(GRAD_SUFFIX):
-                continue
-            seen.add(n)
-            v = block._find_var_recursive(n)
-            if n in outside_reads or (v is not None and v.persistable):
-                r.wanted.append(n)
-        for n in sorted(produced_set):
-            if "@RENAME@" not in n:
-                continue
-            for j, op in enumerate(ops):
-                if j in in_region or n not in op.input_arg_names:
-                    continue
-                # a second append_backward reuses the part names: its own region writes them before reading
-                if j in region_of and n in produced_by[region_of[j]]:
-                    continue
-                raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
-            if n in fetch:
-                raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
     return regions
+
+
+def _seeds_and_wanted(block, r, fetch):
+    """A region's seeds (the @GRAD names it reads and does not write) and the @GRAD names it must produce
+    (those read outside it, fetched, or persistable)."""
+    ops = block.ops
+    produced, read = [], set()
+    for i in r.op_idx:
+        read.update(ops[i].input_arg_names)
+        produced.extend(ops[i].output_arg_names)
+    produced_set = set(produced)
+    r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced_set)
+    in_region = set(r.op_idx)
+    outside_reads = set(fetch)
+    for j, op in enumerate(ops):
+        if j not in in_region:
+            outside_reads.update(op.input_arg_names)
+    seen = set()
+    for n in produced:
+        if n in seen or "@RENAME@" in n or not n.endswith(GRAD_SUFFIX):
+            continue
+        seen.add(n)
+        v = block._find_var_recursive(n)
+        if n in outside_reads or (v is not None and v.persistable):
+            r.wanted.append(n)
+
+
+def _check_parts(ops, r, fetch, region_of, produced_by):
+    """A gradient part (x@GRAD@RENAME@k, summed into x@GRAD) exists only inside its region's autograd call:
+    nothing outside may read it."""
+    in_region = set(r.op_idx)
+    produced = set(n for i in r.op_idx for n in ops[i].output_arg_names)
+    for n in sorted(produced):
+        if "@RENAME@" not in n:
+            continue
+        for j, op in enumerate(ops):
+            if j in in_region or n not in op.input_arg_names:
+                continue
+            # a second append_backward reuses the part names: its own region writes them before reading
+            if j in region_of and n in produced_by[region_of[j]]:
+                continue
+            raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
+        if n in fetch:
+            raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
+
+
+def _seed(target, seed):
+    """A scalar loss seeded with 1 (append_backward's fill_constant) is passed as None, which torch reads as
+    ones: the same gradient, and torch.autograd.grad then does not import torch.fx's symbolic shapes (and
+    sympy) on the first backward, about 0.3 s of CPU in every trainer's start-up."""
+    if (seed.numel() == 1 and seed.shape == target.shape and seed.device.type == "cpu" and seed.dtype == target.dtype
+            and float(seed.reshape(-1)[0]) == 1.0):
+        return None
+    return seed
 
 
 def autograd(targets, inputs, seeds, retain_graph=False):
@@ -98,7 +129,7 @@ def autograd(targets, inputs, seeds, retain_graph=False):
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]
-    gos = [s for t, s in zip(targets, seeds) if t.requires_grad]
+    gos = [_seed(t, s) for t, s in zip(targets, seeds) if t.requires_grad]
     grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True, retain_graph=retain_graph)
     if any(g is None for g in grads):
         grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]

@@ -17,7 +17,7 @@ not exist one by one: the gradient of each forward tensor whose `@GRAD` a grad o
 tensor hook as autograd computes it (naming that grad op and `<name>@GRAD`), and the region's results (the
 parameters' gradients) after the call. Lookups are not fused while checking (each op's output is checked).
 
-Nothing here runs with the flag off: lower_block emits none of it, and the executor keys its lowerings on
+Nothing here runs with the flag off: the plan holds no checks then, and the executor keys its lowerings on
 the flag.
 """
 
@@ -25,7 +25,7 @@ import os
 
 from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OpRole, flag_value
 from ...ir.lazy import torch
-from .codegen import OpRunError
+from .ctx import OpRunError
 
 # Op types Paddle 1.8.5 runs without a kernel (recorded by make_nan_inf.py), and the grad ops of control flow
 # (no protos of their own there): their outputs are never checked.
@@ -56,28 +56,24 @@ def flag_on():
     return flag_value("FLAGS_check_nan_inf")
 
 
-def _items(name):
-    return [s.strip() for s in os.environ.get(name, "").split(",") if s.strip()]
+def _items(env, name):
+    return [s.strip() for s in env.get(name, "").split(",") if s.strip()]
 
 
-class Checks:
-    """What lower_block emits for one block when the flag is on: source lines, and the globals they use."""
+class NanPolicy:
+    """What FLAGS_check_nan_inf checks in one block (the plan's part): which outputs after which op, which
+    gradients by a hook; the environment's PADDLE_INF_NAN_SKIP_* leave out what they name."""
 
-    def __init__(self, block, regions, g):
-        self.ops = []                        # index -> (op, var name), for the messages
-        self.g = g
-        g["__nan_out"] = self._check_outputs
-        g["__nan_hook"] = self._hook
-        self._tensor = torch.Tensor
-        self._isfinite = torch.isfinite
-        self.skip_ops = set(_items("PADDLE_INF_NAN_SKIP_OP"))
+    def __init__(self, block, regions, env=None):
+        env = os.environ if env is None else env
+        self.skip_ops = set(_items(env, "PADDLE_INF_NAN_SKIP_OP"))
         self.skip_roles = 0
-        for r in _items("PADDLE_INF_NAN_SKIP_ROLE"):
+        for r in _items(env, "PADDLE_INF_NAN_SKIP_ROLE"):
             if r not in _ROLES:
                 raise ValueError("PADDLE_INF_NAN_SKIP_ROLE: unknown role %r (known: %s)" % (r, ", ".join(_ROLES)))
             self.skip_roles |= _ROLES[r]
         self.skip_vars = set()
-        for item in _items("PADDLE_INF_NAN_SKIP_VAR"):
+        for item in _items(env, "PADDLE_INF_NAN_SKIP_VAR"):
             op_type, sep, var = item.partition(":")
             if not sep:
                 raise ValueError("PADDLE_INF_NAN_SKIP_VAR: %r is not op_type:var_name" % item)
@@ -96,37 +92,47 @@ class Checks:
         role = int(op.attrs.get(OP_ROLE_KEY, 0)) or _FORWARD
         return bool(self.skip_roles & role)
 
-    def _entry(self, op, name):
-        self.ops.append((op, name))
-        return len(self.ops) - 1
-
-    def after_op(self, i, op, out_slots, local):
-        """Lines after forward op i: check its outputs (out_slots: the slots the kernel returns, whose locals
-        exist), and hook the gradients a later region computes for them."""
-        lines = []
+    def after_op(self, i, op, out_slots):
+        """After forward op i: ((op, output name), ...) to check (out_slots: the slots the kernel returns,
+        whose values exist), and ((grad op, grad name, output name), ...): the gradients a later region
+        computes for them, checked by a hook on the output."""
+        checked, hooks = [], []
         if not self._skipped(op):
-            checked = [(self._entry(op, n), local(n)) for slot in sorted(out_slots)
+            checked = [(op, n) for slot in sorted(out_slots)
                        for n in op.outputs.get(slot, []) if (op.type, n) not in self.skip_vars]
-            if checked:
-                lines.append("__nan_out((%s))" % "".join("(%d, %s), " % c for c in checked))
         for slot in sorted(out_slots):
             for n in op.outputs.get(slot, []):
                 at = self.grad_op.get(n + GRAD_SUFFIX)
                 if at is not None and at[0] > i and not self._skipped(at[1]) and \
                         (at[1].type, n + GRAD_SUFFIX) not in self.skip_vars:
-                    lines.append("__nan_hook(%d, %s)" % (self._entry(at[1], n + GRAD_SUFFIX), local(n)))
-        return lines
+                    hooks.append((at[1], n + GRAD_SUFFIX, n))
+        return tuple(checked), tuple(hooks)
 
-    def after_region(self, region, local):
-        """A line after a region's autograd call: its results, in the order of the grad ops writing them."""
+    def after_region(self, region):
+        """((grad op, gradient name), ...) to check after a region's autograd call: its results, in the
+        order of the grad ops writing them."""
         checked = []
         for n in sorted(region.wanted, key=lambda n: self.grad_op[n][0] if n in self.grad_op else -1):
             op = self.grad_op.get(n, (None, None))[1]
             if op is not None and not self._skipped(op) and (op.type, n) not in self.skip_vars:
-                checked.append((self._entry(op, n), local(n)))
-        return ["__nan_out((%s))" % "".join("(%d, %s), " % c for c in checked)] if checked else []
+                checked.append((op, n))
+        return tuple(checked)
 
-    # ---- run time ----
+
+class NanRuntime:
+    """The run-time side: the checks the generated code calls (`__nan_out`, `__nan_hook`), each naming an
+    entry (op, variable name) registered while emitting."""
+
+    def __init__(self, g):
+        self.ops = []                        # entry -> (op, var name), for the messages
+        g["__nan_out"] = self._check_outputs
+        g["__nan_hook"] = self._hook
+        self._tensor = torch.Tensor
+        self._isfinite = torch.isfinite
+
+    def entry(self, op, name):
+        self.ops.append((op, name))
+        return len(self.ops) - 1
 
     def _values(self, v):
         if not isinstance(v, self._tensor):

@@ -1,12 +1,12 @@
-"""Pserver mode on torch.distributed.rpc.
+"""Pserver mode on the wire transport (backends/wire): each trainer holds one authenticated connection to
+each pserver; messages are plain data and tensors, decoded by a codec that cannot build anything else.
 
-  auth.py      what an RPC listener accepts: messages signed with the job token, an allow-list unpickler
-  group.py     the process's RPC group (pservers + trainers): rendezvous at pserver 0's endpoint, liveness
-               watches, deadlines, leaving
-  rpc_entry.py the module-level functions RPC calls by reference; they dispatch to a registry of handlers
-  service.py   the pserver: its blocks in its scope, the handlers (exchange, done, pull_state, ...), sync rounds
-  optimize.py  the pserver's optimize sub-blocks, lowered once, applied to received gradients
-  client.py    the trainer: one RPC per pserver per step, overlapped across pservers
-  comm_plan.py how a lowered block's send/recv/barrier ops batch into those RPCs
-Only this package imports torch.distributed.rpc.
+  membership.py who is connected to a pserver, what a closed connection means (sync: a lost trainer fails
+                the job; async / half-async / Geo: elastic, trainers come and go), when serving ends
+  service.py    the pserver: its blocks in its scope, the handlers (exchange, done, pull_state, ...), sync rounds
+  optimize.py   the pserver's optimize sub-blocks, lowered once, applied to received gradients
+  client.py     the trainer: one call per pserver per step, overlapped across pservers
+  comm_plan.py  how a lowered block's send/recv/barrier ops batch into those calls
+  exchange.py   trainer-to-trainer payloads through pserver 0's key-value store
+torch.distributed.rpc is not used.
 """

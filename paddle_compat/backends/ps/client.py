@@ -1,22 +1,19 @@
-"""The trainer's side: joins the group at its first RPC op, calls pserver handlers, tells the pservers when
-it is done (Executor.close(), or a plain interpreter exit), and turns RPC failures into errors that name
-the pserver and what was lost."""
+"""The trainer's side: at its first RPC op it opens one authenticated wire connection to each pserver
+(identity "trainer <id>|<plan digest>"), calls pserver handlers over them, tells the pservers when it is done
+(Executor.close(), or a plain interpreter exit), and turns failures into errors that name the pserver and
+what was lost. The connection is the liveness watch both ways: a pserver sees this trainer's process die at
+once, and this trainer sees a pserver's (with the failure the pserver reported when it left)."""
 
 import atexit
 import collections
-import re
 import sys
 import threading
 import time
 import warnings
 
-import torch.distributed.rpc as rpc
-
-from . import rpc_entry
 from .errors import PeerLostError, PsDeadlineError, PsError, deadline_s, remote_message
-from .group import get_group, pserver_name
 
-__all__ = ["TrainerClient", "get_client"]
+__all__ = ["TrainerClient", "get_client", "close_active"]
 
 _CLIENT = None
 
@@ -39,14 +36,19 @@ def get_client(info):
     return _CLIENT
 
 
+def pserver_name(i, ep):
+    return "pserver %d (%s)" % (i, ep)
+
+
 class TrainerClient:
     def __init__(self, info):
         self.info = info
         self.trainer_id = info["trainer_id"]
         self.endpoints = list(info["pserver_endpoints"])
         self.key = (tuple(self.endpoints), info["trainers"], self.trainer_id)
-        self.names = {ep: pserver_name(i) for i, ep in enumerate(self.endpoints)}
-        self.group = None
+        self.names = {ep: pserver_name(i, ep) for i, ep in enumerate(self.endpoints)}
+        self.conns = {}
+        self.lost = {}              # endpoint -> why its connection ended
         self.joined = False
         self.closed = False
         self._executors = set()
@@ -75,11 +77,50 @@ class TrainerClient:
                 self._join()
 
     def _join(self):
-        self.group = get_group(self.endpoints, self.info["trainers"], "trainer", self.trainer_id,
-                               self.info["plan_digest"])
-        self.group.join(wait_port=self.info.get("wait_port", True))
+        """Connect to every pserver at once (each retried until FLAGS_rpc_deadline)."""
+        from ..wire.client import Connection, KeyMismatchError
+        limit = deadline_s()
+        deadline = time.monotonic() + limit
+        from .membership import next_job
+        identity = {ep: "trainer %d|%s|%d" % (self.trainer_id, self.info["plan_digest"], next_job("trainer", [ep]))
+                    for ep in self.endpoints}
+        errors = {}
+
+        def connect(ep):
+            try:
+                self.conns[ep] = Connection(ep, identity[ep], deadline, what=self.names[ep], on_lost=self._on_lost)
+            except Exception as e:   # noqa: BLE001  (reported below, per pserver)
+                errors[ep] = e
+        threads = [threading.Thread(target=connect, args=(ep,), daemon=True) for ep in self.endpoints[1:]]
+        for t in threads:
+            t.start()
+        connect(self.endpoints[0])
+        for t in threads:
+            t.join()
+        if errors:
+            refused = [e for e in errors.values() if isinstance(e, KeyMismatchError) or "cannot reach" not in str(e)]
+            if refused:
+                err = PsError("trainer %d: %s" % (self.trainer_id, refused[0]))
+            else:
+                eps = [ep for ep in self.endpoints if ep in errors]
+                err = PsError("trainer %d cannot reach pserver(s) %s: nothing accepted a connection for %.0fs "
+                              "(FLAGS_rpc_deadline); are they started, and are the endpoints right?"
+                              % (self.trainer_id, ", ".join(eps), limit))
+                err.reason = "%s never arrived: %s" % (", ".join(self.names[ep] for ep in eps), err)
+            # the pservers that did answer hear why this trainer gives up (sync: they fail saying so)
+            for ep, c in list(self.conns.items()):
+                try:
+                    c.call_async("abort", self.trainer_id, getattr(err, "reason", str(err))).wait()
+                except Exception:
+                    pass
+                c.close()
+            self.conns = {}
+            raise err
         self.joined = True
         atexit.register(self._at_exit)
+
+    def _on_lost(self, conn, reason):
+        self.lost[conn.endpoint] = reason
 
     def communicator(self, flags=None):
         """This trainer's half-async communicator, made at its first half-async step with `flags` (the
@@ -93,8 +134,8 @@ class TrainerClient:
         return self._comm
 
     def close(self):
-        """Tell every pserver this trainer is done, then leave the group. Never raises: a pserver that is
-        already gone only gets a warning (training itself has finished)."""
+        """Tell every pserver this trainer is done, then close the connections. Never raises: a pserver that
+        is already gone only gets a warning (training itself has finished)."""
         if self.closed:
             return
         if self._comm is not None and self.joined:
@@ -106,16 +147,20 @@ class TrainerClient:
         if not self.joined:
             return
         self._notify_all("done", self.trainer_id)
-        self.group.leave()
+        self._disconnect()
+
+    def _disconnect(self):
+        for c in self.conns.values():
+            c.close()
 
     def _notify_all(self, handler, *args, quiet=False):
         futs, failed = {}, []
         for ep in self.endpoints:
-            if self.names[ep] in self.group.lost:
-                failed.append((ep, self.group.lost[self.names[ep]]))
+            if ep in self.lost:
+                failed.append((ep, self.lost[ep]))
                 continue
             try:
-                futs[ep] = self._call(ep, handler, *args)
+                futs[ep] = self.conns[ep].call_async(handler, *args)
             except Exception as e:
                 failed.append((ep, str(e)))
         for ep, fut in futs.items():
@@ -128,8 +173,9 @@ class TrainerClient:
                 warnings.warn("trainer %d could not tell pserver %s '%s': %s" % (self.trainer_id, ep, handler, why))
 
     def _at_exit(self):
-        """The interpreter exits without Executor.close(): after an uncaught exception the pservers fail
-        saying why; after a normal end they count this trainer as done (Paddle's pservers waited forever)."""
+        """The interpreter exits without Executor.close(): after an uncaught exception the pservers hear why
+        (sync: they fail saying so); after a normal end they count this trainer as done (Paddle's pservers
+        waited forever)."""
         if self.closed or not self.joined:
             return
         self.closed = True
@@ -139,7 +185,7 @@ class TrainerClient:
                 self._notify_all("abort", self.trainer_id, "%s: %s" % (type(exc).__name__, exc), quiet=True)
             else:
                 self._notify_all("done", self.trainer_id, quiet=True)
-            self.group.leave()
+            self._disconnect()
         except Exception:
             pass
 
@@ -150,13 +196,14 @@ class TrainerClient:
         return self._call(endpoint, handler, *args)
 
     def _call(self, endpoint, handler, *args):
-        name = self.names[endpoint]
-        if name in self.group.lost:
-            raise PeerLostError("trainer %d lost %s: %s" % (self.trainer_id, self.group.describe(name),
-                                                             self.group.lost[name]))
+        if endpoint in self.lost:
+            raise PeerLostError("trainer %d lost %s: %s" % (self.trainer_id, self.names[endpoint], self.lost[endpoint]))
         # The pserver enforces FLAGS_rpc_deadline on its sync barrier and says who is missing; our own
         # timeout is a backstop for a hung pserver, a little longer so that its explanation arrives first.
-        return rpc.rpc_async(name, rpc_entry.call, args=(handler,) + tuple(args), timeout=_backstop())
+        try:
+            return self.conns[endpoint].call_async(handler, *args)
+        except PeerLostError as e:
+            raise PeerLostError("trainer %d %s" % (self.trainer_id, e)) from None
 
     def exchange_async(self, endpoint, names, tensors, want):
         return self.call_async(endpoint, "exchange", self.trainer_id, names, tensors, want)
@@ -168,27 +215,19 @@ class TrainerClient:
             raise self.error(endpoint, e, what) from None
 
     def error(self, endpoint, exc, what):
-        name = self.names[endpoint]
-        who = self.group.describe(name) if self.group else endpoint
+        who = self.names.get(endpoint, endpoint)
         msg = remote_message(exc)
-        if isinstance(exc, PsError) or re.match(r"^pserver[ _]\S+", msg):
+        if isinstance(exc, PeerLostError):
+            why = self.lost.get(endpoint) or msg.split(": ", 1)[-1]
+            return PeerLostError("trainer %d lost %s during %s: %s" % (self.trainer_id, who, what, why))
+        if isinstance(exc, PsDeadlineError) and "did not answer" in msg:
+            return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline %.0fs + 20%%): "
+                                   "is it hung?" % (self.trainer_id, who, what, _backstop(), deadline_s()))
+        if isinstance(exc, PsError):
             # the pserver answered with an error (its messages start with "pserver <endpoint>"): pass it on
-            kind = type(exc) if isinstance(exc, PsError) else PsError
-            return kind("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
-        low = msg.lower()
-        broken = any(s in low for s in ("eof", "end of file", "pipe closed", "connection reset", "econnreset",
-                                        "connection closed", "epipe", "broken pipe", "connection refused"))
-        lost = self.group.lost.get(name) if self.group else None
-        end = time.monotonic() + 0.5
-        while broken and lost is None and self.group is not None and time.monotonic() < end:
-            time.sleep(0.02)     # the peer's last word (why it stopped) comes on its watch call
-            lost = self.group.lost.get(name)
-        if lost is not None or broken:
-            return PeerLostError("trainer %d lost %s during %s: %s" % (self.trainer_id, who, what, lost or msg))
-        if "ran for more than" in msg or "timed out" in msg.lower():
-            return PsDeadlineError("trainer %d: %s did not answer %s within %.0fs (FLAGS_rpc_deadline %.0fs "
-                                   "+ 20%%): is it hung?" % (self.trainer_id, who, what, _backstop(), deadline_s()))
-        return PsError("trainer %d: %s failed during %s: %s" % (self.trainer_id, who, what, msg))
+            return type(exc)("trainer %d: %s with %s failed: %s" % (self.trainer_id, what, who, msg))
+        return PsError("trainer %d: %s failed during %s: %s: %s" % (self.trainer_id, who, what, type(exc).__name__,
+                                                                  msg))
 
 
 def close_active():

@@ -46,11 +46,8 @@ class _Group:
 
 
 def comm_plan_for(ctx):
-    """The plan of the block being lowered (shared by its comm kernels)."""
-    plan = getattr(ctx, "ps_comm_plan", None)
-    if plan is None:
-        plan = ctx.ps_comm_plan = CommPlan(ctx)
-    return plan
+    """The plan of the block being lowered (shared by its comm kernels: declared per-block state)."""
+    return ctx.state(CommPlan)
 
 
 class CommPlan:

@@ -3,7 +3,7 @@
 import os
 import re
 
-__all__ = ["PsError", "PeerLostError", "PsDeadlineError", "deadline_s", "remote_message"]
+__all__ = ["PsError", "PeerLostError", "PsDeadlineError", "deadline_s", "remote_message", "fail_future"]
 
 
 class PsError(RuntimeError):
@@ -50,3 +50,10 @@ def remote_message(exc):
             continue
         text = m.group(2).strip()
     return text.replace("\\n", " ")
+
+
+def fail_future(fut, exc):
+    """Answer a handler's Future with an error: the caller's call raises it (its kind travels: errors of this
+    module, or RuntimeError naming the type; backends/wire/server.py)."""
+    if not fut.done():
+        fut.set_exception(exc)

@@ -1,45 +1,45 @@
-"""Trainer-to-trainer exchange of byte payloads and counts over the job's rendezvous store (pserver 0).
+"""Trainer-to-trainer exchange of byte payloads and counts through pserver 0's key-value store.
 
 In pserver mode trainers have no channel to each other, only to the pservers; InMemoryDataset.global_shuffle
-and the fleet-wide sizes need one. Payloads go through the TCPStore that pserver 0 already hosts for the
-rendezvous, under the job token's namespace (a process without the token never sees them), in chunks, and each
-receiver deletes what it read. Payloads are plain bytes (the dataset sends numpy .npz without pickles), so
-nothing received is unpickled. Every wait is bounded by FLAGS_rpc_deadline and names the trainer that did not
-deliver. The store's single thread carries the data, which suits the MB-scale shards of a shuffle, not GBs.
+and the fleet-wide sizes need one. Payloads go through the store pserver 0 serves on its endpoint (its kv_*
+handlers, over the trainer's authenticated connection), in chunks, and each receiver deletes what it read.
+Payloads are plain bytes (the dataset sends numpy .npz without pickles), so nothing received is unpickled.
+Every wait is bounded by FLAGS_rpc_deadline and names the trainer that did not deliver.
 """
 
 import itertools
 import time
 from datetime import timedelta
 
-from . import auth
 from .errors import PsError, deadline_s
 
 _CHUNK = 16 << 20
 _calls = itertools.count()
 
 
-def active_trainer_group():
-    from . import group
-    g = group._GROUP
-    if g is None or not g.active or g.role != "trainer" or g._store is None:
+def active_trainer_client():
+    from . import client
+    c = client._CLIENT
+    if c is None or not c.joined or c.closed:
         return None
-    return g
+    return c
 
 
 class TrainerExchange:
     """One collective call among the job's trainers; every trainer must make the same calls in the same order."""
 
     def __init__(self, what):
-        g = active_trainer_group()
-        if g is None:
+        c = active_trainer_client()
+        if c is None:
             raise PsError("%s across trainers needs this trainer joined to its pserver job: run the trainer's "
                           "startup program (exe.run(fleet.startup_program)) first, as Paddle's scripts do "
                           "after fleet.init_worker()" % what)
-        self.g, self.what = g, what
-        self.store = g._store
-        self.me, self.n = g.index, g.trainers
-        self.prefix = "paddle_compat/%s/x%d/%d/" % (auth.namespace(), g.session, next(_calls))
+        from ..wire.store import WireStore
+        self.what = what
+        ep0 = c.endpoints[0]
+        self.store = WireStore(lambda name, *args: c.call_async(ep0, name, *args), deadline_s(), c.names[ep0])
+        self.me, self.n = c.trainer_id, c.info["trainers"]
+        self.prefix = "paddle_compat/x/%d/" % next(_calls)
 
     def _wait(self, keys, who):
         limit = deadline_s()

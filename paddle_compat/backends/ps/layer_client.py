@@ -60,10 +60,7 @@ class _Client:
 
 
 def _client_for(ctx):
-    c = getattr(ctx, "ps_layer_client", None)
-    if c is None:
-        c = ctx.ps_layer_client = _Client(ctx)
-    return c
+    return ctx.state(_Client)      # one per lowered block (declared per-block state)
 
 
 def send_kernel(op, ctx):

@@ -1,7 +1,7 @@
-"""Hand-built RPC programs (layers.io ListenAndServ / Send / Recv) on the pserver runtime's group.
+"""Hand-built RPC programs (layers.io ListenAndServ / Send / Recv) on the pserver runtime's transport.
 
-Server: a listen_and_serv op in a program that was not transpiled. Its group is pserver 0 of a job of
-`Fanin` clients, rendezvous at its endpoint (port 0 picks a free port; it is written to
+Server: a listen_and_serv op in a program that was not transpiled. It serves a fixed world of `Fanin`
+clients on a wire listener at its endpoint (backends/wire; port 0 picks a free port; it is written to
 /tmp/paddle.<pid>.port as soon as the endpoint listens, as Paddle's server does: layer_listen.py). Each
 round, in sync mode (the only mode the layers build):
 
@@ -20,16 +20,16 @@ returns once every client is done (Paddle's ran until stopped), and a round's va
 the scope only when the round is complete.
 """
 
-import os
 import threading
 import time
 import warnings
 
 import torch
 
-from . import layer_listen, rpc_entry
-from .errors import PsError, deadline_s
-from .group import get_group, trainer_name
+from ..wire import server as wire_server
+from . import layer_listen
+from .errors import PsError, deadline_s, fail_future
+from .membership import Membership, next_job
 
 __all__ = ["LayerServer", "digest"]
 
@@ -70,7 +70,8 @@ class LayerServer:
         self.finished = threading.Event()
         self.fns = {}
         self.op = op
-        self.group = None
+        self.server = None
+        self.members = None
         self.early = False
 
     # serving ---------------------------------------------------------------------------------------
@@ -118,42 +119,65 @@ class LayerServer:
             layer_listen.release()
 
     def _serve(self):
-        self.group = get_group([self.endpoint], self.fanin, "pserver", 0, digest(self.fanin))
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
                     "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
                     "abort": self._client_abort}
-        for name, fn in handlers.items():
-            rpc_entry.register_handler(name, fn)
-        self.group.listeners.append(self._on_lost)
         limit = deadline_s()
         interrupted = False
+        sock = layer_listen.take(self.endpoint)
+        self.early = sock is not None
         try:
-            sock = layer_listen.take(self.endpoint)
-            self.early = sock is not None
             layer_listen.serving(True)
             if layer_listen.stop_requested():
                 raise KeyboardInterrupt
-            self.group.join(on_listening=self._listening, listen_sock=sock)
-            self.endpoint = self.group.endpoints[0]
+            try:
+                if sock is None:
+                    sock = wire_server.bind(self.endpoint)
+            except OSError as e:
+                raise PsError("listen_and_serv cannot listen on its endpoint %s: %s (is the port taken, or the "
+                              "address not this machine's?)" % (self.endpoint, e)) from None
+            self.endpoint = "%s:%d" % (self.endpoint.rpartition(":")[0], sock.getsockname()[1])  # (port 0: chosen)
+            self.members = Membership("server %s" % self.endpoint, self.fanin, digest(self.fanin), elastic=False,
+                                      noun="client", job=next_job("pserver", [self.endpoint]))
+            self.server = wire_server.Server(self.endpoint, "server %s" % self.endpoint, "server 0|%s"
+                                             % digest(self.fanin), handlers, admit=self._admit,
+                                             on_close=self._closed, sock=sock, serve=False)
+            self._listening()
+            self.server.serve()
             while not self.finished.wait(0.2):
                 self._check_deadline(limit)
+                why = self.members.overdue(limit)
+                if why:
+                    self._fail(why)
             if self.failure:
                 raise PsError(self.failure)
         except KeyboardInterrupt:
             # SIGINT / SIGTERM stop the server and exe.run returns, as Paddle's listen_and_serv (its handler)
             interrupted = True
+        except BaseException as e:
+            self.failure = self.failure or "server %s failed: %s: %s" % (self.endpoint, type(e).__name__, e)
+            raise
         finally:
             layer_listen.serving(False)
-            if self.group.active and not interrupted:
-                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
-            self.group.listeners.remove(self._on_lost)
-            self.group.leave(self.failure)
+            if self.server is not None:
+                self.server.stop_listening()
+                if not interrupted:
+                    self.server.wait_idle(min(5.0, limit) if not self.failure else min(1.0, limit))
+                self.server.close(self.failure)
+
+    def _admit(self, identity, peer):
+        return self.members.admit(identity, peer)
+
+    def _closed(self, tid, peer, reason):
+        lost = self.members.closed(tid, peer, reason)
+        if lost is not None:
+            self._fail("server %s: lost client %d (%s): %s" % (self.endpoint, tid, peer, lost))
 
     def _listening(self):
-        # the port first (unless it was announced when Executor.run began), then the values: no client can
-        # call before the group is joined, which is after this returns
+        # the port first (unless it was announced when Executor.run began), then the values: no client's call
+        # is answered before serve()
         if not self.early:
-            layer_listen.write_port_file(int(self.group.endpoints[0].rpartition(":")[2]))
+            layer_listen.write_port_file(self.server.address[1])
         self._initial_values()
 
     def _check_deadline(self, limit):
@@ -173,11 +197,8 @@ class LayerServer:
             if r is not None:
                 for futs in r.waiting.values():
                     for fut in futs:
-                        rpc_entry.fail_future(fut, PsError(self.failure))
+                        fail_future(fut, PsError(self.failure))
             self.finished.set()
-
-    def _on_lost(self, peer, reason):
-        self._fail("server %s: lost %s: %s" % (self.endpoint, self.group.describe(peer), reason))
 
     # handlers --------------------------------------------------------------------------------------
     def _check(self, tid):
@@ -221,15 +242,15 @@ class LayerServer:
         out = torch.futures.Future()
 
         def after(f):
-            from torch.distributed.rpc.internal import RemoteException
-            v = f.value()
-            if isinstance(v, RemoteException):     # the round failed: pass its error on
-                out.set_result(v)
+            try:
+                f.value()
+            except Exception as e:                 # the round failed: pass its error on
+                fail_future(out, e)
                 return
             try:
                 out.set_result(self._read(names))
             except Exception as e:
-                rpc_entry.fail_future(out, e)
+                fail_future(out, e)
         ran.add_done_callback(after)
         return out
 
@@ -283,7 +304,7 @@ class LayerServer:
         return names
 
     def _client_done(self, tid):
-        self.group.mark_done(trainer_name(tid))
+        self.members.done(tid)
         with self.lock:
             self.done.add(tid)
             self._maybe_run()
@@ -292,6 +313,6 @@ class LayerServer:
         return True
 
     def _client_abort(self, tid, reason):
-        self.group.mark_done(trainer_name(tid))
+        self.members.aborted(tid, reason)
         self._fail("server %s: client %d failed: %s" % (self.endpoint, tid, reason))
         return True

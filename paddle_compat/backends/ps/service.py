@@ -1,13 +1,16 @@
 """The pserver service: what `listen_and_serv` runs. It holds this pserver's blocks (torch tensors in the
-scope the pserver program runs in) and answers RPCs through a registry of handlers:
+scope the pserver program runs in) and answers its trainers' calls (one wire connection per trainer,
+backends/wire; who is connected and when serving ends: membership.py) through a table of handlers:
 
   exchange(trainer_id, names, tensors, want)  gradients in, wanted parameter blocks out. Sync mode: the
         answer is a Future completed when every active trainer's gradients of this step are in and the
         optimize blocks ran (no thread waits, no polling). Async mode: applied at once, answered at once.
         No gradients = a plain pull (a trainer's startup).
   done(trainer_id)            the trainer called Executor.close(); later sync steps do not wait for it
-  abort(trainer_id, reason)   the trainer failed; so does this pserver, saying why
+  abort(trainer_id, reason)   the trainer failed; in sync mode so does this pserver, saying why (elastic
+                              modes log it and serve the others)
   pull_state(names)           copies of persistable vars (distributed save)
+  kv_*                        (pserver 0) the key-value store trainers exchange through (exchange.py)
 
 Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with
 `add_service_extension(fn)`:
@@ -24,6 +27,9 @@ Semantics chosen where Paddle's were accidents:
 - FLAGS_rpc_deadline bounds a sync step (first gradients in -> last gradients in); the error names the
   trainers that never sent. A pserver with no step in progress waits for as long as its trainers are alive
   (a dead trainer is noticed at once through its connection).
+- A push holding a non-finite value (NaN, inf) is refused before any of it is applied: the trainer gets an
+  error naming itself and the variable, the parameters stay as they were. (Paddle applied it: one trainer's
+  NaN corrupted every trainer's parameters.)
 """
 
 import threading
@@ -31,9 +37,10 @@ import time
 
 import torch
 
-from . import layer_listen, rpc_entry
-from .errors import PsError, deadline_s
-from .group import get_group, trainer_name
+from ..wire import server as wire_server
+from . import layer_listen
+from .errors import PsError, deadline_s, fail_future
+from .membership import Membership, next_job
 from .optimize import OptimizeRunner
 
 __all__ = ["PServerService", "add_service_extension"]
@@ -66,49 +73,93 @@ class PServerService:
         self.trainers, self.sync = info["trainers"], info["sync_mode"]
         self.local_vars = info["local_vars"]
         self.lock = threading.RLock()
+        self.on_members_change = []      # extensions (the workers' barrier) hear of joins and departures
         self.done = set()
         self.failure = None
         self.finished = threading.Event()
         self.round = None
         self.step = 0
         self.runner = None
-        self.group = None
+        self.server = None
+        self.elastic = not self.sync
+        self.members = Membership("pserver %s" % self.endpoint, self.trainers, info["plan_digest"], self.elastic,
+                                  job=None)
         self.handlers = {"exchange": self._exchange, "done": self._trainer_done, "abort": self._trainer_abort,
                          "pull_state": self._pull_state}
+        if self.pserver_id == 0:
+            from ..wire.store import KVStore
+            self.handlers.update(KVStore("pserver 0's store (%s)" % self.endpoint).handlers())
         for ext in _EXTENSIONS:
             ext(self)
 
     def register_handler(self, name, fn):
         self.handlers[name] = fn
-        if self.group is not None and self.group.active:
-            rpc_entry.register_handler(name, fn)
 
     # serving ---------------------------------------------------------------------------------------
     def serve(self):
-        """Block until every trainer is done (or one is lost, or a step misses the deadline)."""
-        self.runner = OptimizeRunner(self.program, self.scope, self.device, self.executor)
-        info = self.info
-        self.group = get_group(info["pserver_endpoints"], self.trainers, "pserver", self.pserver_id,
-                               info["plan_digest"])
-        for name, fn in self.handlers.items():
-            rpc_entry.register_handler(name, fn)
-        self.group.listeners.append(self._on_lost)
+        """Block until every trainer is done (sync), or every trainer id finished and none is connected
+        (elastic); raise when one is lost (sync), waited for past the deadline, or a step fails."""
         limit = deadline_s()
+        self.members.job = next_job("pserver", [self.endpoint])
+        sock = layer_listen.take(self.endpoint)
+        try:
+            # trainers may connect (and handshake) while the optimize blocks are lowered: their calls wait
+            self.server = wire_server.Server(self.endpoint, "pserver %d (%s)" % (self.pserver_id, self.endpoint),
+                                             "pserver %d|%s" % (self.pserver_id, self.info["plan_digest"]),
+                                             self.handlers, admit=self._admit, on_close=self._closed, sock=sock,
+                                             serve=False)
+        except OSError as e:
+            raise PsError("pserver %d cannot listen on its endpoint %s: %s (is the port taken, or the address not "
+                          "this machine's?)" % (self.pserver_id, self.endpoint, e)) from None
+        reason = None
         try:
             # as Paddle's listen_and_serv: the port goes to /tmp/paddle.<pid>.port once the endpoint listens
-            self.group.join(on_listening=lambda: layer_listen.write_port_file(
-                int(self.group.endpoints[self.pserver_id].rpartition(":")[2])))
+            layer_listen.write_port_file(self.server.address[1])
+            self.runner = OptimizeRunner(self.program, self.scope, self.device, self.executor)
+            self.server.serve()
             while not self.finished.wait(0.2):
                 self._check_deadline(limit)
+                self._check_members(limit)
             if self.failure:
                 raise PsError(self.failure)
+        except BaseException as e:
+            reason = self.failure or "pserver %s failed: %s: %s" % (self.endpoint, type(e).__name__, e)
+            raise
         finally:
-            # let our last answers (results, or the failure) reach the trainers before the agent goes
-            if self.group.active:
-                self.group.wait_gone(self.group.peers, timeout=min(5.0, limit))
-            self.group.listeners.remove(self._on_lost)
-            self.group.leave(self.failure)
+            # let our last answers (results, or the failure) reach the trainers before the listener goes
+            self.server.stop_listening()
+            self.server.wait_idle(min(5.0, limit) if reason is None else min(1.0, limit))
+            self.server.close(reason)
             layer_listen.remove_port_file()
+
+    def _admit(self, identity, peer):
+        tid = self.members.admit(identity, peer)
+        if self.elastic:
+            with self.lock:
+                self.done.discard(tid)      # a trainer back with the same id trains again
+        return tid
+
+    def _closed(self, tid, peer, reason):
+        lost = self.members.closed(tid, peer, reason)
+        if lost is not None and not self.elastic:
+            self._fail("pserver %s: lost trainer %d (%s): %s" % (self.endpoint, tid, peer, lost))
+        self._recheck()
+
+    def _recheck(self):
+        """Membership changed: an elastic pserver whose trainers have all finished and left is done; a
+        barrier stops waiting for trainers that are gone."""
+        for fn in self.on_members_change:
+            fn()
+        if self.elastic and self.members.all_finished():
+            self.finished.set()
+
+    def _check_members(self, limit):
+        if self.elastic and self.members.all_finished():
+            self.finished.set()
+            return
+        why = self.members.overdue(limit)
+        if why:
+            self._fail(why)
 
     def _check_deadline(self, limit):
         with self.lock:
@@ -128,11 +179,8 @@ class PServerService:
             r, self.round = self.round, None
             if r is not None:
                 for fut, _ in r.waiting.values():
-                    rpc_entry.fail_future(fut, PsError(self.failure))
+                    fail_future(fut, PsError(self.failure))
             self.finished.set()
-
-    def _on_lost(self, peer, reason):
-        self._fail("pserver %s: lost %s: %s" % (self.endpoint, self.group.describe(peer), reason))
 
     # handlers --------------------------------------------------------------------------------------
     def _exchange(self, trainer_id, names, tensors, want):
@@ -144,6 +192,7 @@ class PServerService:
             with self.lock:
                 return self._read(trainer_id, want, clone=not self.sync)
         self.runner.check_names(trainer_id, names, self.endpoint)
+        _check_finite(self.endpoint, trainer_id, names, tensors)
         # tensors travel on the CPU (a CUDAPlace pserver optimizes on its GPU); row-sparse gradients as
         # (rows, values), SelectedRows again here
         grads = dict(zip(names, self.runner.unpack(names, tensors)))
@@ -174,7 +223,7 @@ class PServerService:
         self.round = None
         if not self._apply(lambda: self.runner.run_sync(r.grads)):
             for fut, _ in r.waiting.values():
-                rpc_entry.fail_future(fut, PsError(self.failure))
+                fail_future(fut, PsError(self.failure))
             return
         self.step += 1
         for tid, (fut, want) in r.waiting.items():
@@ -203,16 +252,23 @@ class PServerService:
         return out
 
     def _trainer_done(self, trainer_id):
-        self.group.mark_done(trainer_name(trainer_id))
+        self.members.done(trainer_id)
         with self.lock:
             self.done.add(trainer_id)
-            self._maybe_finish()
-            if len(self.done) >= self.trainers:
-                self.finished.set()
+            if not self.elastic:
+                self._maybe_finish()
+                if len(self.done) >= self.trainers:
+                    self.finished.set()
+        self._recheck()
         return True
 
     def _trainer_abort(self, trainer_id, reason):
-        self.group.mark_done(trainer_name(trainer_id))
+        self.members.aborted(trainer_id, reason)
+        if self.elastic:
+            with self.lock:
+                self.done.add(trainer_id)      # not waited for by a barrier until it is back
+            self._recheck()
+            return True
         self._fail("pserver %s: trainer %d failed: %s" % (self.endpoint, trainer_id, reason))
         return True
 
@@ -222,6 +278,19 @@ class PServerService:
         with self.lock:
             names = list(self.local_vars) if names is None else list(names)
             return names, self._read(-1, names, clone=True)
+
+
+def _check_finite(endpoint, trainer_id, names, tensors):
+    """Refuse a push holding NaN or inf before any of it is applied (row-sparse parts: their values)."""
+    for n, t in zip(names, tensors):
+        v = t[1] if isinstance(t, (tuple, list)) else t
+        # a finite sum means every element is finite (a NaN or inf makes the sum NaN or inf); only a sum that is
+        # not (one that overflowed, or a real NaN) is checked element by element
+        if v.is_floating_point() and not bool(torch.isfinite(v.sum())) and not bool(torch.isfinite(v).all()):
+            bad = "NaN" if bool(torch.isnan(v).any()) else "inf"
+            raise PsError("pserver %s refused the push of trainer %d: its gradient '%s' holds %s (non-finite); "
+                          "nothing of this push was applied, the parameters are unchanged" % (endpoint, trainer_id,
+                                                                                            n, bad))
 
 
 def _install_builtin_extensions():

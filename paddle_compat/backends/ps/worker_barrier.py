@@ -1,6 +1,12 @@
 """fleet.barrier_worker() in pserver mode without MPI: the workers meet at pserver 0, which answers them all
 once every worker still training has arrived (futures, no polling). A worker missing for FLAGS_rpc_deadline
-is named in the error every waiting worker gets; a worker that has finished (closed) is not waited for."""
+is named in the error every waiting worker gets; a worker that has finished (closed) is not waited for.
+
+Async, half-async and Geo-SGD jobs are elastic (membership.py): there the barrier waits for the workers
+connected to pserver 0 now, not for ids that have not joined yet or have left (a worker that leaves while
+others wait releases them). Paddle 1.8.5's PaddleCloudRoleMaker and UserDefinedRoleMaker had no worker barrier
+at all (barrier_worker printed a warning and returned at once; only the MPI and gloo role makers met), so a
+barrier among the workers present is the closest that still lets an elastic job go on."""
 
 import threading
 
@@ -37,7 +43,7 @@ class WorkerBarrier:
 
     def _ready(self):
         """Under the lock: the futures to release if everyone still training is here, else []."""
-        expected = set(range(self.svc.trainers)) - self.svc.done
+        expected = self._expected()
         if not self.waiting or not expected <= set(self.waiting):
             return []
         futs = list(self.waiting.values())
@@ -46,6 +52,12 @@ class WorkerBarrier:
             self.timer.cancel()
             self.timer = None
         return futs
+
+    def _expected(self):
+        svc = self.svc
+        if svc.elastic:
+            return svc.members.live_ids() - svc.done
+        return set(range(svc.trainers)) - svc.done
 
     @staticmethod
     def _answer(futs, value):
@@ -59,7 +71,7 @@ class WorkerBarrier:
         with self.lock:
             if not self.waiting:
                 return
-            missing = sorted(set(range(self.svc.trainers)) - self.svc.done - set(self.waiting))
+            missing = sorted(self._expected() - set(self.waiting))
             futs = list(self.waiting.values())
             self.waiting.clear()
             self.timer = None
@@ -72,14 +84,7 @@ def install(svc):
     if svc.pserver_id != 0:
         return
     b = WorkerBarrier(svc)
-    done = svc.handlers["done"]
-
-    def done_then_recheck(*args):
-        out = done(*args)
-        b.recheck()        # a worker that finished no longer holds the others back
-        return out
-
-    svc.register_handler("done", done_then_recheck)
+    svc.on_members_change.append(b.recheck)    # a worker that finished or left no longer holds the others back
     svc.register_handler("worker_barrier", b.arrive)
 
 

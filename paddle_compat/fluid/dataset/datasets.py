@@ -190,7 +190,7 @@ class InMemoryDataset(DatasetBase):
 
     def global_shuffle(self, fleet=None, thread_num=12):
         """Sends each record to a random trainer (fleet.worker_num() of them, over the pserver job's own
-        channel: fluid/dataset_shuffle.py), then shuffles locally. Every trainer must call it, after its
+        channel: fluid/dataset/shuffle.py), then shuffles locally. Every trainer must call it, after its
         startup program has run (the trainer has then joined the job). Without fleet, or with one trainer,
         a local shuffle. np.random.seed makes the choice repeatable."""
         self._need_records("global_shuffle")

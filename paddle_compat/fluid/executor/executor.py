@@ -74,9 +74,12 @@ class Executor:
                             % type(program).__name__)
         return self._run_program(program, feed, fetch_list, scope, return_numpy)
 
-    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None, worker=None):
+    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None, worker=None,
+                     capture=None):
         """worker: a Hogwild thread's number (train_from_dataset): it gets a lowering of its own (kernels,
-        comm-plan buffers) reading the shared parameters (lower_block's shared_params)."""
+        comm-plan buffers) reading the shared parameters (lower_block's shared_params).
+        capture: whole-step CUDA graphs on a CUDA place (None: FLAGS_cuda_graph_capture; a CompiledProgram
+        passes its BuildStrategy.allow_cuda_graph_capture)."""
         if scope is None:
             scope = global_scope()
         if feed is None:
@@ -94,8 +97,10 @@ class Executor:
         fetch_names = fetch_names_of(fetch_list)
         # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
         check = flag_value("FLAGS_check_nan_inf")
+        if capture is None:     # (CUDA graphs only exist off the CPU: no flag lookup per CPU step)
+            capture = self.device != "cpu" and flag_value("FLAGS_cuda_graph_capture")
         key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
-               worker)
+               bool(capture), worker)
         prepared = self._cache.get(key)
         if prepared is None:
             with self._prepare_lock:   # Hogwild threads lower concurrently
@@ -132,7 +137,7 @@ class Executor:
             # a test program cloned before transpile, looking up a table only the pservers hold (the program
             # itself when this process transpiled no table)
             run = remote_lookups(program, scope)
-        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5])
+        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5], key[7])
         # a program edited between runs leaves stale lowerings behind: drop them
         for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:
             self._cache.pop(old, None)
@@ -140,7 +145,7 @@ class Executor:
         return prepared
 
     def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
-                 check_nan_inf=False):
+                 check_nan_inf=False, capture=False):
         block = program.global_block()
         specs = []
         for name in feed:
@@ -155,7 +160,7 @@ class Executor:
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
-                              shared_params=shared_params, check_nan_inf=check_nan_inf)
+                              shared_params=shared_params, check_nan_inf=check_nan_inf, capture=capture)
         return PreparedRun(lowered, specs)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,

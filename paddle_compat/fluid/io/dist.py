@@ -1,4 +1,4 @@
-"""Distributed save and load for pserver mode (fluid/io.py calls these for transpiled programs).
+"""Distributed save and load for pserver mode (fluid/io/save_load.py calls these for transpiled programs).
 
 Save: `io.save_persistables(exe, dir, trainer_program)`. Every trainer saves its local persistables (what
 its program keeps besides the parameters, e.g. batch-norm statistics), as Paddle did; the chief (trainer 0)

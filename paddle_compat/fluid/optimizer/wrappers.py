@@ -253,7 +253,7 @@ class LookaheadOptimizer:
 
 class RecomputeOptimizer(Optimizer):
     """Paddle's RecomputeOptimizer: backward recomputes the forward segments between checkpoints
-    (append_backward(..., checkpoints=...), see fluid/backward_recompute.py); everything else is the inner
+    (append_backward(..., checkpoints=...), see fluid/backward/recompute.py); everything else is the inner
     optimizer's. The program and the gradients are Paddle's; the memory saving is not (autograd keeps the
     forward activations)."""
 

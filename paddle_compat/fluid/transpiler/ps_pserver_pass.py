@@ -246,7 +246,7 @@ def local_vars(plan, endpoint):
     """{var on this pserver: [original name, row offset, rows, kind, what]}: what load_persistables reads
     where; kind "rows" (a row block of the original) or "replica" (a copy of it); what "param", "state"
     (optimizer state of one parameter) or "global" (learning rate, LR counter); "table" / "table_state" for
-    a distributed table's shard and its state (each pserver saves those itself, see fluid/io_dist.py)."""
+    a distributed table's shard and its state (each pserver saves those itself, see fluid/io/dist.py)."""
     out = {}
     for b in plan.ordered_blocks_on(endpoint):
         chain = plan.chains[b.param]

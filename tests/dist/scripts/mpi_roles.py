@@ -11,7 +11,10 @@ r.generate_role()
 total = r.all_reduce_worker(r.worker_index() + 1) if r.is_worker() else None
 r.barrier_worker()
 r.barrier_all()
-row = json.dumps({"rank": r._get_rank(), "server": r.is_server(), "worker": r.is_worker(),
+from paddle_compat.backends import job_env  # noqa: E402
+key, source = job_env.resolve_key()
+row = json.dumps({"key": key.hex(), "key_source": source,
+                  "rank": r._get_rank(), "server": r.is_server(), "worker": r.is_worker(),
                   "index": r.server_index() if r.is_server() else r.worker_index(),
                   "servers": r.get_pserver_endpoints(), "workers": r.get_trainer_endpoints(),
                   "first": r.is_first_worker(), "worker_sum": total})

@@ -12,6 +12,8 @@ die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
 runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing every N steps), raise_at (trainer 1 raises at that step),
 no_close (trainers end without Executor.close(); must be the last job),
+nan_at (trainer nan_trainer, default 0, feeds NaN at that step: the pserver refuses the push; the trainer prints
+REFUSED and goes on), skip_at (a step the trainers skip),
 trainer_cuda / pserver_cuda (that role runs on CUDAPlace(0): the GPU tests).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
@@ -126,6 +128,7 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     with fluid.scope_guard(scope):
         if role == "PSERVER":
             prog = t.get_pserver_program(current)
+            print("DIGEST %s" % prog._dist_info["plan_digest"], flush=True)
             exe.run(t.get_startup_program(current, prog))
             if spec.get("load_dir"):
                 fluid.io.load_persistables(exe, spec["load_dir"], prog)
@@ -143,7 +146,18 @@ def run_job(i, spec, role, eps, trainers, tid, current):
                 time.sleep(spec["stall"])
             if spec.get("raise_at") == s and tid == 1:
                 raise RuntimeError("trainer 1 breaks down on purpose at step %d" % s)
-            out = exe.run(prog, feed=feed(spec, tid, s, trainers), fetch_list=[loss])
+            if spec.get("skip_at") == s:
+                continue
+            batch = feed(spec, tid, s, trainers)
+            if spec.get("nan_at") == s and tid == spec.get("nan_trainer", 0):
+                batch = {k: v * np.float32("nan") if v.dtype == np.float32 else v for k, v in batch.items()}
+                try:
+                    exe.run(prog, feed=batch, fetch_list=[loss])
+                except Exception as e:      # the pserver refused the NaN gradient: say so and go on
+                    print("REFUSED %s" % str(e).replace("\n", " "), flush=True)
+                    continue
+                raise AssertionError("a NaN gradient was accepted")
+            out = exe.run(prog, feed=batch, fetch_list=[loss])
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
             print("step %d loss %.6f" % (s, losses[-1]), flush=True)
             save_at = spec.get("save_at")

@@ -1,4 +1,4 @@
-"""save / load / save_combine / load_combine in Paddle's file format (see backends/tensor_format.py)."""
+"""save / load / save_combine / load_combine in Paddle's file format (see ir/tensor_format.py)."""
 
 import os
 

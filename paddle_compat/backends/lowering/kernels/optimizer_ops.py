@@ -70,7 +70,7 @@ def update(fn, op, ctx, state_of="Param"):
     parameter. Locks are taken in name order (a grouped update holds several), and forward and backward
     stay lock-free."""
     fn = _no_grad(fn)
-    if state_of is None or not getattr(ctx, "shared_params", False):
+    if state_of is None or not ctx.shared_params:
         return fn
     with _HOGWILD_LOCKS_LOCK:
         locks = [_HOGWILD_LOCKS.setdefault((id(ctx.scope), name), threading.Lock())

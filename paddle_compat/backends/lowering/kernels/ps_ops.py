@@ -1,6 +1,6 @@
 """Pserver-mode ops: send / send_barrier / recv / fetch_barrier (trainer side, batched into one RPC per
 pserver per step by backends/ps/comm_plan.py), listen_and_serv (the pserver service), and the local
-helpers split_byref and ref_by_trainer_id. torch.distributed.rpc loads only when such an op is lowered."""
+helpers split_byref and ref_by_trainer_id. The pserver runtime (backends/ps) loads only when such an op is lowered."""
 
 import torch
 

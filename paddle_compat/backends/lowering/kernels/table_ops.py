@@ -8,7 +8,7 @@
                  come back as autograd leaves, so their gradient is the table's row gradient
   merge_ids      each lookup's output gathered from the prefetched rows
   lookup_sparse_table  the pserver's prefetch block: rows of its shard
-torch.distributed.rpc loads only when a prefetch op is lowered.
+The pserver runtime loads only when a prefetch op is lowered.
 """
 
 import torch
@@ -30,12 +30,16 @@ def _unique(flat):
     return torch.unique(flat, sorted=True, return_inverse=True)
 
 
+class StepIds(dict):
+    """Per lowered block (ctx.state(StepIds)): table -> the inverse index split_ids computed this step, for
+    merge_ids."""
+
+    def __init__(self, ctx):
+        super().__init__()
+
+
 def _step_ids(ctx):
-    """Per lowered block: table -> the inverse index split_ids computed this step, for merge_ids."""
-    state = getattr(ctx, "table_ids", None)
-    if state is None:
-        state = ctx.table_ids = {}
-    return state
+    return ctx.state(StepIds)
 
 
 def _split_by_mod(op, ctx, ids_list):

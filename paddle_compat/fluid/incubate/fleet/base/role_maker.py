@@ -221,6 +221,19 @@ class MPIRoleMaker(RoleMakerBase):
             super().generate_role()
             # Split is collective over COMM_WORLD: every rank takes part here, once (as Paddle did)
             self._node_type_comm = self._comm.Split(self._spec.role)
+            self._hand_out_job_key()
+
+    def _hand_out_job_key(self):
+        """No job key given: rank 0 makes one and MPI hands it to every rank (hosts need not share a home
+        for the per-user key file). Collective over COMM_WORLD, like Split above."""
+        import secrets
+        from .....backends import job_env
+        given = job_env.user_gave_key(os.environ)
+        if self._comm.allreduce(0 if given else 1) == 0:
+            return
+        token = self._comm.bcast(secrets.token_hex(32) if self._comm.Get_rank() == 0 else None, root=0)
+        if not given:
+            os.environ[job_env.TOKEN_ENV] = token
 
     _generate_role = generate_role
 
