@@ -8,6 +8,7 @@ communicator flags of `envs` when given.
 """
 
 from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
+from ..backends.ps.client import get_client
 from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
 
 __all__ = ["Communicator"]
@@ -39,7 +40,6 @@ class Communicator:
     def start(self):
         if self.is_running():
             raise RuntimeError("Communicator.start(): already running")
-        from ..backends.ps.client import get_client   # torch.distributed.rpc: only in pserver mode
         self._client = get_client(self._info)
         self._client.ensure_joined()
 

@@ -204,7 +204,8 @@ class CompiledProgram:
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch
                 raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
                                           "not supported now.")
-            from ..backends.data_parallel import DataParallelRunner   # torch.distributed: only data-parallel runs
+            # kept in a function: it loads torch (data-parallel runs only)
+            from ..backends.data_parallel import DataParallelRunner
             self._runner = DataParallelRunner(self, exe)
         return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)
 

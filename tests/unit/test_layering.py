@@ -133,6 +133,36 @@ def test_backward_reexports_the_op_facts():
     assert operator.OpRole is roles.OpRole and framework.GRAD_SUFFIX == roles.GRAD_SUFFIX
 
 
+def _imports_inside_functions():
+    """(file, line, text) of every import statement inside a function, with whether the line or the one above it
+    carries a comment (the reason it is not at the top of the module)."""
+    found = []
+    for f in _files(""):
+        with open(f) as fh:
+            src = fh.read()
+        lines = src.splitlines()
+        seen = set()
+        for node in ast.walk(ast.parse(src, f)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)) and sub.lineno not in seen:
+                    seen.add(sub.lineno)
+                    text = lines[sub.lineno - 1]
+                    reason = "#" in text or lines[sub.lineno - 2].strip().startswith("#")
+                    found.append((os.path.relpath(f, PKG), sub.lineno, text.strip(), reason))
+    return found
+
+
+def test_imports_inside_functions_are_few_and_say_why():
+    # an import inside a function hides an arrow of the import graph (and the cycle it may dodge): the few left
+    # defer a heavy or optional dependency, and say so
+    found = _imports_inside_functions()
+    unexplained = ["%s:%d %s" % f[:3] for f in found if not f[3]]
+    assert not unexplained, "imports inside functions without a reason:\n" + "\n".join(unexplained)
+    assert len(found) < 20, "\n".join("%s:%d %s" % f[:3] for f in found)
+
+
 def test_fluid_modules_are_named_after_what_they_hold():
     # Paddle's module names, or a name saying what the file holds: no catch-alls
     bad = [os.path.relpath(f, PKG) for f in _files("fluid")

@@ -23,6 +23,7 @@ import threading
 import time
 
 import numpy as np
+from ...backends.ps.client import get_client
 from ...ir import Program, default_main_program, global_scope
 from ...ir.tensor_text import fetch_text
 from ..dataset.datasets import DatasetBase
@@ -174,7 +175,6 @@ def _half_async_communicator(program):
     info = program._dist_info
     if not info.get("half_async"):
         return None
-    from ...backends.ps.client import get_client   # torch.distributed.rpc: only in pserver mode
     return get_client(info).communicator(info.get("communicator_flags"))
 
 

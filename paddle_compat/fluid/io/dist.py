@@ -35,17 +35,13 @@ import warnings
 
 import numpy as np
 
+from ...backends.ps import dist_io
 from ...backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
 from ...ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
 from ...ir import global_scope, to_torch
 from .variables import save_selected
 
 __all__ = ["distributed_save", "pserver_load", "load_table_shards"]
-
-
-def _dist_io():
-    from ...backends.ps import dist_io   # kept in a function: torch.distributed.rpc loads only in pserver mode
-    return dist_io
 
 
 def _check_filename(filename, what):
@@ -92,7 +88,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
     if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
-        for ep, recs in _dist_io().save_tables(info, staging.path, eps, with_state).items():
+        for ep, recs in dist_io.save_tables(info, staging.path, eps, with_state).items():
             for name, rec in recs.items():
                 records[name] = dict(rec, **{"from": describe(ep)})
     wanted = {}
@@ -102,7 +98,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    got = _dist_io().pull_vars(info, wanted)
+    got = dist_io.pull_vars(info, wanted)
     for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":
             parts_ = sorted(meta["pieces"], key=lambda p: p[2])

@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 
+from ...backends.ps.client import get_client
 from ...ir.lazy import torch
 
 from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
@@ -104,7 +105,6 @@ def _chunk_rows(width, itemsize):
 
 def _stream_table(f, g, executor):
     """Write table g (header, then its rows shard by shard, chunk by chunk) to the open file f."""
-    from ...backends.ps.client import get_client   # torch.distributed.rpc: only in pserver mode
     client = get_client(g.info)
     client.attach(executor)
     dtype = np.dtype(g.dtype)

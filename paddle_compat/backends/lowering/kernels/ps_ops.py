@@ -1,24 +1,25 @@
 """Pserver-mode ops: send / send_barrier / recv / fetch_barrier (trainer side, batched into one RPC per
 pserver per step by backends/ps/comm_plan.py), listen_and_serv (the pserver service), and the local
-helpers split_byref and ref_by_trainer_id. The pserver runtime (backends/ps) loads only when such an op is lowered."""
+helpers split_byref and ref_by_trainer_id. The pserver runtime (backends/ps) loads with the kernels, when a
+first block is lowered."""
 
 import torch
 
+# table_service: imported, it serves the distributed tables' prefetch and save
+from ...ps import layer_client, service, table_service  # noqa: F401
+from ...ps.comm_plan import comm_plan_for
+from ...ps.layer_service import LayerServer
 from ...selected_rows import merged, split_rows
 from ..registry import register
 from .common import attr
 
 
-# The parameter-server runtime is imported inside these kernel factories: torch.distributed.rpc loads with it,
-# so only when a program with pserver ops is lowered.
 def _plan(ctx):
-    from ...ps.comm_plan import comm_plan_for
     return comm_plan_for(ctx)
 
 
 def _layer_client():
     """The runtime of hand-built programs' send / recv / barriers (layers.io Send, Recv)."""
-    from ...ps import layer_client
     return layer_client
 
 
@@ -60,11 +61,8 @@ def recv(op, ctx):
 def listen_and_serv(op, ctx):
     def k():
         if _hand_built(ctx, "pserver"):
-            from ...ps.layer_service import LayerServer
             LayerServer(op, ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
             return
-        # table_service: imported, it serves the distributed tables' prefetch and save
-        from ...ps import service, table_service  # noqa: F401
         service.PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
     return k
 

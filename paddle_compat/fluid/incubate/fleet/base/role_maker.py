@@ -6,12 +6,14 @@ Missing or malformed variables raise errors that name the variable (Paddle raise
 """
 
 import os
-import sys
+import secrets
+import socket
 import warnings
 
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
                                   resolve_general)
-import socket
+from .....backends import job_env
+from .....backends.ps import client as ps_client
 
 __all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
            "MPIRoleMaker", "MPISymetricRoleMaker", "GeneralRoleMaker", "ClusterEnvError"]
@@ -85,14 +87,14 @@ class RoleMakerBase:
         """Wait for every worker. Collective jobs use the trainers' group, pserver-mode jobs meet at pserver 0;
         either way the group forms when the startup program runs."""
         if not self.cluster.is_collective:
-            client = sys.modules.get("paddle_compat.backends.ps.client")   # loaded once this worker joined
-            if client is None or client._CLIENT is None or client._CLIENT.closed:
+            client = ps_client
+            if client._CLIENT is None or client._CLIENT.closed:
                 raise RuntimeError("barrier_worker: this worker has not joined its pservers yet; run "
                                    "fleet.startup_program first")
-            from .....backends.ps.worker_barrier import barrier   # torch.distributed.rpc: only in pserver mode
+            from .....backends.ps.worker_barrier import barrier   # kept in a function: loads torch (pserver mode only)
             barrier(client._CLIENT)
             return
-        from .....backends import comm   # torch.distributed: only in collective mode
+        from .....backends import comm   # kept in a function: loads torch.distributed (collective mode only)
         c = comm.any_communicator()
         if c is None:
             raise RuntimeError("barrier_worker: no trainer group yet; run the transpiled startup program first")
@@ -226,8 +228,6 @@ class MPIRoleMaker(RoleMakerBase):
     def _hand_out_job_key(self):
         """No job key given: rank 0 makes one and MPI hands it to every rank (hosts need not share a home
         for the per-user key file). Collective over COMM_WORLD, like Split above."""
-        import secrets
-        from .....backends import job_env
         given = job_env.user_gave_key(os.environ)
         if self._comm.allreduce(0 if given else 1) == 0:
             return
