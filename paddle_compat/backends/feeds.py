@@ -118,6 +118,8 @@ class PreparedRun:
                     raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be "
                                        "completely cast to Python ndarray. Please set the parameter "
                                        "'return_numpy' as 'False' to return LoDTensor itself directly.")
+                if getattr(t, "dtype", None) is not None and str(t.dtype) == "torch.bfloat16":
+                    t = t.float()   # numpy has no bfloat16 (our AMP extension): fetched as float32, exactly
                 a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
                 out.append(as_fetch(a.copy() if persist else a))
             else:

@@ -22,7 +22,7 @@ from .places import (CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, cpu_places, cu
 from .program import Program, ProgramDesc, prune_for_inference
 from .recording import current_name_scope, notify_changed, switch_name_scope
 from .roles import (GRAD_SUFFIX, OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole,
-                    grad_var_name, is_autograd_op, is_recomputed_op)
+                    grad_var_name, is_autograd_op, is_recomputed_op, role_var_params, updates_params)
 from .scope import Scope, global_scope, scope_guard
 from .tensor import LoDTensor, LoDTensorArray, ScopeVar, SelectedRows, to_torch
 from .variable import Parameter, Variable, VarDesc

@@ -23,6 +23,9 @@ _FLAGS = {
     # (backends/lowering/capture.py). Off until tests/gpu/test_cuda_graphs.py has passed on a real GPU
     # (only a fake graphs backend has exercised it); 1 turns it on
     "FLAGS_cuda_graph_capture": False,
+    # not Paddle's: the low precision of contrib.mixed_precision.decorate when its dtype is not given
+    # ("float16" as Paddle 1.8, or "bfloat16")
+    "FLAGS_amp_dtype": "float16",
 }
 
 

@@ -7,8 +7,8 @@ Plain Python, below paddle_compat.fluid: the backends import these from here, no
 import re
 
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op", "is_recomputed_op", "SUBPROG_SUFFIX", "op_proto_and_checker_maker",
-           "EMPTY_VAR_NAME", "TEMP_VAR_NAME"]
+           "grad_var_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "updates_params",
+           "SUBPROG_SUFFIX", "op_proto_and_checker_maker", "EMPTY_VAR_NAME", "TEMP_VAR_NAME"]
 
 
 class OpRole:
@@ -72,15 +72,65 @@ def is_autograd_op(op):
     role = op.attrs.get(OP_ROLE_KEY, 0)
     if not role & OpRole.Backward or role & OpRole.Loss:
         return False
-    if op.type.endswith("_grad"):
-        # a conditional_block_grad running a backward block (minimize inside a cond branch) is a
-        # control-flow op; one append_backward recorded for a conditional_block names the forward body
+    if op.type.endswith("_grad") or op.type == "cross_entropy_grad2":   # Paddle's one grad type named otherwise
+        # a conditional_block_grad running a backward block that updates parameters (minimize inside a cond
+        # branch) is a control-flow op; one append_backward recorded for a conditional_block names the
+        # forward body; Paddle's own grad op of a control-flow op (a program it wrote: recurrent_grad,
+        # conditional_block_grad, while_grad) runs a block of grad ops only, which autograd computes
         sub = op.attrs.get("sub_block")
-        return sub is None or getattr(sub, "forward_block_idx", -1) < 0
+        return sub is None or getattr(sub, "forward_block_idx", -1) < 0 or not updates_params(sub)
     if op.type == "sum":
         names = op.input_arg_names + op.output_arg_names
-        return bool(names) and all(GRAD_SUFFIX in n for n in names)
+        if bool(names) and all(GRAD_SUFFIX in n for n in names):
+            return True
+    return op.type in _GRAD_MAKER_TYPES and _maps_grads(op)
+
+
+# Ordinary op types Paddle 1.8's grad makers write into a backward section (split's grad is a concat, scale's
+# and sum's are scales, cast's a cast, assign's an assign, select_input's a select_output, array_to_lod_tensor's
+# a lod_tensor_to_array, write_to_array's a read_from_array and back, a missing output gradient a
+# fill_zeros_like). In a program Paddle wrote they are part of the backward pass, which autograd computes as a
+# whole.
+_GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like",
+                               "select_input", "select_output", "lod_tensor_to_array", "array_to_lod_tensor",
+                               "read_from_array", "write_to_array"])
+
+
+def updates_params(block):
+    """Whether a block (or one it runs) holds an optimizer op: a backward block of minimize inside a sub-block,
+    not one of Paddle's grad blocks of a control-flow op."""
+    for op in block.ops:
+        if op.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize:
+            return True
+        sub = op.attrs.get("sub_block")
+        if sub is not None and sub is not block and updates_params(sub):
+            return True
     return False
+
+
+def _maps_grads(op):
+    """The op writes new gradients (outputs all @GRAD or @GRAD parts, none of them also read) from gradients
+    (fill_zeros_like: from the forward variable). Not an in-place rewrite of a gradient (the collective
+    transpiler's loss-gradient scale, batch_merge's averaging), which stays an ordinary op."""
+    if op.attrs.get(OP_ROLE_KEY, 0) != OpRole.Backward:
+        return False
+    outs, ins = op.output_arg_names, op.input_arg_names
+    if not outs or set(outs) & set(ins):
+        return False
+    if not all(n.endswith(GRAD_SUFFIX) or GRAD_SUFFIX + "@RENAME@" in n for n in outs):
+        return False
+    return op.type == "fill_zeros_like" or any(n.endswith(GRAD_SUFFIX) or GRAD_SUFFIX + "@RENAME@" in n
+                                               for n in ins)
+
+
+def role_var_params(block):
+    """The parameters the block's ops name in op_role_var ([param, grad, ...]: backward and optimizer ops).
+    A program Paddle wrote, parsed, has no Parameter objects; these pairs are how Paddle's multi-device pass
+    found the gradients to average."""
+    out = set()
+    for op in block.ops:
+        out.update((op.attrs.get(OP_ROLE_VAR_KEY) or [])[0::2])
+    return out
 
 
 def is_recomputed_op(op):

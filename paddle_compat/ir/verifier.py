@@ -10,6 +10,7 @@ __all__ = ["verify", "ProgramError"]
 
 # Op types that have meaning only inside another op's lowering or are markers of Paddle's graph.
 _MARKER_OPS = frozenset(["feed", "fetch"])
+_EMPTY = "@EMPTY@"      # Paddle's kEmptyVarName: a grad op's output nobody needs (programs Paddle wrote)
 
 
 class ProgramError(ValueError):
@@ -27,7 +28,7 @@ def verify(program, known=None):
             defined.update(b.vars)
             b = b.parent
         for v in block.vars.values():
-            if v.persistable or v.is_data:
+            if v.persistable or v.is_data or v.need_check_feed:   # need_check_feed: fluid.data's, in a parsed desc
                 defined.add(v.name)
         for i, op in enumerate(block.ops):
             where = "block %d op %d '%s'%s" % (block.idx, i, op.type,
@@ -36,7 +37,7 @@ def verify(program, known=None):
                 raise ProgramError("%s: unknown op type" % where)
             for slot, names in list(op.inputs.items()) + list(op.outputs.items()):
                 for n in names:
-                    if block._find_var_recursive(n) is None:
+                    if n != _EMPTY and block._find_var_recursive(n) is None:
                         raise ProgramError("%s: slot %s names variable '%s', which no block declares"
                                            % (where, slot, n))
             if block.idx == 0:

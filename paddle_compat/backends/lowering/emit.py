@@ -164,12 +164,14 @@ class _Emitter:
         names = self.names
         if s.outputs:
             ag = "__ag_keep" if s.retain_graph else "__ag"
+            unit = s.region.unit_seeds   # passed as None (ones); a substitute autograd gets the tensors
             if self.autograd_for is not None:
+                unit = ()
                 ag = "__ag%d" % s.index
                 self.g[ag] = self.autograd_for(self.plan.block, s.region)
             text = "%s, = %s((%s,), (%s,), (%s,))" % (
                 ", ".join(names(w) for w in s.outputs), ag, ", ".join(names(t) for t in s.targets),
-                ", ".join(names(x) for x in s.inputs), ", ".join(names(d) for d in s.seeds))
+                ", ".join(names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
         else:
             text = "pass"
         lines = [(text + "  # autograd of ops %d..%d" % (s.region.op_idx[0], s.region.op_idx[-1]), (op, names))]

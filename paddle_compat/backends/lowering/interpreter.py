@@ -14,9 +14,9 @@ from ...ir import EOFException, lod_as_tensors
 from ...ir.dtypes import FLOAT_TYPES
 from ...ir.lazy import torch
 from ...ops import is_differentiable
-from . import registry
 from .autograd_region import autograd, find_regions
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
+from .op_checks import kernel_of
 from .plan import grad_leaves, later_backward_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
@@ -51,7 +51,7 @@ class Interpreted:
         self.kernels = {}
         for i, op in enumerate(self.block.ops):     # built once, in op order, as the lowering builds them
             if i not in self.in_region and op.type not in ("feed", "fetch"):
-                spec = registry.get(op.type)
+                spec = kernel_of(self.block, i, op)
                 self.kernels[i] = (spec, spec.factory(op, ctx))
         self.fetch_persistable = [self._persistable(f) for f in self.fetch_names]
         self.code = None
@@ -134,7 +134,7 @@ class _Run:
         if r.wanted:
             fn = autograd if self.it.autograd_for is None else self.it.autograd_for(self.block, r)
             grads = fn([self.get(t, op) for t in r.targets], [self.get(x, op) for x in r.wanted_forward()],
-                       [self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
+                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
             for w, g in zip(r.wanted, grads):
                 self.set(w, g)
         if last:

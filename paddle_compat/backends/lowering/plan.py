@@ -9,11 +9,12 @@ Nothing here builds a kernel, generates code or touches torch.
 
 from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ir import is_recomputed_op
-from . import fusion, nan_check, registry
+from ...ir import is_recomputed_op, updates_params
+from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
 from .ctx import missing_value
+from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
 __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
@@ -88,7 +89,7 @@ def schedule(block, regions, skipped, fused):
             op = fused[i]
             if op is None:
                 continue
-        out.append((i, op, registry.get(op.type)))
+        out.append((i, op, kernel_of(block, i, op)))
     return out
 
 
@@ -284,7 +285,8 @@ def later_backward_leaves(program, block):
                 todo.append(sub)
     leaves = None
     for b in program.blocks:
-        if b.forward_block_idx in fwd:
+        # not Paddle's grad block of a control-flow op (a program it wrote): its grad op is in a region
+        if b.forward_block_idx in fwd and updates_params(b):
             leaves = leaves if leaves is not None else set()
             for r in find_regions(b):
                 leaves.update(r.wanted_forward())

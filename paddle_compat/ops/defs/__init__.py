@@ -12,3 +12,4 @@ from . import control_flow, cudnn_lstm_ops, lstmp_ops, rnn_flow  # noqa: F401
 from . import contrib_more_ops, misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F401
 from . import activation_ops, init_ops, loss_ops, math_ops, metric_ops, nn_ops, sequence_ops  # noqa: F401
 from . import detection_ops, pyramid_hash, retinanet_ops, tensor_ops  # noqa: F401
+from . import cross_entropy2  # noqa: F401

@@ -149,6 +149,10 @@ def pool3d(op, ctx):
                                           % (attr(op, "paddings"),))
             if ptype == "max":
                 y = F.max_pool3d(x, ks, st, sym, ceil_mode=ceil)
+            elif x.device.type == "cpu" and x.dtype in (torch.float16, torch.bfloat16):
+                # torch has no float16/bfloat16 avg_pool3d on the CPU (mixed precision's gray pool3d): float32
+                # compute, rounded back to the input's precision
+                y = F.avg_pool3d(x.float(), ks, st, sym, ceil_mode=ceil, count_include_pad=not excl).to(x.dtype)
             else:
                 y = F.avg_pool3d(x, ks, st, sym, ceil_mode=ceil, count_include_pad=not excl)
         return y.movedim(1, -1) if last else y

@@ -11,6 +11,7 @@ from ...ir import convert_dtype, dtype_name
 from ...ir.lazy import torch, F, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
+from .gather_overwrite import gather_rows
 
 
 def _known(dims):
@@ -194,7 +195,8 @@ def _gather_shape(ins, attrs):
 
 @defop("gather", inputs=("X", "Index"), infer_shape=_gather_shape)
 def gather(op, ctx):
-    return lambda x, idx: torch.index_select(x, 0, idx.reshape(-1).long())
+    overwrite = attr(op, "overwrite", True)
+    return lambda x, idx: gather_rows(x, idx.reshape(-1).long(), overwrite)
 
 
 def _expand_shape(ins, attrs):
