@@ -1,10 +1,10 @@
 """Metric layers: accuracy, auc (Paddle's op types, outputs and persistable statistics)."""
 
-from .. import unique_name
+from ...ir import unique_name
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var
-from .nn import topk
+from .nn.common import topk
+from .utils import check_variable, out_var
 
 __all__ = ["accuracy", "auc"]
 

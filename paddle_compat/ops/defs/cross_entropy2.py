@@ -6,7 +6,7 @@ MatchX is x[label] (0 where the label is ignore_index), as 1.8.5 fills it; XShap
 shape for Paddle's grad kernel and is not computed (as for reshape2).
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .loss_ops import _hard_ce, _hard_ce_function
