@@ -27,9 +27,10 @@ class Case:
     """ours(*batch) / ref(*batch) -> loss (numpy); data: a list of batches; graph(*device tensors) -> the torch
     step as a function of device tensors only (for CUDA-graph capture), None where it has host-side parts."""
 
-    def __init__(self, name, ours, ref, data, tol=1e-4, graph=None, nofetch=None):
+    def __init__(self, name, ours, ref, data, tol=1e-4, graph=None, nofetch=None, others=()):
         self.name, self.ours, self.ref, self.data, self.tol, self.graph = name, ours, ref, data, tol, graph
         self.nofetch = nofetch      # our step with an empty fetch_list (step_speed.py --nofetch)
+        self.others = list(others)  # more (name, step) sides timed with them (torch autocast under --amp)
 
 
 # ---------------------------------------------------------------- ResNet-20 (book: image_classification)
@@ -98,7 +99,10 @@ def _fluid_param_order(main):
     return [p.name for p in main.global_block().all_parameters() if p.trainable]
 
 
-def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90):
+def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90, amp=None):
+    """amp: "float16" or "bfloat16": ours through contrib.mixed_precision.decorate (dynamic loss scaling,
+    Paddle 1.8's defaults) against torch eager float32, and torch autocast (with a GradScaler for float16 on
+    cuda) as a third side."""
     main, start = fluid.Program(), fluid.Program()
     main.random_seed = start.random_seed = seed
     with fluid.program_guard(main, start), fluid.unique_name.guard():
@@ -106,7 +110,10 @@ def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90):
         label = fluid.layers.data(name="label", shape=[1], dtype="int64")
         predict = resnet_cifar10(fluid, img, 20)
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=predict, label=label))
-        fluid.optimizer.Momentum(learning_rate=lr, momentum=mom).minimize(loss)
+        opt = fluid.optimizer.Momentum(learning_rate=lr, momentum=mom)
+        if amp:
+            opt = fluid.contrib.mixed_precision.decorate(opt, dtype=amp)
+        opt.minimize(loss)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CUDAPlace(0) if device == "cuda" else fluid.CPUPlace())
     exe.run(start, scope=scope)
@@ -146,7 +153,42 @@ def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90):
     def ref(x, y):
         return torch_step(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)).cpu().numpy().reshape(1)
 
-    return Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step, nofetch=nofetch)
+    if not amp:
+        return Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step, nofetch=nofetch)
+    return Case("resnet20 b%d amp %s" % (batch, amp), ours, ref, data, tol=5e-2, nofetch=nofetch,
+                others=[("torch autocast", _autocast_resnet(params, device, lr, mom, amp))])
+
+
+def _autocast_resnet(params, device, lr, mom, amp):
+    """torch's own mixed precision on the same initial weights: autocast, GradScaler for float16 on cuda."""
+    model = TorchResNet20()
+    it = iter(params)
+    with torch.no_grad():
+        for conv, bn in zip(model.convs, model.bns):
+            conv.weight.copy_(torch.from_numpy(next(it)))
+            bn.weight.copy_(torch.from_numpy(next(it)))
+            bn.bias.copy_(torch.from_numpy(next(it)))
+        model.fc.weight.copy_(torch.from_numpy(next(it).T))
+        model.fc.bias.copy_(torch.from_numpy(next(it)))
+    model = model.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=mom)
+    dtype = torch.float16 if amp == "float16" else torch.bfloat16
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 15) if device == "cuda" and amp == "float16" else None
+
+    def step(x, y):
+        xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+        with torch.autocast(device_type=device, dtype=dtype):
+            out = F.cross_entropy(model(xt), yt.view(-1))
+        opt.zero_grad(set_to_none=True)
+        if scaler is None:
+            out.backward()
+            opt.step()
+        else:
+            scaler.scale(out).backward()
+            scaler.step(opt)
+            scaler.update()
+        return out.detach().float().cpu().numpy().reshape(1)
+    return step
 
 
 # ---------------------------------------------------------------- MLPs (executor_overhead.py)

@@ -4,6 +4,7 @@ classifier (dynamic_lstm over LoD vs torch's packed LSTM) and the CTR-DNN step (
 
     python benchmarks/step_speed.py [--device cpu|cuda] [--model resnet20,mlp,lstm,ctr] [--batch 16,32]
                                     [--rounds 7] [--steps N] [--no-time] [--ops-detail] [--nofetch]
+                                    [--amp [--amp-dtype float16|bfloat16]]
 
 For each model: the losses of both sides for the first steps (same weights, same batches; they must agree
 before anything is timed), then the ops per step under torch.profiler -- on the CPU leaf aten ops (an aten op
@@ -15,7 +16,9 @@ median of the per-round ratios (ours / torch) and the ops ratios; on the CPU als
 step (what the target is judged on there: the 2-core machines these run on are shared, and the wall clock
 counts the time a step waited for a core). One thread (torch.set_num_threads(1)). Target on the CPU: every
 ratio <= 1.0. --ops-detail prints the leaf-op histogram of both sides; --nofetch also times our step with an
-empty fetch_list (after its own warm-up: a new fetch list is a new lowering).
+empty fetch_list (after its own warm-up: a new fetch list is a new lowering). --amp: ResNet-20 only, ours
+through contrib.mixed_precision.decorate (float16 by default; --amp-dtype bfloat16) against torch eager
+float32 (the ratio and target: <= 0.5x on a GPU), with torch autocast timed alongside.
 """
 
 import argparse
@@ -118,7 +121,11 @@ def check_losses(case, steps=3):
     return rows
 
 
-def cases_for(models, batches, device):
+def cases_for(models, batches, device, amp=None):
+    if amp:
+        for b in batches:
+            yield lambda b=b: sm.make_resnet(b, device, amp=amp)
+        return
     for m in models:
         if m == "resnet20":
             for b in batches:
@@ -163,6 +170,7 @@ def run_case(case, args):
         sides.append(("torch graph", GraphStep(case.graph, case.data, args.device)))
     if args.nofetch and case.nofetch is not None:
         sides.append(("ours, no fetch", case.nofetch))
+    sides.extend(case.others)
     for _, fn in sides:
         timed(fn, case.data, 3)     # (a new fetch list is a new lowering: warmed here, not timed)
     gc.collect()                    # the set-up's garbage is not collected inside a timed round
@@ -186,6 +194,8 @@ def run_case(case, args):
     if "ours, no fetch" in wall:
         out += "  ours without a fetch %.3f (/ with %.3f)" % (ms(wall, "ours, no fetch"),
                                                             rel(wall, "ours, no fetch", "ours"))
+    for k, _ in case.others:
+        out += "  %s %.3f (ours / it %.3f)" % (k, ms(wall, k), rel(wall, "ours", k))
     print(out)
     if args.device == "cpu":
         # this thread's CPU time: on a machine shared with other jobs the wall clock also counts the time the
@@ -196,9 +206,11 @@ def run_case(case, args):
             out += "  ours without a fetch %.3f (/ with %.3f)" % (ms(cpu, "ours, no fetch"),
                                                                 rel(cpu, "ours, no fetch", "ours"))
         print(out + "  (load average %.1f on %d cores)" % (os.getloadavg()[0], os.cpu_count()))
-    ok = ratio <= 1.0
+    # with AMP on a GPU the target is 0.5x torch eager float32 (issue's AMP target); elsewhere 1.0x
+    target = 0.5 if case.others and args.device == "cuda" else 1.0
+    ok = ratio <= target
     print("  %s ratio %.3f: %s" % ("cpu-time" if args.device == "cpu" else "step-time", ratio,
-                                   "ok (target <= 1.0)" if ok else "target <= 1.0 MISSED"))
+                                   "ok (target <= %.1f)" % target if ok else "target <= %.1f MISSED" % target))
     return ok
 
 
@@ -213,13 +225,16 @@ def main():
     ap.add_argument("--ops-detail", action="store_true", help="print the leaf-op histogram of both sides")
     ap.add_argument("--nofetch", action="store_true",
                     help="also time our step with an empty fetch_list (ResNet-20 and the MLPs)")
+    ap.add_argument("--amp", action="store_true",
+                    help="ResNet-20 with contrib.mixed_precision against torch eager float32 and torch autocast")
+    ap.add_argument("--amp-dtype", choices=["float16", "bfloat16"], default="float16")
     args = ap.parse_args()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False     # CUDAPlace runs without TF32 (Paddle's numbers)
         torch.backends.cudnn.allow_tf32 = False
     batches = [int(b) for b in (args.batch or ("32,128" if args.device == "cuda" else "16")).split(",")]
     ok = True
-    for make in cases_for(args.model.split(","), batches, args.device):
+    for make in cases_for(args.model.split(","), batches, args.device, args.amp_dtype if args.amp else None):
         case = make()
         if case is None:
             continue

@@ -22,14 +22,16 @@ import time
 import torch
 import torch.distributed as dist
 
+from .ps.errors import PsError
+from .wire import client as wire_client, server as wire_server
+from .wire.auth import Refused
+from .wire.client import RendezvousError
+from .wire.store import KVStore, WireStore, local_caller
+
 __all__ = ["Communicator", "RendezvousError", "CommError", "connect", "deadline_seconds", "register_ring",
            "ring", "any_communicator"]
 
 DEFAULT_DEADLINE_MS = 180000
-
-
-class RendezvousError(TimeoutError):
-    """Trainers could not form a group within the deadline; the message names the missing endpoints."""
 
 
 class CommError(RuntimeError):
@@ -150,7 +152,6 @@ def _digest(endpoints):
 
 def _admit(endpoints):
     """Trainer 0's check of who joins its rendezvous: a trainer of this job, given the same endpoint list."""
-    from .wire.auth import Refused
     digest = _digest(endpoints)
 
     def admit(identity, peer):
@@ -169,9 +170,6 @@ def _store(endpoints, rank, t_end):
     store = _stores.get(key)
     if store is not None:
         return store
-    from .ps.errors import PsError
-    from .wire import client as wire_client, server as wire_server
-    from .wire.store import KVStore, WireStore, local_caller
     timeout_s = deadline_seconds()
     where = "trainer 0's rendezvous (%s)" % endpoints[0]
     if rank == 0:

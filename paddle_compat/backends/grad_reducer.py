@@ -10,8 +10,7 @@ every trainer issues the same collectives in the same order. Bucket sizes follow
 
 import torch
 
-from ..fluid.framework import Parameter
-from ..ops.roles import GRAD_SUFFIX
+from ..ir import GRAD_SUFFIX, Parameter, role_var_params
 
 __all__ = ["GradAllReducer", "FIRST_BUCKET_BYTES", "BUCKET_BYTES"]
 
@@ -45,8 +44,9 @@ class GradAllReducer:
                 base = n.split("@RENAME@")[0]
                 if base.endswith(GRAD_SUFFIX):
                     ready_at[base[: -len(GRAD_SUFFIX)]] = i
+        named = role_var_params(block)   # a parsed program has no Parameter objects
         params = [(ready_at.get(n, 0), pos) for pos, n in enumerate(names)
-                  if isinstance(block._find_var_recursive(n), Parameter)]
+                  if n in named or isinstance(block._find_var_recursive(n), Parameter)]
         self.order = [pos for _, pos in sorted(params)]
         self.buckets = None
 

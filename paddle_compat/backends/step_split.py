@@ -9,9 +9,7 @@ persistable per place and inserted the allreduce between backward and optimizer 
 A pure pass: the given program is not modified.
 """
 
-from ..fluid.framework import Parameter
-from ..ops.roles import GRAD_SUFFIX, is_autograd_op
-from ..fluid.program import notify_changed
+from ..ir import GRAD_SUFFIX, Parameter, is_autograd_op, notify_changed, role_var_params
 
 __all__ = ["StepSplit", "split_step"]
 
@@ -49,8 +47,9 @@ def split_step(program):
         produced.update(op.output_arg_names)
     for n in iface:   # they are fed into the apply part
         ab.var(n).is_data = True
-    grads = [n for n in iface if n.endswith(GRAD_SUFFIX)
-             and isinstance(ab._find_var_recursive(n[: -len(GRAD_SUFFIX)]), Parameter)]
+    named = role_var_params(program.global_block())    # a parsed program has no Parameter objects
+    grads = [n for n in iface if n.endswith(GRAD_SUFFIX) and (n[: -len(GRAD_SUFFIX)] in named or
+             isinstance(ab._find_var_recursive(n[: -len(GRAD_SUFFIX)]), Parameter))]
     notify_changed(compute, "split_step compute")
     notify_changed(apply, "split_step apply")
     return StepSplit(compute, apply, iface, grads, produced)

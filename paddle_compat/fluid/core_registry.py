@@ -12,6 +12,8 @@ False; OpTest's in-place consistency check then has nothing to compare.
 import json
 import os
 
+from ..ir import Program, grad_var_name, is_compiled_with_cuda
+
 _PLAIN = "data_type[%s]:data_layout[ANY_LAYOUT]:place[CPUPlace]:library_type[PLAIN]"
 _TABLE = None
 
@@ -48,7 +50,6 @@ def get_grad_op_desc(op_desc, no_grad_set, grad_sub_block_list):
     """The grad op Paddle's default maker makes for `op_desc` (`<type>_grad` reading the forward inputs,
     outputs and output gradients, writing the input gradients not in no_grad_set), as OpDescs in a scratch
     block, with {grad var: forward var}; ([], {}) for an op without a gradient (an optimizer update)."""
-    from .framework import Program, grad_var_name
     op_type = op_desc.type()
     t = _table()
     grad_type = op_type + "_grad"
@@ -76,10 +77,8 @@ def get_grad_op_desc(op_desc, no_grad_set, grad_sub_block_list):
 
 
 def op_support_gpu(op_type):
-    from .core import is_compiled_with_cuda
     return is_compiled_with_cuda() and op_type in _table()["kernels"]
 
 
 def is_float16_supported(place):
-    from .core import is_compiled_with_cuda
     return is_compiled_with_cuda() and type(place).__name__ == "CUDAPlace"

@@ -12,11 +12,16 @@ DataParallel stay unsupported (fluid.dygraph raises DygraphUnsupportedError for 
 """
 
 import contextlib
+import sys
 
 import numpy as np
 
-from .core import CPUPlace, LoDTensor, Scope, ScopeVar
-from .dtypes import VarType, convert_dtype
+from ..ir import (CPUPlace, LoDTensor, Program, Scope, ScopeVar, SelectedRows, VarType, convert_dtype,
+                  program_guard, unique_name)
+from ..ir.recording import install_eager_tracer
+from .backward import gradients
+from .executor import Executor
+from .op import _declare_outputs
 
 __all__ = ["VarBase", "guard", "to_variable", "active", "current_place"]
 
@@ -128,8 +133,6 @@ class VarBase:
 @contextlib.contextmanager
 def guard(place=None):
     """Paddle's fluid.dygraph.guard: a fresh main/startup program and name generator; ops run eagerly."""
-    from .framework import Program, program_guard   # framework imports program, which imports this module
-    from . import unique_name
     _STATE.frames.append({"place": place if place is not None else CPUPlace(), "tape": []})
     try:
         with program_guard(Program(), Program()), unique_name.guard():
@@ -146,7 +149,6 @@ def to_variable(value, name=None, zero_copy=None):
         raise AssertionError("to_variable could only be called in dygraph mode (inside fluid.dygraph.guard())")
     if not isinstance(value, np.ndarray):
         raise TypeError("to_variable: value must be a numpy.ndarray or a VarBase, got %s" % type(value).__name__)
-    from . import unique_name
     v = VarBase(name=name or unique_name.generate("_generated_var"), dtype=value.dtype, shape=value.shape)
     v._holder.get_tensor().set(value, current_place())
     return v
@@ -177,7 +179,6 @@ def _declare(block, v, persistable, is_data=False):
     """A static variable standing for VarBase `v` (its value's type, shape, dtype and LoD level when it has one)."""
     if block.has_var(v.name):
         return block.var(v.name)
-    from .core import SelectedRows
     if isinstance(v._holder.value, SelectedRows):
         sr = v._holder.value
         return block.create_var(name=v.name, type=VarType.SELECTED_ROWS, persistable=persistable,
@@ -190,9 +191,6 @@ def _declare(block, v, persistable, is_data=False):
 
 def trace_op(type, inputs=None, outputs=None, attrs=None, stop_gradient=False):
     """Run one op eagerly on VarBase inputs, fill its output VarBases, record it for backward()."""
-    from .framework import Program, program_guard
-    from .executor import Executor
-    from .op import _declare_outputs
     ins, outs = _slot_vars(inputs), _slot_vars(outputs)
     attrs = {k: v for k, v in (attrs or {}).items() if v is not None}
     scope = Scope()
@@ -227,9 +225,6 @@ def trace_op(type, inputs=None, outputs=None, attrs=None, stop_gradient=False):
 def _backward(loss, frame):
     """Replay the recorded ops as a Program, append the gradients of `loss` w.r.t. every leaf VarBase whose
     stop_gradient is False, run it and store them (var.gradient())."""
-    from .framework import Program, program_guard
-    from .executor import Executor
-    from .backward import gradients
     tape = frame["tape"]
     made, leaves = set(), {}
     for _, ins, outs, _ in tape:
@@ -261,3 +256,7 @@ def _backward(loss, frame):
                                            return_numpy=False) if pairs else []
     for (v, _), g in zip(pairs, got):
         v._grad = np.array(g)
+
+
+# Block.create_var / append_op hand over to this module while a guard is open (see ir/recording.py)
+install_eager_tracer(sys.modules[__name__])

@@ -15,15 +15,10 @@ import json
 import os
 
 from . import registry
+from ..ir.proto_desc import AttrType
 
 __all__ = ["OpProto", "get_proto", "has_proto", "attr_defaults", "proto_types", "is_known_type", "grad_op_attrs",
-           "AttrType",
-           "GENERATED_ATTRS", "BACKEND_OP_TYPES"]
-
-
-class AttrType:
-    """framework.proto's AttrType numbers."""
-    INT, FLOAT, STRING, INTS, FLOATS, STRINGS, BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS = range(12)
+           "AttrType", "infer_shape_of", "OpProtoHolder", "GENERATED_ATTRS", "BACKEND_OP_TYPES"]
 
 
 # The attributes Paddle's OpProtoAndCheckerMaker adds to every op, with their defaults.
@@ -170,3 +165,38 @@ def is_known_type(op_type):
     gradient op (append_backward writes `<type>_grad` ops, which have no proto in Paddle either)."""
     return (op_type in _table() or registry.find(op_type) is not None or op_type in BACKEND_OP_TYPES
             or op_type.endswith("_grad"))
+
+
+def infer_shape_of(op_type):
+    """op_type's shape inference (infer_shape(ins, attrs) -> {slot: OutMeta}), or None when it declares none."""
+    d = registry.find(op_type)
+    return d.infer_shape if d is not None else None
+
+
+class OpProtoHolder:
+    """Every op type's proto (its slots and attributes; see paddle_compat/ops/protos.py), as Paddle's op tests
+    read them: OpProtoHolder.instance().get_op_proto("mul").inputs[0].name."""
+
+    @classmethod
+    def instance(cls):
+        if not hasattr(cls, "_instance"):
+            cls._instance = cls()
+        return cls._instance
+
+    def __init__(self):
+        if hasattr(self.__class__, "_instance"):
+            raise AssertionError("Please use `instance()` to get OpProtoHolder object!")
+        self.op_proto_map = {t: get_proto(t) for t in proto_types()}
+
+    def get_op_proto(self, type):
+        proto = self.op_proto_map.get(type) or get_proto(type)
+        if proto is None:
+            raise ValueError("Operator \"%s\" has not been registered." % type)
+        return proto
+
+    def update_op_proto(self):
+        """Protos of op types defined since (load_op_library's custom ops are not supported here)."""
+
+    @staticmethod
+    def generated_op_attr_names():
+        return {name for name, _, _ in GENERATED_ATTRS}

@@ -2,7 +2,7 @@
 
 It sits below both the front end (layer builders ask it for output shapes) and the backends (the lowering asks
 it for kernels, autograd asks it which ops carry gradient). It imports neither torch nor paddle_compat.fluid:
-kernel factories only run when a block is lowered, and op modules reach torch through `ops.lazy.torch`.
+kernel factories only run when a block is lowered, and op modules reach torch through `ir.lazy.torch`.
 
 Slot specs say how the kernel receives arguments:
   inputs:  "X" one tensor (None if the slot is absent), "X*" a list of tensors (duplicable slot)
@@ -13,6 +13,8 @@ variable of a duplicable slot. A LoD is a tuple of int64 offset tensors, one per
 device (None when the variable has none). Outputs not listed share the LoD of the first LoD input
 (Paddle's ShareLoD), when the output variable has lod_level > 0.
 """
+
+from .facts import NON_DIFFERENTIABLE
 
 __all__ = ["OpDef", "OutMeta", "defop", "register_kernel", "find", "get", "known_op_types", "is_differentiable",
            "no_grad_slots", "attr", "aliased_outputs"]
@@ -36,7 +38,7 @@ class OpDef:
 
     infer_shape(ins, attrs) -> {output slot: OutMeta or [OutMeta, ...]}; `ins` maps input slot -> list of
     front-end Variables (anything with .shape/.dtype/.lod_level). Only needed by builders that use
-    `layers.helpers.append_defined`.
+    `layers.utils.append_defined`.
     factory(op, ctx) -> the callable the generated code calls each run (see module doc for slots).
     differentiable: False when no output carries gradient to any input (the op is skipped by backward).
     no_grad: input slots that never receive gradient (labels, ids, lengths).
@@ -130,7 +132,6 @@ def is_differentiable(op_type):
     d = find(op_type)
     if d is not None and d.differentiable is not None:
         return d.differentiable
-    from .facts import NON_DIFFERENTIABLE
     return op_type not in NON_DIFFERENTIABLE
 
 
@@ -158,4 +159,5 @@ def _load():
     global _loaded
     if not _loaded:
         _loaded = True
+        # kept in a function: the table loads its own definitions (ops/defs imports this module) on first question
         from . import defs  # noqa: F401

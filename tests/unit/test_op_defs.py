@@ -71,7 +71,7 @@ def test_computation_ops_are_defined_in_ops_defs():
 
 def test_tensor_op_shapes_agree_with_their_builders():
     # these builders record their own output variables; the definitions' infer_shape must say the same
-    from paddle_compat.fluid.dtypes import dtype_name
+    from paddle_compat.ir.dtypes import dtype_name
     main, startup = fluid.Program(), fluid.Program()
     L = fluid.layers
     with fluid.program_guard(main, startup):
@@ -136,7 +136,7 @@ def test_no_grad_slot_gets_no_gradient_var():
                                                                                    ins["X"][0].dtype)},
                                 factory=lambda op, ctx: (lambda x, f: x * f)))
     try:
-        from paddle_compat.fluid.layers.helpers import append_defined
+        from paddle_compat.fluid.layers.utils import append_defined
         main, startup = fluid.Program(), fluid.Program()
         with fluid.program_guard(main, startup):
             x = fluid.layers.data("x", shape=[2], dtype="float32")

@@ -6,7 +6,9 @@ forward variables. It yields the @GRAD variables that anything outside the regio
 send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir.lazy import torch
+from .op_checks import check_grad_ops
 
 
 class Region:
@@ -14,6 +16,7 @@ class Region:
         self.start = start          # index of the first grad op
         self.op_idx = []            # indices of the grad ops it covers
         self.seeds = []             # @GRAD names fed in
+        self.unit_seeds = set()     # seeds that are append_backward's fill_constant 1.0 of a one-element loss
         self.wanted = []            # @GRAD names it must produce
 
     @property
@@ -28,6 +31,7 @@ def find_regions(block, fetch_names=()):
     regions = _group(block.ops)
     if not regions:
         return []
+    check_grad_ops(block, regions)
     fetch = set(fetch_names)
     produced_by = []
     region_of = {}
@@ -78,6 +82,7 @@ def _seeds_and_wanted(block, r, fetch):
         produced.extend(ops[i].output_arg_names)
     produced_set = set(produced)
     r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced_set)
+    r.unit_seeds = _unit_seeds(block, r.seeds)
     in_region = set(r.op_idx)
     outside_reads = set(fetch)
     for j, op in enumerate(ops):
@@ -112,24 +117,34 @@ def _check_parts(ops, r, fetch, region_of, produced_by):
             raise NotImplementedError("gradient part %s is read outside its backward pass" % n)
 
 
-def _seed(target, seed):
-    """A scalar loss seeded with 1 (append_backward's fill_constant) is passed as None, which torch reads as
-    ones: the same gradient, and torch.autograd.grad then does not import torch.fx's symbolic shapes (and
-    sympy) on the first backward, about 0.3 s of CPU in every trainer's start-up."""
-    if (seed.numel() == 1 and seed.shape == target.shape and seed.device.type == "cpu" and seed.dtype == target.dtype
-            and float(seed.reshape(-1)[0]) == 1.0):
-        return None
-    return seed
+def _unit_seeds(block, seeds):
+    """The seeds written only by a fill_constant of 1.0 with one element (append_backward's loss seed). The
+    lowering passes them to torch.autograd.grad as None, which torch reads as ones: the same gradient, and
+    torch then does not import torch.fx's symbolic shapes (and sympy) on the first backward, about 0.3 s of
+    CPU in every trainer's start-up. Decided from the program: no tensor is read on the host."""
+    writers = {}
+    for op in block.ops:
+        for n in op.output_arg_names:
+            writers.setdefault(n, []).append(op)
+    unit = set()
+    for n in seeds:
+        ops = writers.get(n, [])
+        if len(ops) != 1 or ops[0].type != "fill_constant":
+            continue
+        a = ops[0].attrs
+        shape = list(a.get("shape") or [])
+        if float(a.get("value", 0.0)) == 1.0 and not a.get("str_value") and shape and all(d == 1 for d in shape):
+            unit.add(n)
+    return unit
 
 
 def autograd(targets, inputs, seeds, retain_graph=False):
     """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target.
     retain_graph: a later backward region (a second append_backward) goes through the same forward."""
-    import torch
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]
-    gos = [_seed(t, s) for t, s in zip(targets, seeds) if t.requires_grad]
+    gos = [s for t, s in zip(targets, seeds) if t.requires_grad]   # None: a unit seed (_unit_seeds)
     grads = torch.autograd.grad(outs, inputs, gos, allow_unused=True, retain_graph=retain_graph)
     if any(g is None for g in grads):
         grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]

@@ -7,7 +7,7 @@ with `ctx.state(Class)`: one instance per lowered block, built by `Class(ctx)` o
 attribute write fails, so a kernel cannot leave undeclared state on the context for another to find.
 """
 
-from ...ops.enforce import EnforceNotMet
+from ...ir.errors import EnforceNotMet
 
 __all__ = ["LowerCtx", "LoweringError", "OpRunError", "describe_op", "missing_value", "op_failure"]
 

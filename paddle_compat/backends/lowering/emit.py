@@ -10,7 +10,8 @@ import itertools
 import linecache
 import sys
 
-from ...fluid.core import EOFException, lod_as_tensors
+from ...ir import EOFException, lod_as_tensors
+from ...ir.lazy import torch
 from . import debug
 from .autograd_region import autograd
 from .ctx import OpRunError, op_failure
@@ -81,7 +82,6 @@ def emit(plan, ctx, autograd_for=None, inplace_writes=False):
     autograd_for(block, region) -> callable like autograd_region.autograd replaces a region's gradient
     call (the data-parallel runner overlaps its allreduce with it). inplace_writes: scope values are
     updated in place (copy_) rather than rebound, so that their storage never moves (CUDA-graph capture)."""
-    import torch
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True),
          "__lod": lod_as_tensors, "__dev": ctx.device, "__is_grad": torch.is_grad_enabled,
          "__set_grad": torch._C._set_grad_enabled, "__shared": _shared(torch.Tensor),
@@ -164,12 +164,14 @@ class _Emitter:
         names = self.names
         if s.outputs:
             ag = "__ag_keep" if s.retain_graph else "__ag"
+            unit = s.region.unit_seeds   # passed as None (ones); a substitute autograd gets the tensors
             if self.autograd_for is not None:
+                unit = ()
                 ag = "__ag%d" % s.index
                 self.g[ag] = self.autograd_for(self.plan.block, s.region)
             text = "%s, = %s((%s,), (%s,), (%s,))" % (
                 ", ".join(names(w) for w in s.outputs), ag, ", ".join(names(t) for t in s.targets),
-                ", ".join(names(x) for x in s.inputs), ", ".join(names(d) for d in s.seeds))
+                ", ".join(names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
         else:
             text = "pass"
         lines = [(text + "  # autograd of ops %d..%d" % (s.region.op_idx[0], s.region.op_idx[-1]), (op, names))]
@@ -284,7 +286,6 @@ def _write_in_place(holder, value):
 
 
 def _no_grad():
-    import torch
     return torch.no_grad()
 
 

@@ -9,8 +9,7 @@ product of X flattened after its first dim (x_num_col_dims = y_num_col_dims = 1,
 bit differently from the two ops (addmm adds the bias inside the matrix product); parity holds it to Paddle.
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
-from ...fluid.operator import Operator
+from ...ir import GRAD_SUFFIX, Operator, is_autograd_op, is_recomputed_op
 
 FUSED_FC = "fused_mul_add_bias"
 

@@ -10,13 +10,14 @@ protocol, so a control-flow op's body is interpreted too. About 10-50x slower pe
 a testing tool, not a runtime.
 """
 
-from ...fluid.core import EOFException, lod_as_tensors
-from ...fluid.dtypes import FLOAT_TYPES
+from ...ir import EOFException, lod_as_tensors
+from ...ir.dtypes import FLOAT_TYPES
+from ...ir.lazy import torch
 from ...ops import is_differentiable
-from . import registry
 from .autograd_region import autograd, find_regions
 from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
+from .op_checks import kernel_of
 from .plan import grad_leaves, later_backward_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
@@ -35,7 +36,6 @@ class Interpreted:
     """interpreted(feeds) -> ((value, LoD), ...) per fetch, as a LoweredBlock."""
 
     def __init__(self, ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block):
-        import torch
         self._torch = torch
         self.ctx, self.block = ctx, ctx.block
         self.feed_names, self.fetch_names = list(feed_names), list(fetch_names)
@@ -52,7 +52,7 @@ class Interpreted:
         self.kernels = {}
         for i, op in enumerate(self.block.ops):     # built once, in op order, as the lowering builds them
             if i not in self.in_region and op.type not in ("feed", "fetch"):
-                spec = registry.get(op.type)
+                spec = kernel_of(self.block, i, op)
                 self.kernels[i] = (spec, spec.factory(op, ctx))
         self.fetch_persistable = [self._persistable(f) for f in self.fetch_names]
         self.code = None
@@ -137,7 +137,7 @@ class _Run:
         if r.wanted:
             fn = autograd if self.it.autograd_for is None else self.it.autograd_for(self.block, r)
             grads = fn([self.get(t, op) for t in r.targets], [self.get(x, op) for x in r.wanted_forward()],
-                       [self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
+                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
             for w, g in zip(r.wanted, grads):
                 self.set(w, g)
         if last:

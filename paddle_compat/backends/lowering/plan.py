@@ -7,13 +7,14 @@ Each decision is a small function of the block (and of what the scope holds); `p
 Nothing here builds a kernel, generates code or touches torch.
 """
 
-from ...fluid.dtypes import FLOAT_TYPES
+from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ops.roles import is_recomputed_op
-from . import fusion, nan_check, registry
+from ...ir import is_recomputed_op, updates_params
+from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
 from .ctx import missing_value
+from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
 __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
@@ -88,7 +89,7 @@ def schedule(block, regions, skipped, fused):
             op = fused[i]
             if op is None:
                 continue
-        out.append((i, op, registry.get(op.type)))
+        out.append((i, op, kernel_of(block, i, op)))
     return out
 
 
@@ -272,7 +273,7 @@ def unread_recomputed(block, covered, fetch_names):
 
 def later_backward_leaves(program, block):
     """The forward names whose gradients the backward blocks of `block` and of the sub-blocks its ops own
-    compute (see fluid/backward.py, minimize inside a sub-block); None when there are no such blocks. Such
+    compute (see fluid/backward/backward.py, minimize inside a sub-block); None when there are no such blocks. Such
     a backward goes through this block's forward ops: they run with grad on, the parameters as leaves."""
     fwd, todo = set(), [block]
     while todo:                     # the block and every forward sub-block under it (nested conds)
@@ -284,7 +285,8 @@ def later_backward_leaves(program, block):
                 todo.append(sub)
     leaves = None
     for b in program.blocks:
-        if b.forward_block_idx in fwd:
+        # not Paddle's grad block of a control-flow op (a program it wrote): its grad op is in a region
+        if b.forward_block_idx in fwd and updates_params(b):
             leaves = leaves if leaves is not None else set()
             for r in find_regions(b):
                 leaves.update(r.wanted_forward())

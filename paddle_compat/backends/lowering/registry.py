@@ -33,4 +33,5 @@ def _load():
     global _loaded
     if not _loaded:
         _loaded = True
-        from . import kernels  # noqa: F401  (imports every op family module of the older form)
+        # kept in a function: the torch-backed kernel families load with the first lowering, not with the package
+        from . import kernels  # noqa: F401

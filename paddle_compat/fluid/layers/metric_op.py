@@ -1,11 +1,11 @@
 """Metric layers: accuracy, auc (Paddle's op types, outputs and persistable statistics)."""
 
-from .arg_checks import check_variable_and_dtype
-from .. import unique_name
+from ...ir import unique_name
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
-from .helpers import check_variable, out_var
-from .nn import topk
+from .arg_checks import check_variable_and_dtype
+from .nn.common import topk
+from .utils import check_variable, out_var
 
 __all__ = ["accuracy", "auc"]
 

@@ -18,9 +18,7 @@ import hashlib
 
 import numpy as np
 
-from ..dtypes import dtype_name
-from ..operator import OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ...ops.roles import is_autograd_op
+from ...ir import OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, dtype_name, is_autograd_op
 from .details.vars_distributed import VarsDistributed, VarStruct
 from .ps_slicing import VarBlock, block_rows, table_rows
 

@@ -15,9 +15,7 @@ the same seed. (A NumpyArrayInitializer table is sliced exactly, as any paramete
 
 import numpy as np
 
-from ..framework import Program
-from ..operator import OP_ROLE_KEY, OpRole
-from ..program import notify_changed
+from ...ir import OP_ROLE_KEY, OpRole, Program, notify_changed
 from .ps_pserver_pass import bak_name
 
 __all__ = ["build_pserver_startup"]

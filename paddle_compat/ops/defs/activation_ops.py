@@ -1,6 +1,6 @@
 """Activations and softmax: elementwise, so every output has the shape and LoD of X."""
 
-from ..lazy import F, torch
+from ...ir.lazy import F, torch
 from ..registry import attr, defop
 from ..shapes import same_as
 

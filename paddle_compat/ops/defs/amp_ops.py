@@ -1,11 +1,13 @@
 """Loss-scaling ops for mixed precision: check_finite_and_unscale and update_loss_scaling.
 
-Paddle 1.8's contrib.mixed_precision builds this logic from `layers.Switch` sub-blocks; Paddle 2.0 fused it into
-two ops of these types, slots and attributes. We use the fused form (no control flow in the program) with 1.8's
-numbers (see update_loss_scaling's counting).
+Paddle 1.8's contrib.mixed_precision builds the scaling update from `layers.Switch` sub-blocks; Paddle 2.0 fused
+it into two ops of these types, slots and attributes. contrib.mixed_precision.decorate keeps 1.8.5's ops up to
+its finiteness check (reduce_sum, concat, reduce_sum, isfinite) and then appends logical_not and the fused
+update_loss_scaling (no control flow in the program) with 1.8's decisions (see its counting);
+check_finite_and_unscale is Paddle 2.0's per-element check, for programs that name it.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 
 
@@ -44,7 +46,7 @@ def update_loss_scaling(op, ctx):
             reset = grow | shrink
             good_n = torch.where(reset | found, torch.zeros_like(good), good + 1)
             bad_n = torch.where(reset | ~found, torch.zeros_like(bad), bad + 1)
-            outs = [torch.where(found, torch.zeros_like(x), x) for x in xs]
+            outs = [torch.where(found, 0.0, x) for x in xs]      # (a scalar: no zeros_like kernel per gradient)
             scale.copy_(new_scale)
             good.copy_(good_n)
             bad.copy_(bad_n)

@@ -8,7 +8,7 @@ itself (end_id with its previous score); a source whose every kept candidate is 
 dropped (its level-0 entry becomes empty). All of it is a few sorts over every candidate at once.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

@@ -1,9 +1,10 @@
 """More fluid.contrib ops: fused_embedding_seq_pool, shuffle_batch, tdm_child, match_matrix_tensor,
 sequence_topk_avg_pooling, and the fused recurrences behind contrib.basic_gru / basic_lstm."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+import numpy as np
 
 
 def _offsets(op, lod, slot):
@@ -215,7 +216,6 @@ def _patch_weights(edges, n_nodes, max_depth):
     1-based node r at row r - 1) over the nodes of its patch: the root and its descendants less than
     max_depth below it. A node at depth d, child i (1-based) of p children: top = (max_depth - d) / max_depth,
     left = (1 - top) * ((i - 1) / (p - 1), or 1/2 for an only child), right = (1 - top) * (1 - left)."""
-    import numpy as np
     kids = {}
     count = 1
     for u, v in edges:
@@ -268,7 +268,6 @@ def tree_conv(op, ctx):
             return col @ w.reshape(f, -1).t(), gw, None
 
     def k(nodes, edges, w):
-        import numpy as np
         b, n, f = nodes.shape
         e = edges.detach().cpu().numpy().astype(np.int64)
         a = np.stack([_patch_weights(e[i], n, max_depth) for i in range(b)])          # [B, 3, N, N]

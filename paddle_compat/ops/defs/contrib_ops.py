@@ -2,7 +2,7 @@
 each 2-D input, summed or concatenated; length -1 means to the last column), fused_elemwise_activation and
 rank_attention."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

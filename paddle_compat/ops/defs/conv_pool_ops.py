@@ -1,7 +1,7 @@
 """Convolution and pooling ops of Paddle 1.8 beyond conv2d/pool2d: conv2d_transpose (and its depthwise
 form), conv3d, conv3d_transpose, pool3d, max_pool2d/3d_with_index (adaptive pooling)."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 
@@ -149,6 +149,10 @@ def pool3d(op, ctx):
                                           % (attr(op, "paddings"),))
             if ptype == "max":
                 y = F.max_pool3d(x, ks, st, sym, ceil_mode=ceil)
+            elif x.device.type == "cpu" and x.dtype in (torch.float16, torch.bfloat16):
+                # torch has no float16/bfloat16 avg_pool3d on the CPU (mixed precision's gray pool3d): float32
+                # compute, rounded back to the input's precision
+                y = F.avg_pool3d(x.float(), ks, st, sym, ceil_mode=ceil, count_include_pad=not excl).to(x.dtype)
             else:
                 y = F.avg_pool3d(x, ks, st, sym, ceil_mode=ceil, count_include_pad=not excl)
         return y.movedim(1, -1) if last else y

@@ -7,7 +7,7 @@ variable); the shapes below are what those outputs get.
 
 import numpy as np
 
-from ..lazy import torch, torch_dtype
+from ...ir.lazy import torch, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 

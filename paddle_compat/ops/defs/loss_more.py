@@ -1,7 +1,7 @@
 """Loss ops of Paddle 1.8: smooth_l1_loss, bpr_loss, rank_loss, margin_rank_loss, teacher_student_sigmoid_loss,
 kldiv_loss, center_loss, plus cvm (continuous_value_model) and fsp (fsp_matrix)."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 

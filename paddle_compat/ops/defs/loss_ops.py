@@ -1,6 +1,6 @@
 """Loss ops: cross_entropy, softmax_with_cross_entropy, sigmoid_cross_entropy_with_logits, log_loss, huber."""
 
-from ..lazy import F, torch
+from ...ir.lazy import F, torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 from .activation_ops import softmax_shift

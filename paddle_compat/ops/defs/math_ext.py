@@ -1,6 +1,6 @@
 """Math ops defined in the one-place form: cumsum."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 from ..shapes import same_as
 

@@ -3,7 +3,7 @@ linear algebra helpers, reductions over bools, sorting, index ops and tensor con
 
 import math
 
-from ..lazy import torch, torch_dtype
+from ...ir.lazy import torch, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, reduce_dims, same_as
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import eigen_reduce
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, reduce_dims, same_as
 

@@ -8,7 +8,7 @@ not on the training path).
 
 import numpy as np
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

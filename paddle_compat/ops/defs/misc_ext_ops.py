@@ -3,7 +3,7 @@ wanted tag), similarity_focus (greedy one-per-row-and-column mask) and random_cr
 
 import numpy as np
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

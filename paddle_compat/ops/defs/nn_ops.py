@@ -5,7 +5,7 @@ The builders of conv2d, batch_norm, layer_norm, dropout and l2_normalize create 
 stop-gradient side outputs themselves, in Paddle's order; they ask the shapes below for their outputs.
 """
 
-from ..lazy import F, torch
+from ...ir.lazy import F, torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .init_ops import generator_for

@@ -1,7 +1,7 @@
 """data_norm (CTR-style normalisation by accumulated batch statistics) and spectral_norm (weight divided by its
 largest singular value, estimated by power iteration)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

@@ -1,7 +1,7 @@
 """Normalization, resizing and sampling ops of Paddle 1.8: group_norm, instance_norm, lrn,
 bilinear/nearest/trilinear_interp, grid_sampler, affine_grid."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

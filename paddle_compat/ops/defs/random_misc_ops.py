@@ -1,7 +1,7 @@
 """Random ops of Paddle 1.8 beyond uniform/gaussian_random (randint, randperm, seed, sampling_id,
 *_batch_size_like) and small metric/decoding ops (mean_iou, gather_tree, edit_distance)."""
 
-from ..lazy import torch, torch_dtype
+from ...ir.lazy import torch, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

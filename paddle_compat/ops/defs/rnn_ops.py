@@ -18,7 +18,7 @@ gradient of Cell, Gate, ResetHiddenPrev or the Batch* buffers: those outputs are
 them trains the same weights as in Paddle.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .lstm_seq import lstm_packed, packed_plan

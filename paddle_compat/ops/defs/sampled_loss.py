@@ -13,7 +13,7 @@ from torch's global generator. nce's `custom_neg_classes` attribute (Paddle's te
 
 import math
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

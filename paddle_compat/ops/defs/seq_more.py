@@ -3,7 +3,7 @@ sequence_enumerate, row_conv (lookahead convolution) and im2sequence (image patc
 Each is index arithmetic over all rows at once (gathers, index_add, unfold), never a loop over sequences;
 gradients by autograd through the gathers."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

@@ -2,9 +2,10 @@
 sequence_unpad, sequence_expand_as, sequence_mask. Index arithmetic over all rows at once (no loop over sequences);
 gradients by autograd through the gathers."""
 
-from ..lazy import torch, torch_dtype
+from ...ir.lazy import torch, torch_dtype
 from ..registry import OutMeta, defop
 from ..shapes import first
+from ...ir import dtype_name, convert_dtype
 
 
 def _off(op, lod, slot, rows):
@@ -108,7 +109,6 @@ def sequence_expand_as(op, ctx):
 
 def _mask_shape(ins, attrs):
     x = first(ins, "X")
-    from ...fluid.dtypes import dtype_name, convert_dtype
     return {"Y": OutMeta(tuple(x.shape) + (attrs.get("maxlen", -1),), dtype_name(convert_dtype(attrs["out_dtype"])))}
 
 

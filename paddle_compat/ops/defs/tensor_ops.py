@@ -7,9 +7,11 @@ builders but never computed: gradients come from autograd. No slot is declared n
 as before the move: programs stay as they were (the ids are int data, stop_gradient anyway).
 """
 
-from ..lazy import torch, F, torch_dtype
+from ...ir import convert_dtype, dtype_name
+from ...ir.lazy import torch, F, torch_dtype
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
+from .gather_overwrite import gather_rows
 
 
 def _known(dims):
@@ -29,7 +31,6 @@ def _axis(axis, nd):
 
 
 def _cast_shape(ins, attrs):
-    from ...fluid.dtypes import convert_dtype, dtype_name    # a leaf module: no torch, no framework
     x = first(ins, "X")
     return {"Out": OutMeta(x.shape, dtype_name(convert_dtype(attrs["out_dtype"])), x.lod_level)}
 
@@ -194,7 +195,8 @@ def _gather_shape(ins, attrs):
 
 @defop("gather", inputs=("X", "Index"), infer_shape=_gather_shape)
 def gather(op, ctx):
-    return lambda x, idx: torch.index_select(x, 0, idx.reshape(-1).long())
+    overwrite = attr(op, "overwrite", True)
+    return lambda x, idx: gather_rows(x, idx.reshape(-1).long(), overwrite)
 
 
 def _expand_shape(ins, attrs):

@@ -5,7 +5,7 @@
 An MLP, a small conv net with batch_norm, a CTR-style model with a LoD slot and a sequence model whose output keeps
 its LoD, each saved with save_inference_model twice (one file per
 parameter, and params_filename="params") under tests/data/paddle18/inference/<name>[_combined]/, with
-the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz. Also writes paddle_compat/fluid/op_attr_types.json: the
+the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz. Also writes paddle_compat/ir/op_attr_types.json: the
 attribute types Paddle 1.8.5's op registry declares (data, read through core.get_all_op_protos), which
 the ProgramDesc writer needs so that Paddle accepts the attributes we write."""
 
@@ -100,7 +100,7 @@ def attr_types():
     for raw in fluid.core.get_all_op_protos():
         p = framework_pb2.OpProto.FromString(raw)
         table[p.type] = {a.name: int(a.type) for a in p.attrs}
-    with open(os.path.join(ROOT, "paddle_compat", "fluid", "op_attr_types.json"), "w") as f:
+    with open(os.path.join(ROOT, "paddle_compat", "ir", "op_attr_types.json"), "w") as f:
         json.dump(table, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")
 

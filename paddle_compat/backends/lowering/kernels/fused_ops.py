@@ -20,7 +20,7 @@ from ..fusion_fc import FUSED_FC
 from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ..registry import register
 from .common import attr
-from .optimizer_ops import _dense, _no_grad, momentum_update, sgd_update
+from .optimizer_ops import _dense, momentum_update, sgd_update, update
 from ....ops.defs.tensor_ops import check_ids_on_gpu
 
 
@@ -146,7 +146,7 @@ def fused_momentum_group(op, ctx):
         for p, g, v in zip(ps, gs, vs):
             momentum_update(p, _dense(g), v, lr, mu)
         return ps, vs
-    return _no_grad(k)
+    return update(k, op, ctx)     # under Hogwild: every member's lock, as momentum takes its own
 
 
 @register(FUSED_SGD, inputs=("Param*", "Grad*", "LearningRate"), outputs=("ParamOut*",))
@@ -158,4 +158,4 @@ def fused_sgd_group(op, ctx):
         for p, g in zip(ps, gs):
             sgd_update(p, g, lr)
         return ps
-    return _no_grad(k)
+    return update(k, op, ctx, state_of=None)

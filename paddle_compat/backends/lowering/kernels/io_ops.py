@@ -1,14 +1,13 @@
-"""save / load / save_combine / load_combine in Paddle's file format (see backends/tensor_format.py)."""
+"""save / load / save_combine / load_combine in Paddle's file format (see ir/tensor_format.py)."""
 
 import os
 
 import torch
 
-from ....fluid.core import lod_as_tensors
-from ... import tensor_format as tf
+from ....ir import lod_as_tensors, tensor_format as tf
 from ..registry import register
 from .common import attr
-from ....fluid.dtypes import dtype_name
+from ....ir import dtype_name
 
 _CHECKED_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 

@@ -1,16 +1,16 @@
 """read: the head op a non-iterable DataLoader / PyReader puts in the main program; each run takes the
 loader's next batch (fluid.core.EOFException after the last one)."""
 
+from ...feeds import FeedSpec
+from ...loaders import loader_for
 from ..registry import register
 from .common import attr
 
 
 @register("read", inputs=(), outputs=("Out*",), lod_out=("Out*",))
 def read(op, ctx):
-    from ....fluid.executor import _FeedSpec   # the executor's feed checks and conversion, reused
-    from ....fluid.reader import loader_for
     reader_id = attr(op, "reader_id")
-    specs = [_FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]
+    specs = [FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]   # the executor's feed checks, reused
 
     def k():
         feed = loader_for(reader_id)._next_feed()

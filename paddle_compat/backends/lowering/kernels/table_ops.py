@@ -14,7 +14,8 @@ The pserver runtime loads only when a prefetch op is lowered.
 import torch
 
 from ...selected_rows import make_rows
-from ....fluid.core import SelectedRows
+from ....ir import SelectedRows
+from ...ps.table_client import prefetch_kernel
 from ..registry import register
 from .common import attr
 
@@ -138,7 +139,6 @@ def merge_ids(op, ctx):
 
 @register("prefetch", inputs=("X*",), outputs=("Out*",))
 def prefetch(op, ctx):
-    from ...ps.table_client import prefetch_kernel
     return prefetch_kernel(op, ctx)
 
 
