@@ -193,6 +193,9 @@ def run_cell(impl, model, mode, trainers, pservers, args):
                 PYTHONUNBUFFERED="1", TORCH_CPP_LOG_LEVEL="ERROR", BENCH_DIR=bar,
                 PADDLE_PSERVERS_IP_PORT_LIST=eps, PADDLE_TRAINERS_NUM=str(trainers),
                 FLAGS_rpc_deadline=str(args.deadline_ms))
+    # an installed package has its bytecode compiled; a checkout run with PYTHONDONTWRITEBYTECODE=1 would
+    # compile every module from source in every process of every job
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     if impl == "ours":
         base["PYTHONPATH"] = REPO
     else:
