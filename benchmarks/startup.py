@@ -116,7 +116,7 @@ def _free_ports(n):
             s.close()
 
 
-def run_job(impl, python, head_start, timeout=120):
+def run_job(impl, python, head_start, timeout=120, repo=REPO):
     eps = ",".join("127.0.0.1:%d" % p for p in _free_ports(2))
     base = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0",
                 PYTHONUNBUFFERED="1", TORCH_CPP_LOG_LEVEL="ERROR", PADDLE_PSERVERS_IP_PORT_LIST=eps,
@@ -124,14 +124,14 @@ def run_job(impl, python, head_start, timeout=120):
     # an installed package has its bytecode compiled; a checkout run with PYTHONDONTWRITEBYTECODE=1 would
     # compile every module from source in every process of every job
     base.pop("PYTHONDONTWRITEBYTECODE", None)
-    if impl == "ours":
-        base["PYTHONPATH"] = REPO
+    if impl != "paddle":
+        base["PYTHONPATH"] = repo
     else:
         base.pop("PYTHONPATH", None)
     roles = [("pserver%d" % i, dict(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep))
              for i, ep in enumerate(eps.split(","))]
     roles += [("trainer%d" % i, dict(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=str(i))) for i in range(2)]
-    argv = [python, os.path.abspath(__file__), "--worker", impl]
+    argv = [python, os.path.abspath(__file__), "--worker", "paddle" if impl == "paddle" else "ours"]
     procs, exits = {}, {}
     t0 = time.time()
     base["BENCH_T0"] = repr(t0)
@@ -208,26 +208,31 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--paddle-python", default="/work/p18/bin/python")
     ap.add_argument("--head-start", type=float, default=0.0)
+    ap.add_argument("--before", default=None, help="a checkout of another version of the package (its parent "
+                    "directory, holding paddle_compat/): run as 'before' alongside, to measure a change")
     args = ap.parse_args()
     if args.worker:
         worker(args.worker)
         return 0
     impls = [("ours", sys.executable)]
+    repos = {"ours": REPO, "before": args.before}
+    if args.before:
+        impls.append(("before", sys.executable))
     if args.paddle_python and os.path.exists(args.paddle_python):
         impls.append(("paddle", args.paddle_python))
     res = {impl: [] for impl, _ in impls}
     for impl, python in impls:   # one job each first, not counted: bytecode written, files in the page cache
-        run_job(impl, python, args.head_start)
+        run_job(impl, python, args.head_start, repo=repos.get(impl, REPO))
     for r in range(args.runs):
         for impl, python in (impls if r % 2 == 0 else impls[::-1]):
-            wall, stamps, exits, killed = run_job(impl, python, args.head_start)
+            wall, stamps, exits, killed = run_job(impl, python, args.head_start, repo=repos.get(impl, REPO))
             res[impl].append((wall, stamps, exits, killed))
             print("run %d %-6s %.2f s  (exits: %s%s)  load %.2f" % (
                 r, impl, wall, ", ".join("%s %.2f" % kv for kv in sorted(exits.items())),
                 "; killed " + ",".join(killed) if killed else "", os.getloadavg()[0]), flush=True)
     for impl, runs in res.items():
         print("\n%s: 2 pservers x 2 trainers, sync, one step; medians of %d runs%s" % (
-            "ours" if impl == "ours" else "Paddle 1.8.5", len(runs),
+            {"ours": "ours", "before": "before (%s)" % args.before}.get(impl, "Paddle 1.8.5"), len(runs),
             ", trainers started %.1f s after the pservers" % args.head_start if args.head_start else ""))
         print("  launch to every process's exit: %.2f s (runs: %s)" % (
             statistics.median(w for w, _, _, _ in runs), ", ".join("%.2f" % w for w, _, _, _ in runs)))
