@@ -302,9 +302,11 @@ def plot(rows, path):
         print("no matplotlib (pip install matplotlib, or .[bench]): no plot written")
         return
     panels = sorted({(r["model"], r["mode"]) for r in rows})
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    cols = 2 if len(panels) > 2 else len(panels)
+    nrows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.0 * cols, 3.8 * nrows), squeeze=False)
     styles = {"ours": "-", "paddle": "--"}
-    for ax, (model, mode) in zip(axes[0], panels):
+    for ax, (model, mode) in zip(axes.reshape(-1), panels):
         keys = sorted({(r["impl"], int(r["pservers"])) for r in rows if (r["model"], r["mode"]) == (model, mode)})
         for impl, ps in keys:
             pts = {}
@@ -321,6 +323,7 @@ def plot(rows, path):
         ax.set_title("%s, %s" % ("CTR-DNN 26 slots" if model == "ctr" else "MLP 784-200-200-10", mode), fontsize=9)
         ax.set_xlabel("trainers")
         ax.set_ylabel("samples/s")
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
     fig.suptitle("pserver jobs on 127.0.0.1, 2 cores (one thread per process)", fontsize=9)
