@@ -18,20 +18,13 @@ from . import registry
 from ..ir.proto_desc import AttrType
 
 __all__ = ["OpProto", "get_proto", "has_proto", "attr_defaults", "proto_types", "is_known_type", "grad_op_attrs",
-           "AttrType", "infer_shape_of", "OpProtoHolder", "GENERATED_ATTRS", "BACKEND_OP_TYPES"]
+           "AttrType", "infer_shape_of", "OpProtoHolder", "GENERATED_ATTRS"]
 
 
 # The attributes Paddle's OpProtoAndCheckerMaker adds to every op, with their defaults.
 GENERATED_ATTRS = (("op_role", AttrType.INT, 0x1000), ("op_role_var", AttrType.STRINGS, []),
                    ("op_namescope", AttrType.STRING, ""), ("op_callstack", AttrType.STRINGS, []),
                    ("op_device", AttrType.STRING, ""))
-
-# Op types only the backends define (their kernels import torch, which the front end must not load to
-# check a type), beyond Paddle 1.8.5's CPU registry: the NCCL-id ops (in Paddle's GPU build), the geo-SGD
-# pserver update, the lowering's fused ops (lookup groups, fc as addmm, grouped optimizer updates).
-# tests/unit/test_op_protos.py keeps this list complete.
-BACKEND_OP_TYPES = frozenset(["c_gen_nccl_id", "gen_nccl_id", "geo_sgd", "fused_lookup_seqpool_sum",
-                              "fused_mul_add_bias", "fused_momentum_group", "fused_sgd_group"])
 
 _TABLE = None
 _DERIVED = {}
@@ -163,8 +156,7 @@ def grad_op_attrs(op_type):
 def is_known_type(op_type):
     """Whether an op of this type may be recorded: Paddle declares it, this package defines it, or it is a
     gradient op (append_backward writes `<type>_grad` ops, which have no proto in Paddle either)."""
-    return (op_type in _table() or registry.find(op_type) is not None or op_type in BACKEND_OP_TYPES
-            or op_type.endswith("_grad"))
+    return op_type in _table() or registry.find(op_type) is not None or op_type.endswith("_grad")
 
 
 def infer_shape_of(op_type):

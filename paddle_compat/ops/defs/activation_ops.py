@@ -16,6 +16,8 @@ _SIMPLE = {
 }
 # piecewise-constant outputs: no gradient reaches X
 _NO_GRAD = {"sign", "floor", "ceil", "round"}
+# a pserver may run these on its row block of a parameter (distributed fact: row_wise)
+_ROW_WISE = {"sign", "abs", "square"}
 
 # Paddle's CPU kernels call libm's expf/cosf/sinf element by element on a tensor too small for one vector
 # (under 8 floats), which torch's vectorized float32 versions miss by an ulp now and then; a learning-rate
@@ -34,7 +36,7 @@ def _libm_small(fn):
 
 
 for _name, (_mod, _fn) in _SIMPLE.items():
-    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD)(
+    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD, row_wise=_name in _ROW_WISE)(
         (lambda mod, fn, small: lambda op, ctx: _libm_small(getattr(mod, fn)) if small else getattr(mod, fn))(
             _mod, _fn, _name in _LIBM_SMALL))
 

@@ -96,7 +96,7 @@ def fill_constant_bsl(op, ctx):
     return k
 
 
-@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def uniform_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     lo, hi, seed, device = float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0), ctx.device
@@ -107,7 +107,7 @@ def uniform_random(op, ctx):
     return k
 
 
-@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -118,7 +118,7 @@ def gaussian_random(op, ctx):
     return k
 
 
-@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def truncated_gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -148,7 +148,7 @@ def assign_value(op, ctx):
     return k
 
 
-@defop("assign", infer_shape=same_as("X"))
+@defop("assign", infer_shape=same_as("X"), row_wise=True)
 def assign(op, ctx):
     return lambda x: x.clone() if not x.is_sparse else x
 

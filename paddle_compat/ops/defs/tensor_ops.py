@@ -35,7 +35,7 @@ def _cast_shape(ins, attrs):
     return {"Out": OutMeta(x.shape, dtype_name(convert_dtype(attrs["out_dtype"])), x.lod_level)}
 
 
-@defop("cast", infer_shape=_cast_shape)
+@defop("cast", infer_shape=_cast_shape, row_wise=True)
 def cast(op, ctx):
     dtype = torch_dtype(attr(op, "out_dtype"))
     return lambda x: x.to(dtype)
@@ -250,12 +250,13 @@ def _lookup(op, squeeze_last):
     return k
 
 
-@defop("lookup_table", inputs=("Ids", "W"), infer_shape=_lookup_shape(True))
+@defop("lookup_table", inputs=("Ids", "W"), infer_shape=_lookup_shape(True), lookup=True, sparse_grad_slot="W")
 def lookup_table(op, ctx):
     return _lookup(op, squeeze_last=True)
 
 
-@defop("lookup_table_v2", inputs=("Ids", "W"), infer_shape=_lookup_shape(False))
+@defop("lookup_table_v2", inputs=("Ids", "W"), infer_shape=_lookup_shape(False), lookup=True,
+       sparse_grad_slot="W")
 def lookup_table_v2(op, ctx):
     return _lookup(op, squeeze_last=False)
 

@@ -16,7 +16,7 @@ import torch
 from ...selected_rows import make_rows
 from ....ir import SelectedRows
 from ...ps.table_client import prefetch_kernel
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -69,7 +69,7 @@ def _split_by_mod(op, ctx, ids_list):
     return outs
 
 
-@register("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
+@kernel("split_ids")
 def split_ids(op, ctx):
     if attr(op, "height_sections") is None:
         return lambda ids_list, xs: _split_by_mod(op, ctx, ids_list)
@@ -104,7 +104,7 @@ def split_ids(op, ctx):
     return k
 
 
-@register("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+@kernel("merge_ids")
 def merge_ids(op, ctx):
     padding_idx = int(attr(op, "padding_idx", -1))
     key = (attr(op, "table", None), tuple(op.input("Ids")))
@@ -137,7 +137,7 @@ def merge_ids(op, ctx):
     return k
 
 
-@register("prefetch", inputs=("X*",), outputs=("Out*",))
+@kernel("prefetch")
 def prefetch(op, ctx):
     return prefetch_kernel(op, ctx)
 
@@ -164,7 +164,7 @@ def _grown_rows(op, w, flat):
     return out.masked_fill((pos < 0).unsqueeze(-1), 0) if is_test else out
 
 
-@register("lookup_sparse_table", inputs=("Ids", "W"))
+@kernel("lookup_sparse_table")
 def lookup_sparse_table(op, ctx):
     table, shard = attr(op, "table", "?"), op.input("W")[0]
 
