@@ -21,6 +21,8 @@ device (None when the variable has none). Outputs not listed share the LoD of th
 
 import sys
 
+from ..ir.proto_desc import recorded_protos
+
 __all__ = ["OpDef", "OutMeta", "defop", "declare", "kernel", "find", "get", "info", "known_op_types",
            "is_differentiable", "no_grad_slots", "attr", "aliased_outputs"]
 
@@ -143,6 +145,9 @@ def kernel(op_types):
 
 def _add(d):
     _load()     # the built-in definitions first, so a clash is always reported
+    if d.attrs and d.type in recorded_protos():
+        raise ValueError("op %s (%s) declares attributes, but it is Paddle's: its attribute types and defaults "
+                         "are Paddle 1.8.5's (ir/op_protos.json)" % (d.type, d.where))
     if d.type in _DEFS:
         raise ValueError("op %s is defined twice (%s and %s)" % (d.type, _DEFS[d.type].where, d.where))
     _DEFS[d.type] = d
