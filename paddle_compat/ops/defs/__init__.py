@@ -13,4 +13,4 @@ from . import contrib_more_ops, misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F40
 from . import activation_ops, init_ops, loss_ops, math_ops, metric_ops, nn_ops, sequence_ops  # noqa: F401
 from . import detection_ops, pyramid_hash, retinanet_ops, tensor_ops  # noqa: F401
 from . import cross_entropy2  # noqa: F401
-from . import collective, distributed_ops, fused, io_ops, optimizers  # noqa: F401
+from . import collective, distributed_ops, fused, io_ops, lookup_table, optimizers  # noqa: F401

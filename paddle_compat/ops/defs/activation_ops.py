@@ -6,14 +6,31 @@ from ..shapes import same_as
 
 _SAME = same_as("X")
 
-# op type -> (module, function name): looked up when the kernel is built, so defining the ops loads no torch
-_SIMPLE = {
+# The one activation map: name -> (module, function name), looked up when a kernel is built, so defining the
+# ops loads no torch. Each is an op here, and the fused and recurrent kernels take theirs from it (activation).
+ACTIVATIONS = {
     "relu": (torch, "relu"), "sigmoid": (torch, "sigmoid"), "tanh": (torch, "tanh"), "exp": (torch, "exp"),
     "log": (torch, "log"), "sqrt": (torch, "sqrt"), "rsqrt": (torch, "rsqrt"), "abs": (torch, "abs"),
     "square": (torch, "square"), "softsign": (F, "softsign"), "ceil": (torch, "ceil"), "floor": (torch, "floor"),
     "round": (torch, "round"), "reciprocal": (torch, "reciprocal"), "sign": (torch, "sign"),
     "cos": (torch, "cos"), "sin": (torch, "sin"), "logsigmoid": (F, "logsigmoid"),
 }
+_IDENTITY = ("identity", "linear")
+
+
+def activation(name):
+    """The torch function of activation `name` ("identity" and "linear": the input itself); KeyError when
+    there is none."""
+    if name in _IDENTITY:
+        return _identity
+    mod, fn = ACTIVATIONS[name]
+    return getattr(mod, fn)
+
+
+def _identity(x):
+    return x
+
+
 # piecewise-constant outputs: no gradient reaches X
 _NO_GRAD = {"sign", "floor", "ceil", "round"}
 # a pserver may run these on its row block of a parameter (distributed fact: row_wise)
@@ -35,7 +52,7 @@ def _libm_small(fn):
     return run
 
 
-for _name, (_mod, _fn) in _SIMPLE.items():
+for _name, (_mod, _fn) in ACTIVATIONS.items():
     defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD, row_wise=_name in _ROW_WISE)(
         (lambda mod, fn, small: lambda op, ctx: _libm_small(getattr(mod, fn)) if small else getattr(mod, fn))(
             _mod, _fn, _name in _LIBM_SMALL))

@@ -5,6 +5,7 @@ rank_attention."""
 from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+from .activation_ops import activation
 
 
 def _span(width, attrs, op_type):
@@ -54,8 +55,7 @@ def partial_concat(op, ctx):
 # fused_elemwise_activation: functor_list [f1, f2]. With a binary f1: Out = f1(X, f2(Y)), IntermediateOut =
 # f2(Y); with a unary f1: Out = f1(f2(X, Y)), IntermediateOut = f2(X, Y). Y broadcasts into X from `axis`.
 _BINARY = {"elementwise_add": lambda a, b: a + b, "elementwise_mul": lambda a, b: a * b}
-_UNARY = {"scale": None, "relu": lambda t: torch.relu(t), "tanh": lambda t: torch.tanh(t),
-          "sigmoid": lambda t: torch.sigmoid(t)}
+_UNARY = ("scale", "relu", "tanh", "sigmoid")     # scale: t * attr scale; the others: activation(name)
 
 
 def _functors(attrs):
@@ -86,7 +86,7 @@ def fused_elemwise_activation(op, ctx):
     axis, scale = int(attrs.get("axis", -1)), float(attrs.get("scale", 0.0))
 
     def unary(name, t):
-        return t * scale if name == "scale" else _UNARY[name](t)
+        return t * scale if name == "scale" else activation(name)(t)
 
     def bcast(x, y):
         if y.dim() == x.dim():

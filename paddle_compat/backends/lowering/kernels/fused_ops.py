@@ -13,7 +13,6 @@ and calls the per-op update of each member. A row-sparse gradient (SelectedRows)
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
 from ..fusion_fc import FUSED_FC
@@ -21,7 +20,7 @@ from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ....ops import kernel
 from .common import attr
 from .optimizer_ops import _dense, momentum_update, sgd_update, update
-from ....ops.defs.tensor_ops import check_ids_on_gpu
+from ....ops.defs.lookup_table import embed
 
 
 @kernel(FUSED_TYPE)
@@ -31,6 +30,7 @@ def fused_lookup_seqpool_sum(op, ctx):
     the separate ops, and the same table gradient rows in the same order."""
     sparse = bool(attr(op, "is_sparse", False))
     names = op.input("Ids")
+    table = "the table %s" % op.input("W")[0]
 
     names_rev = names[::-1]
 
@@ -51,13 +51,8 @@ def fused_lookup_seqpool_sum(op, ctx):
             all_ids = torch.cat([ids.reshape(-1) for ids in ids_rev])
         if all_ids.dtype != torch.int64:
             all_ids = all_ids.long()
-        try:
-            check_ids_on_gpu(all_ids, w, "lookup_table")
-            emb = F.embedding(all_ids, w, sparse=sparse)
-        except IndexError:
-            raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
-                             "max %d)" % (", ".join(names), op.input("W")[0], w.shape[0], int(all_ids.min()),
-                                          int(all_ids.max()))) from None
+        # (the fusion only takes lookups without padding_idx: backends/lowering/fusion.py)
+        emb = embed(all_ids, w, "lookup_table", names, table, sparse=sparse)
         pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
         out_lods = [tuple(lod[:-1]) or None for lod in lods]
         return list(torch.split(pooled, sizes))[::-1], out_lods
