@@ -255,7 +255,7 @@ def topk(input, k, name=None):
 
 def one_hot(input, depth, allow_out_of_range=False):
     """ids [.., 1] -> [.., depth] float32 one-hot rows, depth an int or a Variable (op defined in
-    ops/defs/misc_ext_ops.py)."""
+    ops/defs/nn_ops.py)."""
     ins, attrs = {"X": input}, {"allow_out_of_range": bool(allow_out_of_range)}
     if isinstance(depth, Variable):
         depth.stop_gradient = True
