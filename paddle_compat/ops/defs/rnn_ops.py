@@ -25,7 +25,9 @@ from .activation_ops import activation
 from .lstm_seq import lstm_packed, packed_plan
 
 _ACTS = ("sigmoid", "tanh", "relu", "identity", "linear")   # the activations Paddle's recurrent ops take
-_ACT_IDS = {0: "identity", 1: "sigmoid", 2: "tanh", 3: "relu"}     # gru_unit's integer attributes
+# gru_unit's integer activation attributes (its builder writes these ids)
+GRU_UNIT_ACT_IDS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
+_ACT_IDS = {i: name for name, i in GRU_UNIT_ACT_IDS.items()}
 
 
 def _act_name(op, name, default):
