@@ -25,9 +25,8 @@ import threading
 
 import torch
 
-from ....ops.registry import defop
 from ...selected_rows import merge_rows, rows_values
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -94,7 +93,7 @@ def update(fn, op, ctx, state_of="Param"):
     return k_all
 
 
-@register("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
+@kernel("sgd")
 def sgd(op, ctx):
     return update(sgd_update, op, ctx, state_of=None)
 
@@ -108,7 +107,7 @@ def sgd_update(p, g, lr):
     return p.addcmul_(g, lr, value=-1.0)
 
 
-@register("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
+@kernel("momentum")
 def momentum(op, ctx):
     mu, nesterov = float(attr(op, "mu")), attr(op, "use_nesterov", False)
 
@@ -131,8 +130,7 @@ def momentum_update(p, g, v, lr, mu):
     p.addcmul_(v, lr, value=-1.0)
 
 
-@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-          outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
+@kernel("adam")
 def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
     in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
@@ -181,7 +179,7 @@ def adam(op, ctx):
     return update(k, op, ctx)
 
 
-@register("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
+@kernel("adagrad")
 def adagrad(op, ctx):
     eps = float(attr(op, "epsilon", 1e-6))
 
@@ -198,8 +196,7 @@ def adagrad(op, ctx):
     return update(k, op, ctx)
 
 
-@register("rmsprop", inputs=("Param", "Grad", "Moment", "MeanSquare", "MeanGrad", "LearningRate"),
-          outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"))
+@kernel("rmsprop")
 def rmsprop(op, ctx):
     rho, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
     mom_c, centered = float(attr(op, "momentum", 0.0)), attr(op, "centered", False)
@@ -220,8 +217,7 @@ def rmsprop(op, ctx):
     return update(k, op, ctx)
 
 
-@register("adamax", inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
-          outputs=("ParamOut", "MomentOut", "InfNormOut"))
+@kernel("adamax")
 def adamax(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
 
@@ -237,8 +233,7 @@ def adamax(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("ftrl", inputs=("Param", "SquaredAccumulator", "LinearAccumulator", "Grad", "LearningRate"),
-       outputs=("ParamOut", "SquaredAccumOut", "LinearAccumOut"), differentiable=False)
+@kernel("ftrl")
 def ftrl(op, ctx):
     # Paddle adds 1e-10 to l1 and l2 (so the shrink test |linear| > l1 is strict even at l1 = 0)
     l1, l2 = float(attr(op, "l1", 0.0)) + 1e-10, float(attr(op, "l2", 0.0)) + 1e-10
@@ -260,8 +255,7 @@ def ftrl(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("decayed_adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-       differentiable=False)
+@kernel("decayed_adagrad")
 def decayed_adagrad(op, ctx):
     decay, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
 
@@ -277,8 +271,7 @@ def decayed_adagrad(op, ctx):
 # evaluates the step lazily (an Eigen expression) after AvgSquaredUpdate has been overwritten in place, so
 # the parameter moves by sqrt((E[dx^2]_new + eps) / (E[g^2]_new + eps)) * g, where E[dx^2]_new was built from
 # the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same.
-@defop("adadelta", inputs=("Param", "Grad", "AvgSquaredGrad", "AvgSquaredUpdate"),
-       outputs=("ParamOut", "AvgSquaredGradOut", "AvgSquaredUpdateOut"), differentiable=False)
+@kernel("adadelta")
 def adadelta(op, ctx):
     rho, eps = float(attr(op, "rho", 0.95)), float(attr(op, "epsilon", 1e-6))
 
@@ -294,8 +287,7 @@ def adadelta(op, ctx):
 
 # Paddle 1.8.5's lamb applies no bias correction (Beta1Pow/Beta2Pow are inputs it does not use for the
 # step, and nothing advances them): r = m1 / (sqrt(m2) + eps) + weight_decay * p, trust = |p| / |r|.
-@defop("lamb", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-       outputs=("ParamOut", "Moment1Out", "Moment2Out"), differentiable=False)
+@kernel("lamb")
 def lamb(op, ctx):
     b1, b2 = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999))
     eps, wd = float(attr(op, "epsilon", 1e-6)), float(attr(op, "weight_decay", 0.01))
@@ -312,8 +304,7 @@ def lamb(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("lars_momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"),
-       differentiable=False)
+@kernel("lars_momentum")
 def lars_momentum(op, ctx):
     mu, coeff = float(attr(op, "mu")), float(attr(op, "lars_coeff", 0.001))
     wd = float(attr(op, "lars_weight_decay", 0.0005))
@@ -329,7 +320,7 @@ def lars_momentum(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("dpsgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",), differentiable=False)
+@kernel("dpsgd")
 def dpsgd(op, ctx):
     clip, batch = float(attr(op, "clip", 0.9)), float(attr(op, "batch_size", 0.999))
     sigma, seed = float(attr(op, "sigma", 1e-8)), int(attr(op, "seed", 0) or 0)
@@ -352,11 +343,7 @@ def dpsgd(op, ctx):
 _MAX_NUM_ACCUMULATES = 16384   # Paddle's kMaxNumAccumulates: fold sum_1 into sum_2 this often (precision)
 
 
-@defop("average_accumulates",
-       inputs=("param", "in_sum_1", "in_sum_2", "in_sum_3", "in_num_accumulates", "in_old_num_accumulates",
-               "in_num_updates"),
-       outputs=("out_sum_1", "out_sum_2", "out_sum_3", "out_num_accumulates", "out_old_num_accumulates",
-                "out_num_updates"), differentiable=False)
+@kernel("average_accumulates")
 def average_accumulates(op, ctx):
     window = float(attr(op, "average_window", 0.0))
     min_w, max_w = int(attr(op, "min_average_window", 10000)), int(attr(op, "max_average_window", 10000))

@@ -10,7 +10,7 @@ from ...ps import layer_client, service, table_service  # noqa: F401
 from ...ps.comm_plan import comm_plan_for
 from ...ps.layer_service import LayerServer
 from ...selected_rows import merged, split_rows
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -36,28 +36,28 @@ def _hand_built(ctx, role):
     return True
 
 
-@register("send", inputs=("X*",), outputs=())
+@kernel("send")
 def send(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
 
-@register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
+@kernel(["send_barrier", "fetch_barrier"])
 def barrier(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
 
-@register("recv", inputs=(), outputs=("Out*",))
+@kernel("recv")
 def recv(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
 
-@register("listen_and_serv", inputs=(), outputs=())
+@kernel("listen_and_serv")
 def listen_and_serv(op, ctx):
     def k():
         if _hand_built(ctx, "pserver"):
@@ -67,7 +67,7 @@ def listen_and_serv(op, ctx):
     return k
 
 
-@register(["split_byref", "split_selected_rows"], outputs=("Out*",))
+@kernel(["split_byref", "split_selected_rows"])
 def split_byref(op, ctx):
     """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
     gradient (is_sparse) at its height_sections into one SelectedRows per block, rows merged first (each
@@ -82,6 +82,6 @@ def split_byref(op, ctx):
     return k
 
 
-@register("ref_by_trainer_id", inputs=("X*", "TrainerId"))
+@kernel("ref_by_trainer_id")
 def ref_by_trainer_id(op, ctx):
     return lambda xs, tid: xs[int(tid.reshape(-1)[0])]
