@@ -332,6 +332,8 @@ for s in pending:
     s.close()
 c = client.Connection(srv.endpoint, "trainer 0", time.monotonic() + 10, key=KEY)
 print("ECHO", c.call("echo", 42))
+c.close()
+srv.close()
 """
     from dist_utils import base_env
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=base_env())
