@@ -44,6 +44,7 @@ from . import layer_listen, worker_barrier
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
 from .optimize import OptimizeRunner
+from .records import pserver_plan
 
 __all__ = ["PServerService", "add_service_extension"]
 
@@ -66,14 +67,14 @@ class _Round:
 
 class PServerService:
     def __init__(self, program, scope, device, executor=None):
-        info = program._dist_info
-        if info.get("role") != "pserver":
+        info = pserver_plan(program)
+        if info is None:
             raise PsError("listen_and_serv runs only in a pserver program (DistributeTranspiler.get_pserver_program)")
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
         self.info = info
-        self.endpoint, self.pserver_id = info["endpoint"], info["pserver_id"]
-        self.trainers, self.sync = info["trainers"], info["sync_mode"]
-        self.local_vars = info["local_vars"]
+        self.endpoint, self.pserver_id = info.endpoint, info.pserver_id
+        self.trainers, self.sync = info.trainers, info.sync_mode
+        self.local_vars = info.local_vars
         self.lock = threading.RLock()
         self.on_members_change = []      # extensions (the workers' barrier) hear of joins and departures
         self.done = set()
@@ -84,7 +85,7 @@ class PServerService:
         self.runner = None
         self.server = None
         self.elastic = not self.sync
-        self.members = Membership("pserver %s" % self.endpoint, self.trainers, info["plan_digest"], self.elastic,
+        self.members = Membership("pserver %s" % self.endpoint, self.trainers, info.plan_digest, self.elastic,
                                   job=None)
         self.handlers = {"exchange": self._exchange, "done": self._trainer_done, "abort": self._trainer_abort,
                          "pull_state": self._pull_state}
@@ -106,7 +107,7 @@ class PServerService:
         try:
             # trainers may connect (and handshake) while the optimize blocks are lowered: their calls wait
             self.server = wire_server.Server(self.endpoint, "pserver %d (%s)" % (self.pserver_id, self.endpoint),
-                                             "pserver %d|%s" % (self.pserver_id, self.info["plan_digest"]),
+                                             "pserver %d|%s" % (self.pserver_id, self.info.plan_digest),
                                              self.handlers, admit=self._admit, on_close=self._closed, sock=sock,
                                              serve=False)
         except OSError as e:

@@ -24,7 +24,7 @@ __all__ = ["TableService"]
 class TableService:
     def __init__(self, service):
         self.service = service
-        info = service.info["tables"]
+        info = service.info.tables
         self.shards = {s["var"]: s for s in info["shards"]}
         self.checkpoint_block = info["checkpoint_block"]
         self.fns = {}
@@ -84,7 +84,7 @@ class TableService:
 
 
 def _extension(service):
-    if service.info.get("tables", {}).get("shards"):
+    if service.info.tables.get("shards"):
         ts = TableService(service)
         service.register_handler("prefetch", ts.prefetch)
         service.register_handler("save_tables", ts.save)

@@ -10,6 +10,7 @@ import numpy as np
 from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
+from ...backends.ps.records import is_pserver_program, is_trainer_program
 from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope,  # noqa: F401
                    scope_guard, torch_device)
 from ..transpiler.ps_table_trainer import remote_lookups
@@ -133,7 +134,7 @@ class Executor:
 
     def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
-        if not program._dist_info.get("role"):
+        if not is_trainer_program(program) and not is_pserver_program(program):
             # a test program cloned before transpile, looking up a table only the pservers hold (the program
             # itself when this process transpiled no table)
             run = remote_lookups(program, scope)

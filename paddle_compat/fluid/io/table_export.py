@@ -27,6 +27,7 @@ from ...ir.lazy import torch
 from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
 from ...ir.tensor_format import atomic_write, write_lod_tensor, write_lod_tensor_header
 from .variables import is_persistable, save_selected
+from ...backends.ps.records import TRAINER_PLAN_ATTR, trainer_plan
 from ..transpiler.ps_table_trainer import holds_values, trainer_table
 
 __all__ = ["localize_tables", "save_with_tables"]
@@ -36,7 +37,7 @@ class _Gather:
     __slots__ = ("name", "info", "height", "width", "dtype", "shards")
 
     def __init__(self, name, info, dtype):
-        t = info["tables"][name]
+        t = info.tables[name]
         self.name, self.info, self.dtype = name, info, dtype
         self.height, self.width = int(t["height"]), int(t["width"])
         self.shards = sorted(([ep, var, int(off), int(rows)] for ep, var, off, rows in t["shards"]),
@@ -54,8 +55,8 @@ def localize_tables(program, scope):
     (rewritten in place) and what must be gathered from the pservers. ([] when it has none.)"""
     block = program.global_block()
     gather = {}
-    info = program._dist_info if program._dist_info.get("role") == "trainer" else None
-    tables = (info or {}).get("tables") or {}
+    info = trainer_plan(program)
+    tables = info.tables if info is not None else {}
     if tables and any(op.type == "merge_ids" for op in block.ops):
         ops, dropped = [], set()
         for op in block.ops:
@@ -91,7 +92,9 @@ def localize_tables(program, scope):
         if block.has_var(g.name):
             block.vars.pop(g.name)
         block.create_var(name=g.name, shape=[g.height, g.width], dtype=g.dtype, persistable=True)
-    program._dist_info = {}
+    for b in program.blocks:     # the inference program is no trainer of the job any more
+        for op in b.ops:
+            op.attrs.pop(TRAINER_PLAN_ATTR, None)
     program._bump()
     return program, list(gather.values())
 
@@ -116,7 +119,7 @@ def _stream_table(f, g, executor):
         raise ValueError("save_inference_model: the shards of distributed table '%s' hold %d rows, the table has %d"
                          % (g.name, covered, g.height))
     write_lod_tensor_header(f, [g.height, g.width], dtype)
-    trainer_id = g.info["trainer_id"]
+    trainer_id = g.info.trainer_id
     what = "the export of distributed table '%s'" % g.name
 
     def ask(p):

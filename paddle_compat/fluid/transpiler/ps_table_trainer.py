@@ -21,6 +21,7 @@ per shard, so split_ids pairs each shard's ids with its rows' gradients (rows re
 The sends join the step's other sends: one exchange RPC per pserver carries dense and table gradients.
 """
 
+from ...backends.ps.records import is_trainer_program, set_trainer_plan
 from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Operator, VarType
 from .ps_plan import TableInfo
 from ...ops.defs.init_ops import is_fake_init
@@ -199,7 +200,7 @@ class _ForwardPlan:
 
 
 def _remote_table_lookups(program, scope):
-    if not _TRAINER_TABLES or program._dist_info.get("role"):
+    if not _TRAINER_TABLES or is_trainer_program(program):
         return {}
     out = {}
     for i, op in enumerate(program.global_block().ops):
@@ -238,6 +239,6 @@ def remote_lookups(program, scope):
     for name in found:      # the table itself is not on the trainer
         if not any(name in op.input_arg_names for op in block.ops):
             block.vars.pop(name, None)
-    view._dist_info = info
+    set_trainer_plan(view, info)
     view._bump()
     return view

@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 
 import paddle_compat as fluid  # noqa: E402
 import reference_data as R  # noqa: E402
+from paddle_compat.backends.ps.records import pserver_plan, trainer_plan  # noqa: E402
 
 _DATA = None
 EMB_ROWS = 20000     # 160000 elements: cut into 2 blocks
@@ -128,7 +129,7 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     with fluid.scope_guard(scope):
         if role == "PSERVER":
             prog = t.get_pserver_program(current)
-            print("DIGEST %s" % prog._dist_info["plan_digest"], flush=True)
+            print("DIGEST %s" % (pserver_plan(prog) or trainer_plan(prog)).plan_digest, flush=True)
             exe.run(t.get_startup_program(current, prog))
             if spec.get("load_dir"):
                 fluid.io.load_persistables(exe, spec["load_dir"], prog)
