@@ -326,7 +326,7 @@ def test_test_program_cloned_before_transpile_prefetches_on_a_trainer():
         fluid.optimizer.SGD(0.05).minimize(m.loss)
     tr = fluid.DistributeTranspiler()
     tr.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=2)
-    view = remote_lookups(test, fluid.Scope())
+    view = remote_lookups(test, fluid.Scope(), trainer_plan(main))
     assert view is not test and "lookup_table" in _types(test.global_block())
     types = _types(view.global_block())
     assert "lookup_table" not in types and types.count("prefetch") == 1 and "send" not in types
@@ -334,7 +334,8 @@ def test_test_program_cloned_before_transpile_prefetches_on_a_trainer():
     # a scope that holds the table (a local run) keeps the program as it is
     scope = fluid.Scope()
     scope.var("emb_table").get_tensor().set(np.zeros((1001, 4), "float32"), fluid.CPUPlace())
-    assert remote_lookups(test, scope) is test
+    assert remote_lookups(test, scope, trainer_plan(main)) is test
+    assert remote_lookups(test, fluid.Scope(), None) is test     # no trainer program with tables ran
 
 
 def _transpile_sparse(sync, neg_ids_between=False):

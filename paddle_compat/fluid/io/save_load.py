@@ -124,7 +124,7 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
-    pruned, tables = localize_tables(pruned, global_scope())
+    pruned, tables = localize_tables(pruned, global_scope(), executor)
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),

@@ -28,7 +28,7 @@ from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
 from ...ir.tensor_format import atomic_write, write_lod_tensor, write_lod_tensor_header
 from .variables import is_persistable, save_selected
 from ...backends.ps.records import TRAINER_PLAN_ATTR, trainer_plan
-from ..transpiler.ps_table_trainer import holds_values, trainer_table
+from ..transpiler.ps_table_trainer import TABLES_KEY, holds_values
 
 __all__ = ["localize_tables", "save_with_tables"]
 
@@ -50,9 +50,10 @@ def _lookup(block, ids, out, table, padding_idx):
                            "padding_idx": int(padding_idx), OP_ROLE_KEY: int(OpRole.Forward)})
 
 
-def localize_tables(program, scope):
+def localize_tables(program, scope, executor=None):
     """(program, [tables to gather]): the inference `program` with its distributed tables' lookups made local
-    (rewritten in place) and what must be gathered from the pservers. ([] when it has none.)"""
+    (rewritten in place) and what must be gathered from the pservers. ([] when it has none.) A program that
+    was not transpiled finds its tables in the TrainerPlan of the trainer program `executor` ran."""
     block = program.global_block()
     gather = {}
     info = trainer_plan(program)
@@ -80,12 +81,12 @@ def localize_tables(program, scope):
             if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
                 continue
             name = op.input("W")[0]
-            found = trainer_table(name)
-            if found is None or holds_values(scope.find_var(name)):
+            found = getattr(executor, "runtime", {}).get(TABLES_KEY)
+            if found is None or name not in found.tables or holds_values(scope.find_var(name)):
                 continue
             op.attrs["is_distributed"] = False
             op.attrs["remote_prefetch"] = False
-            gather.setdefault(name, _Gather(name, found[1], dtype_name(block.var(name).dtype)))
+            gather.setdefault(name, _Gather(name, found, dtype_name(block.var(name).dtype)))
     if not gather:
         return program, []
     for g in gather.values():

@@ -20,7 +20,6 @@ from .ps_plan import build_plan
 from .ps_pserver_pass import build_pserver_main
 from .ps_startup_pass import build_pserver_startup
 from .ps_trainer_pass import build_trainer_main, build_trainer_startup, trainer_record
-from .ps_table_trainer import register_trainer_tables
 
 __all__ = ["transpile_pserver", "PserverTranspileResult"]
 
@@ -115,6 +114,4 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     notify_changed(trainer_startup, "DistributeTranspiler.transpile (trainer startup)")
     overwrite_program(program, trainer_main, "DistributeTranspiler.transpile")
     overwrite_program(startup_program, trainer_startup, "DistributeTranspiler.transpile")
-    if plan.tables:
-        register_trainer_tables(plan, record)
     return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program, geo)
