@@ -92,7 +92,7 @@ def test_service_sync_round_answers_both_trainers_after_the_last_arrives():
     with pytest.raises(PsError, match="twice"):
         svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
         svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
-    svc._trainer_done(1)                                    # the open round completes without trainer 1
+    svc._peer_done(1)                                       # the open round completes without trainer 1
     assert svc.round is None and svc.step == 2
 
 
