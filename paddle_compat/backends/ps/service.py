@@ -12,9 +12,10 @@ backends/wire; who is connected and when serving ends: membership.py) through a 
   pull_state(names)           copies of persistable vars (distributed save)
   kv_*                        (pserver 0) the key-value store trainers exchange through (exchange.py)
 
-Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with
-`add_service_extension(fn)`:
-fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
+Extensions (a distributed lookup table's prefetch and save_tables: table_service.py; the workers' barrier:
+worker_barrier.py) add handlers: each fn of the fixed tuple EXTENSIONS is called with a service when it is
+created and may call `service.register_handler(name, handler)` (a fixed tuple, not a registry filled at import
+time: what a pserver serves does not depend on which modules this process happened to load).
 
 Semantics chosen where Paddle's were accidents:
 - A trainer that called Executor.close() no longer holds sync steps up; its gradient parts count as zero
@@ -37,21 +38,16 @@ import torch
 from ..checkpoint_dir import test_pause
 from ..wire import server as wire_server
 from ..wire.store import KVStore
-from . import layer_listen, worker_barrier
+from . import layer_listen, table_service, worker_barrier
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
 from .optimize import OptimizeRunner
 from .records import pserver_plan
 from .rounds import Round, RoundServer
 
-__all__ = ["PServerService", "add_service_extension"]
+__all__ = ["PServerService", "EXTENSIONS"]
 
-_EXTENSIONS = []
-
-
-def add_service_extension(fn):
-    if fn not in _EXTENSIONS:
-        _EXTENSIONS.append(fn)
+EXTENSIONS = (worker_barrier.install, table_service.install)
 
 
 class _Round(Round):
@@ -83,7 +79,7 @@ class PServerService(RoundServer):
                          "pull_state": self._pull_state}
         if self.pserver_id == 0:
             self.handlers.update(KVStore("pserver 0's store (%s)" % self.endpoint).handlers())
-        for ext in _EXTENSIONS:
+        for ext in EXTENSIONS:
             ext(self)
 
     def register_handler(self, name, fn):
@@ -211,10 +207,3 @@ def _check_finite(endpoint, trainer_id, names, tensors):
             raise PsError("pserver %s refused the push of trainer %d: its gradient '%s' holds %s (non-finite); "
                           "nothing of this push was applied, the parameters are unchanged" % (endpoint, trainer_id,
                                                                                             n, bad))
-
-
-def _install_builtin_extensions():
-    add_service_extension(worker_barrier.install)
-
-
-_install_builtin_extensions()
