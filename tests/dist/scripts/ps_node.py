@@ -145,7 +145,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
             return
         prog = t.get_trainer_program()
         if via:
-            prog, startup = (reload(p, via, "trainer%d_%s" % (tid, w)) for p, w in ((prog, "main"), (startup, "startup")))
+            prog, startup = (reload(p, via, "trainer%d_%s" % (tid, w))
+                             for p, w in ((prog, "main"), (startup, "startup")))
             loss = prog.global_block().var(loss.name)
         exe.run(startup)
         losses = []
