@@ -159,8 +159,6 @@ def build_pserver_startup(plan, main_program, startup_program, endpoint):
     prog._is_distributed = True
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = endpoint
-    prog._dist_info = {"mode": "pserver", "role": "pserver_startup", "endpoint": endpoint,
-                       "uninitialised": sorted(set(targets) - done)}
     prog._bump()
     notify_changed(prog, "DistributeTranspiler.get_startup_program")
     return prog

@@ -5,12 +5,13 @@ import torch
 
 from ...ps.client import get_client
 from ....ops import kernel
+from ...ps.records import trainer_plan
 from .common import attr
 
 
 @kernel("geo_sgd")
 def geo_sgd(op, ctx):
-    client = get_client(ctx.program._dist_info)
+    client = get_client(trainer_plan(ctx.program))
     client.attach(ctx.executor)
     every, scale = int(attr(op, "push_nums")), 1.0 / int(attr(op, "trainers"))
     layout = attr(op, "layout")

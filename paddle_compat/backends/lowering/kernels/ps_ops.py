@@ -9,6 +9,7 @@ import torch
 from ...ps import layer_client, service, table_service  # noqa: F401
 from ...ps.comm_plan import comm_plan_for
 from ...ps.layer_service import LayerServer
+from ...ps.records import pserver_plan, trainer_plan
 from ...selected_rows import merged, split_rows
 from ....ops import kernel
 from .common import attr
@@ -27,7 +28,7 @@ def _hand_built(ctx, role):
     """Ops of a program that was not transpiled (layers.io ListenAndServ / Send / Recv). A transpiled
     program that lost its job facts (a parsed copy) is not one: its ops name the pserver-side variables
     (send_varnames / recv_varnames) or the pserver (pserver_id), and it keeps the transpiler's error."""
-    if ctx.program._dist_info.get("role") == role:
+    if (trainer_plan if role == "trainer" else pserver_plan)(ctx.program) is not None:
         return False
     for op in ctx.block.ops:
         a = op.attrs
