@@ -1,4 +1,4 @@
-"""The fused loss-scaling check of contrib.mixed_precision (backends/lowering/fusion_amp.py, kernels/amp_fused.py)
+"""The fused loss-scaling check of contrib.mixed_precision (backends/lowering/fusion_amp.py, kernels/fused_ops.py)
 decides as the unfused ops (per-gradient Paddle-order sums, concat, sum, isfinite) decide, including gradients
 that are finite but whose sums overflow, and a decorated program trains to the same bits with and without it.
 (Paddle 1.8.5's own decisions: test_amp_paddle18.py, which runs through the fused op.)"""
@@ -9,7 +9,7 @@ import torch
 
 import paddle_compat as fluid
 from paddle_compat.backends.lowering import fusion_amp
-from paddle_compat.backends.lowering.kernels import amp_fused
+from paddle_compat.backends.lowering.kernels import fused_ops as amp_fused
 
 BIG = 3.0e38
 

@@ -2,7 +2,7 @@
 elementwise_div by the loss scaling and a reduce_sum, then concat, reduce_sum, isfinite, logical_not and
 update_loss_scaling (the ops decorate() appends, back to back, as Paddle 1.8.5's apply_gradients does) become one
 op: the gradients divided as a group (torch's _foreach_div), the finiteness decided without the per-gradient
-sums where it provably cannot differ from theirs (amp_check.py), and a bad step's gradients zeroed as a group.
+sums where it provably cannot differ from theirs (kernels/fused_ops.py), and a bad step's gradients zeroed as a group.
 
 Like fusion.py this is a plan for the code generator: the Program keeps Paddle's ops. The run fuses when it is
 exactly that contiguous sequence (k divisions, then their k sums in the same order, concat, reduce_sum over
