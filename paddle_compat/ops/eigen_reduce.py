@@ -125,8 +125,13 @@ def reduce_sum(x, dims, keep=False, mean=False):
         val = torch.from_numpy(np.ascontiguousarray(val))
         return val.reshape([1 if d in dims else s for d, s in enumerate(x.shape)]) if keep else val
     # torch's own sum/mean records the gradient (ones, or 1/n: the same as EigenSum.backward) in a C++ node,
-    # which saves no output; its value is then overwritten with Paddle's (through numpy: no dispatch). A
-    # Python autograd.Function for this costs ~20 us more per call (a step's loss mean pays it every step).
-    out = (torch.mean if mean else torch.sum)(x, dim=dims, keepdim=keep)
-    out.detach().numpy()[...] = np.reshape(val, out.shape)
+    # which saves no output; its value is then overwritten with Paddle's. A Python autograd.Function for this
+    # costs ~20 us more per call (a step's loss mean pays it every step).
+    fn = torch.mean if mean else torch.sum
+    if whole and not keep:
+        out = fn(x)
+        out.detach().fill_(float(val))      # (a float32 value survives the trip through a double exactly)
+        return out
+    out = fn(x, dim=dims, keepdim=keep)
+    out.detach().copy_(torch.from_numpy(np.ascontiguousarray(val)).reshape(out.shape))
     return out
