@@ -5,7 +5,7 @@ feeds, for a CTR model with 26 id slots (1-3 ids each), 13 dense values and a la
 
 Prints samples/s for: parsing alone (read_file with "cat"), parsing + batching into feeds, training with
 exe.run on feeds built beforehand, and train_from_dataset (thread 1, and 2: two Hogwild workers) including
-the reading, which runs in helper processes (fluid/dataset_reader.py); the three training variants
+the reading, which runs in helper processes (fluid/dataset/reader.py); the three training variants
 alternate for --rounds rounds and medians are printed (OMP_NUM_THREADS=1). On a loaded machine the wall
 ratios depend on whether the helpers find a free core; the CPU line (this process's CPU time per sample,
 helpers not counted) says what train_from_dataset costs the trainer itself.
@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import paddle_compat as fluid  # noqa: E402
-from paddle_compat.fluid.dataset_feed import Rows, SlotSpec, make_batch, read_file  # noqa: E402
+from paddle_compat.fluid.dataset.feed import Rows, SlotSpec, make_batch, read_file  # noqa: E402
 
 SLOTS, VOCAB, DENSE = 26, 100000, 13
 

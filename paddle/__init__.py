@@ -114,6 +114,21 @@ if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _AliasFinder())
 
 import paddle_compat as _pc  # noqa: E402
+
+
+def _alias_loaded_modules():
+    """paddle.X.Y in sys.modules for every paddle_compat.X.Y already loaded. Importing an alias through the
+    finder ends with importlib setting it as an attribute of its parent package, which would replace a name
+    that a module of the same name stands under in Paddle too (fluid.data the function, fluid/data.py;
+    fluid.layers.rnn the layer, fluid/layers/rnn): an alias already in sys.modules is returned as is."""
+    renamed = {v: k for k, v in _RENAMED.items()}
+    for name, module in list(sys.modules.items()):
+        if name.startswith(_TARGET) and module is not None:
+            head, dot, tail = name[len(_TARGET):].partition(".")
+            sys.modules.setdefault(_PREFIX + renamed.get(head, head) + dot + tail, module)
+
+
+_alias_loaded_modules()
 # Scripts that check `paddle.__version__` (or call fluid.require_version) see the Paddle API level this
 # package implements (1.8.5); the project's own version is `paddle.compat_version`.
 from paddle_compat.version import full_version as __version__  # noqa: E402

@@ -8,19 +8,9 @@ from . import fluid  # noqa: F401
 from .fluid import *  # noqa: F401,F403
 from .fluid import (backward, clip, compiler, core, evaluator, executor, framework, initializer, io,  # noqa: F401
                     layers, metrics, nets, optimizer, param_attr, profiler, regularizer, transpiler, unique_name)
-from .fluid.reader_decorator import batch  # noqa: F401  (paddle.batch, for scripts that used it)
+from .fluid import DatasetFactory, incubate  # noqa: F401  (fluid.DatasetFactory, fluid.incubate)
+from .readers.decorator import batch  # noqa: F401  (paddle.batch, for scripts that used it)
 from .fluid import __all__ as _fluid_all
 
 __version__ = "0.1.0"
 __all__ = list(_fluid_all) + ["fluid"]
-
-
-def __getattr__(name):
-    # fluid.incubate / fluid.dygraph-style submodules load on first touch
-    if name == "incubate":
-        from .fluid import incubate
-        return incubate
-    if name == "DatasetFactory":   # fluid.DatasetFactory (paddle_compat.dataset is paddle.dataset's readers)
-        from .fluid.dataset import DatasetFactory
-        return DatasetFactory
-    raise AttributeError("module 'paddle_compat' has no attribute %r" % name)

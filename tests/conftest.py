@@ -10,15 +10,18 @@ sys.path.insert(0, HERE)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import paddle_compat as fluid  # noqa: E402
-from paddle_compat.fluid import framework, program  # noqa: E402
-from paddle_compat.fluid.verifier import verify  # noqa: E402
+from paddle_compat.backends.lowering.registry import known_op_types  # noqa: E402
+from paddle_compat.fluid import framework  # noqa: E402
+from paddle_compat.ir import recording  # noqa: E402
+from paddle_compat.ir.verifier import verify  # noqa: E402
 
 
 def _verify_hook(prog, what):
-    verify(prog)
+    # every op type must be one the lowering knows (the registry's, with the backends' kernels loaded)
+    verify(prog, known=known_op_types())
 
 
-program.change_hooks.append(_verify_hook)
+recording.change_hooks.append(_verify_hook)
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,7 @@ import os
 import shutil
 import time
 import uuid
+from ..ir.tensor_format import atomic_write
 
 __all__ = ["MANIFEST", "IN_PROGRESS", "IncompleteCheckpoint", "Staging", "verify", "check_sha256",
            "file_record", "test_pause"]
@@ -69,7 +70,6 @@ def file_record(path, shape, dtype, source):
 
 
 def _write_json(path, obj):
-    from .tensor_format import atomic_write
     data = json.dumps(obj, indent=1, sort_keys=True).encode()
     atomic_write(path, lambda f: f.write(data))
 

@@ -10,7 +10,7 @@ A missing or malformed variable raises ClusterEnvError naming it (Paddle raised 
 
 import collections
 
-from ..fluid.transpiler.endpoints import parse_endpoint, parse_endpoints
+from .endpoints import parse_endpoint, parse_endpoints
 
 __all__ = ["ClusterSpec", "ClusterEnvError", "resolve_cluster", "resolve_general", "mpi_launched", "WORKER", "SERVER"]
 

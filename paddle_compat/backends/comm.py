@@ -22,14 +22,16 @@ import time
 import torch
 import torch.distributed as dist
 
+from .ps.errors import PsError
+from .wire import client as wire_client, server as wire_server
+from .wire.auth import Refused
+from .wire.client import RendezvousError
+from .wire.store import KVStore, WireStore, local_caller
+
 __all__ = ["Communicator", "RendezvousError", "CommError", "connect", "deadline_seconds", "register_ring",
            "ring", "any_communicator"]
 
 DEFAULT_DEADLINE_MS = 180000
-
-
-class RendezvousError(TimeoutError):
-    """Trainers could not form a group within the deadline; the message names the missing endpoints."""
 
 
 class CommError(RuntimeError):
@@ -150,7 +152,6 @@ def _digest(endpoints):
 
 def _admit(endpoints):
     """Trainer 0's check of who joins its rendezvous: a trainer of this job, given the same endpoint list."""
-    from .wire.auth import Refused
     digest = _digest(endpoints)
 
     def admit(identity, peer):
@@ -169,9 +170,6 @@ def _store(endpoints, rank, t_end):
     store = _stores.get(key)
     if store is not None:
         return store
-    from .ps.errors import PsError
-    from .wire import client as wire_client, server as wire_server
-    from .wire.store import KVStore, WireStore, local_caller
     timeout_s = deadline_seconds()
     where = "trainer 0's rendezvous (%s)" % endpoints[0]
     if rank == 0:
@@ -289,6 +287,8 @@ def any_communicator():
 def _release():
     # Drop the groups before interpreter teardown: a gloo group destroyed during C++ static destruction,
     # while a peer is still connected, can abort the process.
+    if not (_rings or _live or _stores or _servers):
+        return      # no group was made (a pserver job, a single process): no full GC walks over torch's objects
     _rings.clear()
     while _live:
         c = _live.pop()

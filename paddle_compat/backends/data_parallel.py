@@ -21,6 +21,8 @@ from .feed_split import split_feed
 from .grad_reducer import GradAllReducer
 from .step_split import split_step
 from .selected_rows import make_rows, rows_values, scale_rows
+from ..ir import LoDTensor, ScopeVar, as_fetch, global_scope
+from .feeds import fetch_names_of
 
 __all__ = ["DataParallelRunner"]
 
@@ -130,10 +132,8 @@ class DataParallelRunner:
 
     # ---- running -------------------------------------------------------------------------------------
     def run(self, feed, fetch_list, scope, return_numpy, return_merged):
-        from ..fluid.core import global_scope
-        from ..fluid.executor import _fetch_names
         scope = scope if scope is not None else global_scope()
-        fetch = _fetch_names(fetch_list)
+        fetch = fetch_names_of(fetch_list)
         scopes = self._place_scopes(scope)
         if len(self._places) == 1:
             if isinstance(feed, (list, tuple)):
@@ -233,7 +233,6 @@ def _value(r):
 
 
 def _merge(fetch, per_place, return_numpy, return_merged):
-    from ..fluid.core import LoDTensor, ScopeVar
     out = []
     for i, name in enumerate(fetch):
         vals = [row[i] for row in per_place]
@@ -252,7 +251,6 @@ def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):
         if lod:
             raise RuntimeError("fetched '%s' holds LoD information; it cannot be returned as a numpy array: set "
                                "return_numpy=False" % name)
-        from ..fluid.fetch_array import as_fetch
         return as_fetch(t.detach().cpu().numpy().copy())
     return LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod))
 

@@ -7,7 +7,7 @@ than places is an error, as in Paddle. A list of dicts is taken as one dict per 
 
 import numpy as np
 
-from ..fluid.dtypes import dtype_name
+from ..ir import LoDTensor, ScopeVar, dtype_name
 
 __all__ = ["split_feed", "split_sizes"]
 
@@ -38,7 +38,6 @@ def split_feed(feed, n, block):
 
 
 def _split_value(name, value, n, block):
-    from ..fluid.core import LoDTensor, ScopeVar
     if isinstance(value, LoDTensor):
         t, lod = value._holder.value, value._holder.lod
         if t is None:

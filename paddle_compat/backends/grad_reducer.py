@@ -10,8 +10,7 @@ every trainer issues the same collectives in the same order. Bucket sizes follow
 
 import torch
 
-from ..fluid.framework import Parameter
-from ..ops.roles import GRAD_SUFFIX, role_var_params
+from ..ir import GRAD_SUFFIX, Parameter, role_var_params
 
 __all__ = ["GradAllReducer", "FIRST_BUCKET_BYTES", "BUCKET_BYTES"]
 

@@ -9,9 +9,7 @@ persistable per place and inserted the allreduce between backward and optimizer 
 A pure pass: the given program is not modified.
 """
 
-from ..fluid.framework import Parameter
-from ..ops.roles import GRAD_SUFFIX, is_autograd_op, role_var_params
-from ..fluid.program import notify_changed
+from ..ir import GRAD_SUFFIX, Parameter, is_autograd_op, notify_changed, role_var_params
 
 __all__ = ["StepSplit", "split_step"]
 

@@ -6,7 +6,7 @@ import tarfile
 import numpy
 
 from . import common
-from ..fluid import safe_pickle
+from ..ir import safe_pickle
 
 __all__ = ["train100", "test100", "train10", "test10"]
 

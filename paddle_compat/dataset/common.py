@@ -10,6 +10,7 @@ import glob
 import hashlib
 import os
 import pickle
+from ..ir import safe_pickle
 
 __all__ = ["DATA_HOME", "download", "md5file", "split", "cluster_files_reader", "DatasetFileMissing"]
 
@@ -64,7 +65,6 @@ def load_samples(f):
     """The default loader of cluster_files_reader: the pickled list split() wrote, read without running code
     (numbers, strings, numpy arrays and containers only; Paddle's default, pickle.load, runs whatever a file
     names)."""
-    from ..fluid import safe_pickle
     return safe_pickle.load(f, getattr(f, "name", "a split file"))
 
 

@@ -68,7 +68,7 @@ test_mapper = functools.partial(default_mapper, False)
 def reader_creator(data_file, label_file, setid_file, dataset_name, mapper, buffered_size=1024, use_xmap=True,
                    cycle=False):
     _need("scipy", "read the .mat label and split files")
-    import scipy.io as scio
+    import scipy.io as scio   # kept in a function: an optional dependency, needed only to read this data set
     labels = scio.loadmat(label_file)["labels"][0]
     indexes = scio.loadmat(setid_file)[dataset_name][0]
     img2label = {"jpg/image_%05d.jpg" % i: labels[i - 1] for i in indexes}

@@ -10,24 +10,22 @@ Paddle needs OpenCV (`cv2`) for decoding and resizing; here it is used when inst
 Random crops and flips draw from numpy's global RNG exactly as Paddle does.
 """
 
+import io
 import os
 import pickle
 import tarfile
 
 import numpy as np
 
-from . import _png
+from ..ir.lazy import F, torch
+from . import _optional as optional, _png
 
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
            "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
 
 
 def _cv2():
-    try:
-        import cv2
-        return cv2
-    except ImportError:
-        return None
+    return optional.cv2()
 
 
 def batch_images_from_tar(data_file, dataset_name, img2label, num_per_batch=1024):
@@ -70,12 +68,8 @@ def _gray(bgr):
 
 
 def _decode_without_cv2(data, is_color):
-    try:
-        from PIL import Image
-    except ImportError:
-        Image = None
+    Image = optional.pil_image()
     if Image is not None:
-        import io
         im = Image.open(io.BytesIO(bytes(data)))
         if is_color:
             return np.asarray(im.convert("RGB"))[:, :, ::-1].copy()
@@ -108,8 +102,6 @@ def load_image(file, is_color=True):
 
 
 def _resize_bicubic(im, w_new, h_new):
-    import torch
-    import torch.nn.functional as F
     x = torch.from_numpy(np.ascontiguousarray(im)).to(torch.float32)
     x = x[None, None] if x.dim() == 2 else x.permute(2, 0, 1)[None]
     y = F.interpolate(x, size=(h_new, w_new), mode="bicubic", align_corners=False)[0]

@@ -36,7 +36,7 @@ def _data_dir():
         return dirpath
     rar_path = fetch()
     try:
-        import rarfile
+        import rarfile   # kept in a function: an optional dependency, needed only to unpack this data set
     except ImportError:
         raise ImportError("paddle.dataset.mq2007: %s must be unpacked (into %s) and the `rarfile` package is not "
                           "installed; unpack it there or pip install rarfile" % (rar_path, dirpath)) from None

@@ -12,7 +12,7 @@ import tarfile
 
 import numpy as np
 
-from . import _png, common
+from . import _optional as optional, _png, common
 
 __all__ = ["train", "test", "val"]
 
@@ -26,18 +26,15 @@ CACHE_DIR = "voc2012"
 
 def _decode(data):
     """Pillow's np.array(Image.open(...)): RGB for color images, indices for palette images."""
-    try:
-        from PIL import Image
+    Image = optional.pil_image()
+    if Image is not None:
         return np.array(Image.open(io.BytesIO(data)))
-    except ImportError:
-        pass
     if _png.is_png(data):
         return _png.decode(data)
-    try:
-        import cv2
-    except ImportError:
+    cv2 = optional.cv2()
+    if cv2 is None:
         raise ImportError("paddle.dataset.voc2012 needs Pillow (as Paddle) or opencv-python to decode the JPEG "
-                          "images") from None
+                          "images")
     return cv2.imdecode(np.frombuffer(data, np.uint8), 1)[:, :, ::-1].copy()
 
 

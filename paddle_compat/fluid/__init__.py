@@ -1,17 +1,18 @@
 """paddle_compat.fluid: Paddle Fluid 1.x's API. `import paddle_compat as fluid` gives the same names."""
 
-from . import (backward, clip, compiler, core, data_feeder, dtypes, executor, framework, initializer, io,  # noqa: F401
+from . import (backward, clip, compiler, core, data_feeder, executor, framework, initializer, io,  # noqa: F401
                layers, lod_tensor, metrics, nets, optimizer, param_attr, profiler, reader, regularizer,
                unique_name)
 from .backward import append_backward, gradients
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, Scope, is_compiled_with_cuda)
+from .core import (CPUPlace, CUDAPinnedPlace, CUDAPlace, LoDTensor, LoDTensorArray, Scope,  # noqa: F401
+                   is_compiled_with_cuda)
 from .data_feeder import DataFeeder
 from .executor import Executor, global_scope, scope_guard
-from .framework import (Program, Variable, cpu_places, cuda_places, default_main_program,
-                        default_startup_program, in_dygraph_mode, name_scope, program_guard)
+from .framework import (ComplexVariable, Program, Variable, cpu_places, cuda_pinned_places,  # noqa: F401
+                        cuda_places, default_main_program, default_startup_program, device_guard, get_flags,
+                        in_dygraph_mode, load_op_library, name_scope, program_guard, require_version, set_flags)
 from .initializer import force_init_on_cpu, init_on_cpu
-from .layers.io import data as _layers_data
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor
 from .parallel_executor import ParallelExecutor
 from .param_attr import ParamAttr, WeightNormParamAttr
@@ -20,48 +21,19 @@ from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, memory
 from . import contrib  # noqa: E402
 from . import evaluator  # noqa: E402
 from . import install_check  # noqa: E402
-from .framework_misc import cuda_pinned_places, device_guard, get_flags, require_version, set_flags  # noqa: E402
 from .layers import learning_rate_scheduler as learning_rate_decay  # noqa: E402
 from .transpiler import HashName, RoundRobin  # noqa: E402
-from .io_state import load, save  # noqa: E402
-from .input import one_hot  # noqa: E402
-from .fluid_misc import (ComplexVariable, VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402
-                         enable_imperative, load_op_library)
-from .core import LoDTensorArray  # noqa: E402
+from .io.state import load, save  # noqa: E402
+from .data import data  # noqa: E402
+from .input import embedding, one_hot  # noqa: E402
+from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
+                           enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
+from . import communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
+from .dataset import DatasetFactory, InMemoryDataset, QueueDataset  # noqa: E402,F401
 
 
 Tensor = LoDTensor
-
-# Fluid 1.8 submodules that scripts reach as attributes (fluid.dygraph.guard); loaded on first touch
-_LAZY = ("dygraph", "contrib", "op", "communicator", "log_helper", "incubate", "dataset")
-
-
-def __getattr__(name):
-    if name in ("DatasetFactory", "InMemoryDataset", "QueueDataset"):
-        from . import dataset
-        return getattr(dataset, name)
-    if name in _LAZY:
-        import importlib
-        return importlib.import_module(__name__ + "." + name)
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
-def data(name, shape, dtype="float32", lod_level=0):
-    """fluid.data (1.6+): like layers.data but the shape is taken as given (no batch dim added, None = -1),
-    and the executor checks each feed's shape against it (Paddle checks fluid.data's feeds only)."""
-    var = _layers_data(name=name, shape=[-1 if d is None else d for d in shape], dtype=dtype,
-                       lod_level=lod_level, append_batch_size=False)
-    var.need_check_feed = True
-    return var
-
-
-def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-              dtype="float32"):
-    """fluid.embedding (1.6+): a `lookup_table_v2` op; the output is the ids' shape + [emb_dim] (the ids
-    need no trailing dim of 1, unlike fluid.layers.embedding)."""
-    from .layers.nn import _embedding
-    return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """Gradient clipping: by value, by norm, by global norm (ops in the optimize role, in Paddle's name scopes)."""
 
-from . import framework, layers
+from ..ir import VarType, default_main_program, name_scope
+from . import layers
 
 __all__ = ["ErrorClipByValue", "GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm",
            "set_gradient_clip", "append_gradient_clip_ops"]
@@ -37,7 +38,7 @@ class BaseGradientClipAttr:
 
     def __call__(self, params_grads):
         """The 1.8 `optimizer(grad_clip=...)` form: clip a whole list of (param, grad)."""
-        with framework.name_scope(OPTIMIZER_CLIP_SCOPE):
+        with name_scope(OPTIMIZER_CLIP_SCOPE):
             return _apply(params_grads, lambda p: self, None, None, correct_role_var=False)
 
 
@@ -87,7 +88,7 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         elif self.clip_norm != context[self.group_name + "_clip_value"]:
             raise ValueError("GradientClipByGlobalNorm: all params of group '%s' need the same clip_norm"
                              % self.group_name)
-        if grad.type == framework.VarType.SELECTED_ROWS:
+        if grad.type == VarType.SELECTED_ROWS:
             # repeated rows must be added up before squaring (Paddle merges here too)
             grad = layers.get_tensor_from_selected_rows(layers.merge_selected_rows(grad))
         context[self.group_name].append(layers.reduce_sum(input=layers.square(grad)))
@@ -107,7 +108,7 @@ def set_gradient_clip(clip, param_list=None, program=None):
     if not isinstance(clip, BaseGradientClipAttr):
         raise TypeError("set_gradient_clip: clip must be a GradientClipBy* instance, got %r" % (clip,))
     if program is None:
-        program = framework.default_main_program()
+        program = default_main_program()
     if param_list is None:
         param_list = program.global_block().all_parameters()
     for p in param_list:
@@ -126,11 +127,11 @@ def _apply(params_grads, clip_of_attr, norm_scope, ops_scope, correct_role_var=T
     context = {}
     pairs = [(p, g) for p, g in params_grads if g is not None]
     for p, g in pairs:
-        with p.block.program._optimized_guard([p, g]), framework.name_scope(norm_scope):
+        with p.block.program._optimized_guard([p, g]), name_scope(norm_scope):
             clip_of(p)._process_context(context=context, param=p, grad=g)
     res = []
     for p, g in pairs:
-        with p.block.program._optimized_guard([p, g]), framework.name_scope(ops_scope):
+        with p.block.program._optimized_guard([p, g]), name_scope(ops_scope):
             res.append(clip_of(p)._create_operators(param=p, grad=g))
     if correct_role_var:
         # (not for optimizer(grad_clip=...): there Paddle renames them too, and its pserver transpiler then

@@ -8,6 +8,8 @@ communicator flags of `envs` when given.
 """
 
 from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
+from ..backends.ps.client import get_client
+from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
 
 __all__ = ["Communicator"]
 
@@ -29,7 +31,6 @@ class Communicator:
         envs = kwargs.get("envs", args[2] if len(args) > 2 and isinstance(args[2], dict) else None)
         if envs and info.get("half_async"):
             # Paddle's envs carry the communicator flags (TrainerRuntimeConfig.get_communicator_flags())
-            from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
             flags = {k: v for k, v in envs.items() if k in FLAG_FIELDS}
             parse_flags(flags, "Communicator envs")
             info["communicator_flags"] = dict(info.get("communicator_flags") or {}, **flags)
@@ -39,7 +40,6 @@ class Communicator:
     def start(self):
         if self.is_running():
             raise RuntimeError("Communicator.start(): already running")
-        from ..backends.ps.client import get_client
         self._client = get_client(self._info)
         self._client.ensure_joined()
 

@@ -4,8 +4,9 @@ In one process on one place a data-parallel CompiledProgram runs its program as 
 trainers go to the data-parallel runner of the collective backend.
 """
 
-from .framework import Program
-from .operator import OP_ROLE_KEY, OpRole
+from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
+from .transpiler.batch_merge import merge_batches
+from .inference import AnalysisConfig, NativeConfig, create_paddle_predictor
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -89,7 +90,7 @@ class _Pass:
 class PassBuilder:
     """BuildStrategy's pass list (Paddle 1.8's core.PassBuilder).  Paddle's graph passes (fusions, inplace,
     memory reuse) change speed, not results, and have nothing to do here; `multi_batch_merge_pass`
-    (num_repeats) changes the training step and is applied (fluid/batch_merge.py)."""
+    (num_repeats) changes the training step and is applied (fluid/transpiler/batch_merge.py)."""
 
     def __init__(self):
         self._passes = []
@@ -147,7 +148,6 @@ class CompiledProgram:
         self._build_strategy = self._build_strategy or BuildStrategy()
         repeats = self._build_strategy._merge_repeats()
         if repeats != 1:
-            from .batch_merge import merge_batches
             self._program = merge_batches(self._program, repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
@@ -158,7 +158,6 @@ class CompiledProgram:
     def _with_inference_optimize(self, config):
         """Run through a predictor made from `config` (an AnalysisConfig or NativeConfig naming a saved
         model): exe.run(compiled, feed=[PaddleTensor, ...]) returns [PaddleTensor, ...], as in Paddle."""
-        from .inference import AnalysisConfig, NativeConfig
         if self._is_data_parallel:
             raise ValueError("CompiledProgram: cannot compile with both data parallel and inference")
         if self._is_inference:
@@ -175,8 +174,6 @@ class CompiledProgram:
     def _resolve_places(self, exe_place):
         """with_data_parallel(places=None) runs on the selected GPUs with a CUDA executor (FLAGS_selected_gpus,
         one per trainer under the launcher), else on CPU_NUM CPU places (Paddle's rule)."""
-        from .core import CUDAPlace
-        from .framework import cpu_places, cuda_places
         if self._places is not None:
             if not self._places:
                 raise ValueError("with_data_parallel(places=[]): give at least one place")
@@ -193,7 +190,6 @@ class CompiledProgram:
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
         if self._is_inference:
             if self._predictor is None:
-                from .inference import create_paddle_predictor
                 self._predictor = create_paddle_predictor(self._infer_config)
             return self._predictor.run(feed)
         if self._runner is None and not self._is_multi(exe.place):
@@ -208,6 +204,7 @@ class CompiledProgram:
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch
                 raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
                                           "not supported now.")
+            # kept in a function: it loads torch (data-parallel runs only)
             from ..backends.data_parallel import DataParallelRunner
             self._runner = DataParallelRunner(self, exe)
         return self._runner.run(feed, fetch_list, scope, return_numpy, return_merged)

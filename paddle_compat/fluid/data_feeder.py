@@ -10,9 +10,7 @@ import itertools
 
 import numpy as np
 
-from . import core
-from .dtypes import dtype_name
-from .framework import Variable, default_main_program
+from ..ir import LoDTensor, Variable, default_main_program, dtype_name
 
 __all__ = ["DataFeeder"]
 
@@ -53,7 +51,7 @@ class _SlotConverter:
             elif any(a != b and a >= 0 and b >= 0 for a, b in zip(self.shape, arr.shape)):
                 raise ValueError("DataFeeder: '%s' is declared with shape %s but the batch has shape %s"
                                  % (self.name, self.shape, list(arr.shape)))
-        t = core.LoDTensor()
+        t = LoDTensor()
         t.set(arr, self.place)
         if self.lod_level > 0:
             t.set_recursive_sequence_lengths(lengths)

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from . import layers, unique_name
-from .framework import Program, Variable, program_guard
+from . import layers
+from ..ir import Program, Variable, program_guard, unique_name
 from .layer_helper import LayerHelper
 
 __all__ = ["ChunkEvaluator", "EditDistance", "DetectionMAP"]

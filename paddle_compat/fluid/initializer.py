@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .dtypes import convert_dtype, dtype_name
+from ..ir import convert_dtype, dtype_name
 
 __all__ = ["Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "Bilinear", "MSRA",
            "ConstantInitializer", "UniformInitializer", "NormalInitializer", "TruncatedNormalInitializer",

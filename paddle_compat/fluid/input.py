@@ -1,9 +1,11 @@
-"""fluid.one_hot (Paddle 1.8's fluid/input.py; fluid.embedding lives in fluid/__init__.py)."""
+"""fluid.one_hot and fluid.embedding (Paddle 1.8's fluid/input.py): unlike their fluid.layers namesakes, the ids
+need no trailing dimension of 1."""
 
-from .framework import Variable
-from .layers.helpers import append_defined, check_variable
+from ..ir import Variable
+from .layers.nn.common import _embedding
+from .layers.utils import append_defined, check_variable
 
-__all__ = ["one_hot"]
+__all__ = ["one_hot", "embedding"]
 
 
 def one_hot(input, depth, allow_out_of_range=False):
@@ -19,3 +21,10 @@ def one_hot(input, depth, allow_out_of_range=False):
         attrs["depth"] = int(depth)
     outs = append_defined("one_hot_v2", inputs, attrs, stop_gradient=True)
     return outs["Out"][0]
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+              dtype="float32"):
+    """fluid.embedding (1.6+): a `lookup_table_v2` op; the output is the ids' shape + [emb_dim] (the ids
+    need no trailing dim of 1, unlike fluid.layers.embedding)."""
+    return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)

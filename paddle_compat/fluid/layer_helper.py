@@ -2,10 +2,10 @@
 
 import copy
 
-from . import framework, unique_name
-from .dtypes import VarType, convert_dtype
+from ..ir import (Parameter, VarType, Variable, convert_dtype, default_main_program, default_startup_program,
+                  unique_name)
 from .param_attr import ParamAttr
-from .program import notify_changed
+from ..ir import notify_changed
 
 
 class LayerHelper:
@@ -21,11 +21,11 @@ class LayerHelper:
 
     @property
     def main_program(self):
-        return framework.default_main_program()
+        return default_main_program()
 
     @property
     def startup_program(self):
-        return framework.default_startup_program()
+        return default_startup_program()
 
     def append_op(self, *args, **kwargs):
         block = self.main_program.current_block()
@@ -41,11 +41,11 @@ class LayerHelper:
     # inputs ----------------------------------------------------------------------------------------
     def multiple_input(self, input_param_name="input"):
         inputs = self.kwargs.get(input_param_name, [])
-        if isinstance(inputs, framework.Variable):
+        if isinstance(inputs, Variable):
             return [inputs]
         if isinstance(inputs, (list, tuple)):
             for i in inputs:
-                if not isinstance(i, framework.Variable):
+                if not isinstance(i, Variable):
                     raise TypeError("%s: every element of '%s' must be a Variable, got %s"
                                     % (self.layer_type, input_param_name, type(i).__name__))
             return list(inputs)
@@ -126,7 +126,7 @@ class LayerHelper:
 
     def get_parameter(self, name):
         p = self.main_program.global_block().var(name)
-        if not isinstance(p, framework.Parameter):
+        if not isinstance(p, Parameter):
             raise ValueError("no Parameter named %s" % name)
         return p
 

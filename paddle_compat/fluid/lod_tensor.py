@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import LoDTensor
+from ..ir import LoDTensor
 
 __all__ = ["create_lod_tensor", "create_random_int_lodtensor"]
 

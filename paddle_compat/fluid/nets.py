@@ -57,7 +57,7 @@ def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rat
     first go through their own fc (hidden -> hidden, a weight and bias each) and are split into heads, whose
     results are joined again. dropout_rate > 0 drops attention weights (training mode)."""
     for arg, v in (("queries", queries), ("keys", keys), ("values", values)):
-        layers.helpers.check_variable(v, arg, "scaled_dot_product_attention")
+        layers.utils.check_variable(v, arg, "scaled_dot_product_attention")
         if len(v.shape) != 3:
             raise ValueError("scaled_dot_product_attention: %s must be 3-D [batch, length, hidden], got shape %s"
                              % (arg, list(v.shape)))

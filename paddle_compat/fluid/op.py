@@ -10,9 +10,9 @@ when run() is called is an input; the others are outputs.
 
 import numpy as np
 
-from .core import SelectedRows
-from .dtypes import VarType
+from ..ir import Program, SelectedRows, VarType, program_guard
 from ..ops import protos as _protos
+from .executor import Executor
 
 __all__ = ["Operator"]
 
@@ -106,8 +106,7 @@ class Operator:
         return inputs, outputs
 
     def run(self, scope, place):
-        from .executor import Executor
-        from .framework import Program, program_guard
+
 
         inputs, outputs = self._split_slots(scope)
         prog, startup = Program(), Program()

@@ -1,8 +1,8 @@
 """ParallelExecutor: Paddle 1.x's data-parallel front door, built on CompiledProgram."""
 
-from . import core, framework
+from ..ir import CPUPlace, CUDAPlace, cpu_places, cuda_places, default_main_program, global_scope
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from .executor import Executor
+from .executor.executor import Executor
 
 __all__ = ["ParallelExecutor"]
 
@@ -19,16 +19,16 @@ class ParallelExecutor:
         if not 0 <= build_strategy.trainer_id < max(build_strategy.num_trainers, 1):
             raise ValueError("ParallelExecutor: trainer_id %d is out of range for num_trainers %d"
                              % (build_strategy.trainer_id, build_strategy.num_trainers))
-        self._places = framework.cuda_places() if use_cuda else framework.cpu_places()
+        self._places = cuda_places() if use_cuda else cpu_places()
         if use_cuda and not self._places:
             raise RuntimeError("ParallelExecutor(use_cuda=True) but torch sees no CUDA device")
-        self._scope = scope if scope is not None else core.global_scope()
-        main_program = main_program if main_program is not None else framework.default_main_program()
+        self._scope = scope if scope is not None else global_scope()
+        main_program = main_program if main_program is not None else default_main_program()
         self._compiled_program = CompiledProgram(main_program).with_data_parallel(
             loss_name=loss_name, build_strategy=build_strategy, exec_strategy=exec_strategy or ExecutionStrategy(),
             share_vars_from=share_vars_from._compiled_program if share_vars_from else None,
             places=self._places)
-        self._place = core.CUDAPlace(0) if use_cuda else core.CPUPlace()
+        self._place = CUDAPlace(0) if use_cuda else CPUPlace()
         self._exe = Executor(self._place)
 
     def run(self, fetch_list, feed=None, feed_dict=None, return_numpy=True):

@@ -1,6 +1,7 @@
 """ParamAttr: how a layer's parameter is named, initialised, regularised, clipped and trained."""
 
-from .initializer import Initializer
+from .initializer import Constant, Initializer, Xavier
+from .regularizer import WeightDecayRegularizer
 
 __all__ = ["ParamAttr", "WeightNormParamAttr"]
 
@@ -30,16 +31,13 @@ class ParamAttr:
         self.initializer = initializer
 
     def _set_default_param_initializer(self):
-        from .initializer import Xavier
         self._set_default_initializer(Xavier())
 
     def _set_default_bias_initializer(self):
-        from .initializer import Constant
         self._set_default_initializer(Constant(0.0))
 
     @staticmethod
     def _to_attr(arg):
-        from .regularizer import WeightDecayRegularizer
         if arg is None:
             return ParamAttr()
         if isinstance(arg, (list, tuple)):

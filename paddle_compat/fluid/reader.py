@@ -5,34 +5,23 @@ dict (or list of LoDTensors, return_list=True) per place.
 iterable=False: the loader puts a `read` op at the head of the main program; after `loader.start()` each
 `exe.run(prog)` takes the next batch, and the run after the last batch raises fluid.core.EOFException;
 `loader.reset()` ends the pass. With `capacity` set (Paddle requires it), a background thread makes up to
-`capacity` batches ahead (fluid/prefetch.py), overlapping the generator and feeding with training; with
+`capacity` batches ahead (readers/prefetch.py), overlapping the generator and feeding with training; with
 capacity=None batches are made on demand in the calling thread. `use_double_buffer` is Paddle's second,
 device-side buffer: on CPU there is no copy to overlap, so it is accepted and changes nothing.
 """
 
 import itertools
-import weakref
 
-from . import core, unique_name
+from ..backends.loaders import register_loader
+from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, notify_changed, unique_name
 from .data_feeder import DataFeeder
-from .dtypes import VarType
-from .framework import Variable
-from .prefetch import Prefetcher
-from .program import notify_changed
+from ..readers.parallel import default_collate_fn
+from ..readers.prefetch import Prefetcher
+from .executor.dataset_run import DatasetLoader
 
-__all__ = ["DataLoader", "PyReader", "GeneratorLoader"]
+__all__ = ["DataLoader", "PyReader", "GeneratorLoader", "default_collate_fn"]
 
-# reader_id attr of a `read` op -> the loader that serves it (the read kernel looks it up at run time)
-_LOADERS = weakref.WeakValueDictionary()
 _ids = itertools.count()
-
-
-def loader_for(reader_id):
-    loader = _LOADERS.get(reader_id)
-    if loader is None:
-        raise RuntimeError("the DataLoader/PyReader behind this program's read op (%s) no longer exists; keep "
-                           "a reference to it while the program runs" % reader_id)
-    return loader
 
 
 def _batched(sample_reader, batch_size, drop_last):
@@ -75,7 +64,7 @@ class GeneratorLoader:
         self._it = None                # non-iterable: the running pass
         self._state = "idle"           # idle | running | exhausted
         self._id = "py_reader_%d" % next(_ids)
-        _LOADERS[self._id] = self
+        register_loader(self._id, self)   # the read kernel finds this loader by the op's reader_id
         if not self._iterable:
             self._add_read_op(self._feed_list[0].block.program)
 
@@ -87,7 +76,7 @@ class GeneratorLoader:
 
     # data sources ----------------------------------------------------------------------------------
     def _feeder(self, place):
-        return DataFeeder(self._feed_list, place or core.CPUPlace(), program=self._feed_list[0].block.program)
+        return DataFeeder(self._feed_list, place or CPUPlace(), program=self._feed_list[0].block.program)
 
     def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
         """reader() yields samples (one field per feed variable); they are batched here."""
@@ -118,10 +107,10 @@ class GeneratorLoader:
                                      "got %r" % (len(names), ", ".join(names), type(fields).__name__))
                 out = {}
                 for n, f in zip(names, fields):
-                    if isinstance(f, core.LoDTensor):
+                    if isinstance(f, LoDTensor):
                         out[n] = f
                     else:
-                        t = core.LoDTensor()
+                        t = LoDTensor()
                         t.set(f, place)
                         out[n] = t
                 yield out
@@ -130,11 +119,11 @@ class GeneratorLoader:
 
     def _check_places(self, places):
         if places is None:
-            return [core.CPUPlace()]
-        if isinstance(places, core.Place):
+            return [CPUPlace()]
+        if isinstance(places, Place):
             return [places]
         places = list(places)
-        if not places or not all(isinstance(p, core.Place) for p in places):
+        if not places or not all(isinstance(p, Place) for p in places):
             raise TypeError("DataLoader: places must be a Place or a non-empty list of Places, got %r" % (places,))
         return places
 
@@ -222,13 +211,13 @@ class GeneratorLoader:
             raise RuntimeError("the program reads from a DataLoader/PyReader that was not started: call "
                                "loader.start() before exe.run (and loader.reset() after EOFException)")
         if self._state == "exhausted":
-            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+            raise EOFException("the DataLoader has no more batches (call reset() then start())")
         try:
             return next(self._it)
         except StopIteration:
             self._state = "exhausted"
             self._it = None
-            raise core.EOFException("the DataLoader has no more batches (call reset() then start())")
+            raise EOFException("the DataLoader has no more batches (call reset() then start())")
 
 
 class _QueueView:
@@ -253,7 +242,6 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):
-        from .executor_dataset import DatasetLoader
         return DatasetLoader(dataset, places, drop_last)
 
 

@@ -1,6 +1,6 @@
 """Weight decay: L1/L2 regularizers append their ops (in the optimize role) and `sum` into the grad."""
 
-from . import framework
+from ..ir import VarType, name_scope, unique_name
 
 __all__ = ["L1Decay", "L2Decay", "L1DecayRegularizer", "L2DecayRegularizer", "append_regularization_ops"]
 
@@ -16,7 +16,7 @@ class L2DecayRegularizer(WeightDecayRegularizer):
 
     def __call__(self, param, grad, block):
         decay = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                 name=framework.unique_name.generate("l2_decay"))
+                                 name=unique_name.generate("l2_decay"))
         block.append_op(type="scale", inputs={"X": [param]}, outputs={"Out": [decay]},
                         attrs={"scale": self._regularization_coeff, "bias": 0.0, "bias_after_scale": True})
         return decay
@@ -31,9 +31,9 @@ class L1DecayRegularizer(WeightDecayRegularizer):
 
     def __call__(self, param, grad, block):
         sign = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                name=framework.unique_name.generate("l1_sign"))
+                                name=unique_name.generate("l1_sign"))
         decay = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                 name=framework.unique_name.generate("l1_decay"))
+                                 name=unique_name.generate("l1_decay"))
         block.append_op(type="sign", inputs={"X": [param]}, outputs={"Out": [sign]})
         block.append_op(type="scale", inputs={"X": [sign]}, outputs={"Out": [decay]},
                         attrs={"scale": self._regularization_coeff, "bias": 0.0, "bias_after_scale": True})
@@ -56,14 +56,14 @@ def append_regularization_ops(parameters_and_grads, regularization=None):
             out.append((param, grad))
             continue
         prog = param.block.program
-        with prog._optimized_guard([param, grad]), framework.name_scope("regularization"):
+        with prog._optimized_guard([param, grad]), name_scope("regularization"):
             reg = getattr(param, "regularizer", None) or regularization
             if reg is None:
                 out.append((param, grad))
                 continue
             term = reg(param, grad, grad.block)
             new_grad = grad
-            if grad.type == framework.VarType.SELECTED_ROWS:
+            if grad.type == VarType.SELECTED_ROWS:
                 new_grad = grad.block.create_var(name=grad.name + "@NEWGRAD", dtype=param.dtype,
                                                  shape=param.shape, lod_level=param.lod_level)
             grad.block.append_op(type="sum", inputs={"X": [grad, term]}, outputs={"Out": [new_grad]})

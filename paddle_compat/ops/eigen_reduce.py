@@ -15,7 +15,7 @@ gradient is the usual one (ones, or 1/n for a mean).
 
 import numpy as np
 
-from .lazy import torch
+from ..ir.lazy import torch
 
 __all__ = ["reduce_sum", "applies"]
 

@@ -39,7 +39,7 @@ CLAIMED = {
                                     "ChunkEvaluator", "EditDistance", "Auc"],
     "paddle_compat.fluid.nets": ["simple_img_conv_pool", "img_conv_group", "glu", "scaled_dot_product_attention"],
     "paddle_compat.fluid.profiler": ["profiler", "start_profiler", "stop_profiler", "reset_profiler"],
-    "paddle_compat.fluid.reader_decorator": ["batch", "shuffle", "buffered", "chain", "compose", "map_readers",
+    "paddle_compat.readers.decorator": ["batch", "shuffle", "buffered", "chain", "compose", "map_readers",
                                              "firstn", "cache"],
     "paddle_compat.fluid.layers": [
         "sigmoid_focal_loss", "retinanet_target_assign", "retinanet_detection_output", "roi_perspective_transform",

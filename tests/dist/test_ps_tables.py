@@ -112,7 +112,7 @@ def test_save_on_trainer0_then_restart_restores_tables_exactly(tmp_path):
         exe.run(startup)
         fluid.io.load_persistables(exe, ck, main)
         table = np.array(scope.find_var("emb_table").get_tensor())
-    from paddle_compat.backends.tensor_format import read_lod_tensor
+    from paddle_compat.ir.tensor_format import read_lod_tensor
     with open(os.path.join(ck, "emb_table.block1"), "rb") as f:
         shard1 = read_lod_tensor(f)[0]
     assert table.shape == (100000, 8) and shard1.shape == (50000, 8)

@@ -11,7 +11,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat import core
-from paddle_compat.backends.tensor_format import read_lod_tensor
+from paddle_compat.ir.tensor_format import read_lod_tensor
 from ps_cluster import run_ok
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(300)]

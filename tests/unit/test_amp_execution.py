@@ -11,7 +11,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.fluid.contrib import mixed_precision as mp
-from paddle_compat.fluid.dtypes import VarType
+from paddle_compat.ir.dtypes import VarType
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 sys.path.insert(0, DATA)

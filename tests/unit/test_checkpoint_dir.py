@@ -10,7 +10,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.backends import checkpoint_dir as cd
-from paddle_compat.backends.tensor_format import atomic_write, write_lod_tensor
+from paddle_compat.ir.tensor_format import atomic_write, write_lod_tensor
 
 
 def _stage(dirname, values, commit=True, parts=None):

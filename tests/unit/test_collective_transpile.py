@@ -6,7 +6,7 @@ import re
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.operator import OpRole
+from paddle_compat.ir.operator import OpRole
 from helpers import startup_order
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,4 +1,4 @@
-"""DataLoader/PyReader `capacity`: a background thread keeps up to `capacity` batches ready (fluid/prefetch.py).
+"""DataLoader/PyReader `capacity`: a background thread keeps up to `capacity` batches ready (readers/prefetch.py).
 
 Checked by behaviour, not timing: how far the generator runs ahead of the consumer, that reset() and an early
 break stop the thread, that a generator's exception reaches the training thread with its own type and message,
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.prefetch import Prefetcher
+from paddle_compat.readers.prefetch import Prefetcher
 
 PLACE = fluid.CPUPlace()
 

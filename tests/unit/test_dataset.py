@@ -184,7 +184,7 @@ def test_bad_line_names_file_line_and_slot(tmp_path):
 
 def test_exact_ids_and_mixed_batches(tmp_path):
     """ids past 2**53 keep every digit (the exact per-line path); a dense slot of varying width is named."""
-    from paddle_compat.fluid.dataset_feed import Rows, SlotSpec, make_batch, parse_text
+    from paddle_compat.fluid.dataset.feed import Rows, SlotSpec, make_batch, parse_text
     _, _, use_vars, _ = build()
     slots = [SlotSpec(v) for v in use_vars]
     big = 2 ** 62 + 1
@@ -253,7 +253,7 @@ def test_data_loader_from_dataset(files, drop_last, sizes):
     ("1 3 1 4 1 5 4 0 0 0 0 1 1 9\n", r"f:1: 1 tokens left after the last slot 'label'"),
 ])
 def test_malformed_lines(line, msg):
-    from paddle_compat.fluid.dataset_feed import SlotSpec, parse_text
+    from paddle_compat.fluid.dataset.feed import SlotSpec, parse_text
     _, _, use_vars, _ = build()
     slots = [SlotSpec(v) for v in use_vars]
     assert len(parse_text("\n1 3 1 4 1 5 4 0 0 0 0 1 1\n", slots, "f").linenos) == 1

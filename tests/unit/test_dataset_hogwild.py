@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid import executor_dataset
+from paddle_compat.fluid.executor import dataset_run as executor_dataset
 
 # a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
 LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"

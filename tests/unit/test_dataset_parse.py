@@ -1,4 +1,4 @@
-"""The vectorised MultiSlot parser (fluid/dataset_parse.py) against the line-by-line one and Python's own
+"""The vectorised MultiSlot parser (fluid/dataset/parse.py) against the line-by-line one and Python's own
 int/float, on random lines of every token form: plain and signed numbers, long ids, wrapped uint64 ids,
 odd spacing, CRLF, chunks read in pieces."""
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid import dataset_parse as P
-from paddle_compat.fluid.dataset_feed import SlotSpec, read_file
+from paddle_compat.fluid.dataset import parse as P
+from paddle_compat.fluid.dataset.feed import SlotSpec, read_file
 
 
 def _slots(kinds):
@@ -96,7 +96,7 @@ def test_fast_path_matches_line_by_line(seed):
 
 
 def test_chunks_keep_line_numbers_and_values(tmp_path, monkeypatch):
-    from paddle_compat.fluid import dataset_feed
+    from paddle_compat.fluid.dataset import feed as dataset_feed
     monkeypatch.setattr(dataset_feed, "_CHUNK", 257)     # many chunks, cut inside lines
     rs = np.random.RandomState(7)
     slots = _slots(KINDS)

@@ -1,4 +1,4 @@
-"""QueueDataset's helper processes (fluid/dataset_reader.py): errors come back as the helper raised them,
+"""QueueDataset's helper processes (fluid/dataset/reader.py): errors come back as the helper raised them,
 helpers are reused after a finished job and killed when the consumer stops early."""
 
 import time
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid import dataset_reader
+from paddle_compat.fluid.dataset import reader as dataset_reader
 
 
 def _vars():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.dataset_feed import make_batch
-from paddle_compat.fluid.dataset_shuffle import decode, encode
+from paddle_compat.fluid.dataset.feed import make_batch
+from paddle_compat.fluid.dataset.shuffle import decode, encode
 
 
 def _dataset(tmp_path, nfiles=2, lines=30):

@@ -11,7 +11,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.fluid import layers
-from paddle_compat.fluid.dtypes import dtype_name
+from paddle_compat.ir.dtypes import dtype_name
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 REC = np.load(os.path.join(DATA, "detection.npz"))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.fetch_array import FetchArray
+from paddle_compat.ir.fetch_array import FetchArray
 
 
 def _run_mean():

@@ -6,7 +6,7 @@ import pytest
 import paddle_compat as fluid
 from helpers import param, run
 from paddle_compat.fluid import framework
-from paddle_compat.fluid.verifier import ProgramError, verify
+from paddle_compat.ir.verifier import ProgramError, verify
 
 L = fluid.layers
 

@@ -8,7 +8,7 @@ import pytest
 
 import paddle_compat as fluid
 from helpers import param, rand
-from paddle_compat.backends import tensor_format
+from paddle_compat.ir import tensor_format
 
 L = fluid.layers
 

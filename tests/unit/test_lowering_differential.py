@@ -14,7 +14,7 @@ import torch
 import paddle_compat as fluid
 from paddle_compat.backends.lowering.codegen import OpRunError, lower_block
 from paddle_compat.backends.lowering.interpreter import interpret_block
-from paddle_compat.fluid.core import lod_as_tensors
+from paddle_compat.ir import lod_as_tensors
 
 import lowering_families as F
 

@@ -10,7 +10,7 @@ import sys
 
 import paddle_compat  # noqa: F401  (the `paddle` namespace)
 import paddle.fluid as fluid
-from paddle_compat.fluid.program import NameScope, switch_name_scope
+from paddle_compat.ir.recording import NameScope, switch_name_scope
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18")
 sys.path.insert(0, HERE)

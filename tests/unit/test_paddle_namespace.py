@@ -41,7 +41,7 @@ def test_reader_namespace():
     import paddle.reader.decorator as dec
     import paddle_compat.readers as pr
     assert paddle.reader is pr and dec is pr.decorator
-    assert paddle.reader.shuffle is paddle_compat.fluid.reader_decorator.shuffle
+    assert paddle.reader.shuffle is pr.decorator.shuffle is paddle.fluid.io.shuffle
     assert paddle_compat.reader is paddle_compat.fluid.reader   # fluid.reader (DataLoader) is untouched
 
 
@@ -122,3 +122,13 @@ def test_no_warning_without_real_paddle():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"   # `import paddle.fluid` does not load torch either
+
+
+def test_importing_a_module_alias_keeps_the_name_it_stands_under():
+    # fluid.data is the function and fluid/data.py its module; fluid.layers.rnn the layer and layers/rnn/ its
+    # package (as in Paddle): importing paddle.fluid.data must not rebind fluid.data to the module
+    import paddle.fluid.data  # noqa: F401
+    import paddle.fluid.layers.rnn  # noqa: F401
+    assert callable(paddle_compat.fluid.data) and paddle_compat.fluid.data.__name__ == "data"
+    assert callable(paddle_compat.fluid.layers.rnn) and paddle_compat.fluid.layers.rnn.__name__ == "rnn"
+    assert sys.modules["paddle.fluid.layers.rnn"] is sys.modules["paddle_compat.fluid.layers.rnn"]

@@ -11,7 +11,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.backends.lowering.autograd_region import find_regions
-from paddle_compat.ops.roles import OP_ROLE_KEY, OpRole
+from paddle_compat.ir import OP_ROLE_KEY, OpRole
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18",
                     "written_programs")

@@ -290,7 +290,7 @@ def test_damaged_params_are_named(tmp_path):
 
 def test_model_with_an_op_we_lack_is_named_when_loaded(tmp_path):
     from paddle_compat.fluid.io import read_inference_program
-    from paddle_compat.fluid.proto_desc import serialize_inference_model
+    from paddle_compat.ir.proto_desc import serialize_inference_model
     d = str(tmp_path / "mlp")
     shutil.copytree(os.path.join(INF, "mlp"), d)
     prog, feeds, fetches = read_inference_program(os.path.join(d, "__model__"))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.backends import tensor_format as tf
-from paddle_compat.fluid.serialization import program_to_dict
+from paddle_compat.ir import tensor_format as tf
+from paddle_compat.ir.serialization import program_to_dict
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18", "inference")
 
@@ -130,7 +130,7 @@ def test_older_json_model_still_loads(tmp_path):
         want = exe.run(main.clone(for_test=True), feed=feed, fetch_list=[out])[0]
         fluid.io.save_inference_model(d, ["img"], [out], exe, main_program=main)
     pruned = fluid.Program.parse_from_string(open(os.path.join(d, "__model__"), "rb").read())
-    from paddle_compat.fluid.proto_desc import strip_feed_fetch
+    from paddle_compat.ir.proto_desc import strip_feed_fetch
     feeds, fetches = strip_feed_fetch(pruned)
     model = program_to_dict(pruned)
     model["feed_var_names"], model["fetch_var_names"] = feeds, fetches
@@ -216,7 +216,8 @@ def test_parse_from_string_runs_with_paddles_feed_and_fetch_ops():
 
 
 def test_damaged_model_bytes_fail_only_with_an_error_naming_the_file():
-    from paddle_compat.fluid.proto_desc import parse_model_file, strip_feed_fetch
+    from paddle_compat.ir.serialization import parse_model_file
+    from paddle_compat.ir.proto_desc import strip_feed_fetch
     data = open(os.path.join(DATA, "conv", "__model__"), "rb").read()
     rng = np.random.RandomState(0)
     failures = 0

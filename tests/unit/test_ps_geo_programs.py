@@ -81,7 +81,7 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
     the pserver's block after adding our delta (and, here, 0.25 another trainer pushed)."""
     import torch
     from paddle_compat.backends.lowering.kernels import geo_ops
-    from paddle_compat.fluid.operator import Operator
+    from paddle_compat.ir.operator import Operator
 
     class FakeClient:
         def __init__(self):

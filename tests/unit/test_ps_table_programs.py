@@ -231,7 +231,7 @@ def _save_local(tmp_path):
 
 def test_pserver_loads_its_rows_from_any_shard_layout_or_a_whole_table(tmp_path):
     import shutil
-    from paddle_compat.backends.tensor_format import write_lod_tensor
+    from paddle_compat.ir.tensor_format import write_lod_tensor
     exe, t, whole, full = _save_local(tmp_path)
     three = str(tmp_path / "three")
     shutil.copytree(whole, three)

@@ -174,7 +174,7 @@ def test_data_parallel_recompute_trains_like_plain(monkeypatch):
 
 def test_copies_run_only_when_fetched():
     from paddle_compat.backends.lowering.codegen import lower_block
-    from paddle_compat.ops.roles import is_recomputed_op
+    from paddle_compat.ir.roles import is_recomputed_op
     main, startup, loss = _program("mlp_two_checkpoints")
     scope = fluid.Scope()
     with fluid.scope_guard(scope):

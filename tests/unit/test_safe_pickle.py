@@ -1,4 +1,4 @@
-"""Pickled files load without running code (paddle_compat/fluid/safe_pickle.py).
+"""Pickled files load without running code (paddle_compat/ir/safe_pickle.py).
 
 Every file Paddle 1.8.5 writes or reads as a pickle loads as Paddle read it (tests/data/paddle18/pickles/ and
 pickles.json: fluid.save, save_dygraph, user pickles of protocols 3 and 4, numpy 1.21; make_pickles.py), and
@@ -23,8 +23,8 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.dataset import common
-from paddle_compat.fluid import safe_pickle
-from paddle_compat.fluid.safe_pickle import UnsafePickleError
+from paddle_compat.ir import safe_pickle
+from paddle_compat.ir.safe_pickle import UnsafePickleError
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 P18 = os.path.join(DATA, "paddle18")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.fluid.layers.sampled_loss import _alias_table
+from paddle_compat.fluid.layers.loss import _alias_table
 
 
 def _nce_labels(sampler, classes=8, neg=4000, seed=3, dist=None, runs=1):

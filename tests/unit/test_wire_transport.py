@@ -309,6 +309,7 @@ def test_the_accept_loop_survives_running_out_of_file_descriptors(tmp_path):
     import sys
     code = r"""
 import os, resource, socket, sys, time, logging
+import encodings.idna   # the test's own create_connection needs this codec; loaded lazily it would need a descriptor
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 from paddle_compat.backends.wire import client, server
 KEY = b"k" * 32

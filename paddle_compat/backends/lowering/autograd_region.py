@@ -6,7 +6,8 @@ forward variables. It yields the @GRAD variables that anything outside the regio
 send, allreduce, fetch), each as d(targets)/d(forward var).
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
+from ...ir.lazy import torch
 from .op_checks import check_grad_ops
 
 
@@ -140,7 +141,6 @@ def _unit_seeds(block, seeds):
 def autograd(targets, inputs, seeds, retain_graph=False):
     """d(targets)/d(inputs) with seeds as output gradients; zeros where an input does not reach a target.
     retain_graph: a later backward region (a second append_backward) goes through the same forward."""
-    import torch
     outs = [t for t in targets if t.requires_grad]
     if not outs:
         return [torch.zeros_like(x) for x in inputs]

@@ -21,6 +21,8 @@ off for this lowering.
 
 import logging
 
+from ...ir.lazy import torch
+
 __all__ = ["CapturedBlock", "Uncaptured", "TorchGraphs", "note_once", "device_supports", "default_backend"]
 
 log = logging.getLogger("paddle_compat.capture")
@@ -51,7 +53,6 @@ class TorchGraphs:
     warmup_steps and max_graphs; the module's defaults otherwise.)"""
 
     def __init__(self, device):
-        import torch
         self.torch = torch
         self.device = torch.device(device)
         self.side = None
@@ -99,7 +100,6 @@ class CapturedBlock:
     """A LoweredBlock run through graphs; same call protocol and attributes (code, plan, fetch_persistable)."""
 
     def __init__(self, lowered, scope, backend):
-        import torch
         self._torch = torch
         self.lowered = lowered
         for a in ("plan", "code", "src", "line_ops", "block", "feed_names", "fetch_names", "fetch_persistable",

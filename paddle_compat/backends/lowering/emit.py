@@ -10,7 +10,8 @@ import itertools
 import linecache
 import sys
 
-from ...fluid.core import EOFException, lod_as_tensors
+from ...ir import EOFException, lod_as_tensors
+from ...ir.lazy import torch
 from . import debug
 from .autograd_region import autograd
 from .ctx import OpRunError, op_failure
@@ -81,7 +82,6 @@ def emit(plan, ctx, autograd_for=None, inplace_writes=False):
     autograd_for(block, region) -> callable like autograd_region.autograd replaces a region's gradient
     call (the data-parallel runner overlaps its allreduce with it). inplace_writes: scope values are
     updated in place (copy_) rather than rebound, so that their storage never moves (CUDA-graph capture)."""
-    import torch
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True),
          "__lod": lod_as_tensors, "__dev": ctx.device, "__is_grad": torch.is_grad_enabled,
          "__set_grad": torch._C._set_grad_enabled, "__shared": _shared(torch.Tensor),
@@ -255,7 +255,6 @@ def _write_in_place(holder, value):
 
 
 def _no_grad():
-    import torch
     return torch.no_grad()
 
 

@@ -16,9 +16,9 @@ of the group. Gradient ops are ignored here: the backward region computes them w
 
 import collections
 
-from ...ops.roles import is_autograd_op
+from ...ir import is_autograd_op
 from . import fusion_amp, fusion_fc, fusion_optim
-from ...fluid.operator import Operator
+from ...ir import Operator
 
 FUSED_TYPE = "fused_lookup_seqpool_sum"
 

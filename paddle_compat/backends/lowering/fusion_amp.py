@@ -12,8 +12,8 @@ read by nothing else (no other op, no fetch, not persistable). The quotients and
 written (the optimizer reads the quotients; the flag may be fetched).
 """
 
-from ...ops.roles import is_autograd_op
-from ...fluid.operator import Operator
+from ...ir import is_autograd_op
+from ...ir import Operator
 
 FUSED_AMP_CHECK = "fused_amp_unscale_check_update"
 

@@ -10,8 +10,7 @@ bit differently from the two ops (addmm adds the bias inside the matrix product)
 Under contrib.mixed_precision a `cast` of the bias may sit between the two ops (_bias_cast): it runs first.
 """
 
-from ...ops.roles import GRAD_SUFFIX, is_autograd_op, is_recomputed_op
-from ...fluid.operator import Operator
+from ...ir import GRAD_SUFFIX, Operator, is_autograd_op, is_recomputed_op
 
 FUSED_FC = "fused_mul_add_bias"
 

@@ -12,8 +12,7 @@ same attributes (mu; no Nesterov) and LearningRate, each updating its own parame
 Param, VelocityOut is Velocity), whose parameters, gradients and velocities are all distinct.
 """
 
-from ...ops.roles import is_autograd_op
-from ...fluid.operator import Operator
+from ...ir import Operator, is_autograd_op
 
 FUSED_MOMENTUM = "fused_momentum_group"
 FUSED_SGD = "fused_sgd_group"

@@ -10,8 +10,9 @@ protocol, so a control-flow op's body is interpreted too. About 10-50x slower pe
 a testing tool, not a runtime.
 """
 
-from ...fluid.core import EOFException, lod_as_tensors
-from ...fluid.dtypes import FLOAT_TYPES
+from ...ir import EOFException, lod_as_tensors
+from ...ir.dtypes import FLOAT_TYPES
+from ...ir.lazy import torch
 from ...ops import is_differentiable
 from .autograd_region import autograd, find_regions
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
@@ -34,7 +35,6 @@ class Interpreted:
     """interpreted(feeds) -> ((value, LoD), ...) per fetch, as a LoweredBlock."""
 
     def __init__(self, ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block):
-        import torch
         self._torch = torch
         self.ctx, self.block = ctx, ctx.block
         self.feed_names, self.fetch_names = list(feed_names), list(fetch_names)

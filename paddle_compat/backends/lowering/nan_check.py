@@ -23,8 +23,8 @@ the flag.
 
 import os
 
-from ...fluid.framework_misc import _env_value
-from ...ops.roles import GRAD_SUFFIX, OP_ROLE_KEY, OpRole
+from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OpRole, flag_value
+from ...ir.lazy import torch
 from .ctx import OpRunError
 
 # Op types Paddle 1.8.5 runs without a kernel (recorded by make_nan_inf.py), and the grad ops of control flow
@@ -53,7 +53,7 @@ class NanInfError(OpRunError):
 
 def flag_on():
     """FLAGS_check_nan_inf as the environment has it (fluid.set_flags writes it there)."""
-    return _env_value("FLAGS_check_nan_inf")
+    return flag_value("FLAGS_check_nan_inf")
 
 
 def _items(env, name):
@@ -124,7 +124,6 @@ class NanRuntime:
     entry (op, variable name) registered while emitting."""
 
     def __init__(self, g):
-        import torch     # (this module loads with the plan, before a kernel needs torch)
         self.ops = []                        # entry -> (op, var name), for the messages
         g["__nan_out"] = self._check_outputs
         g["__nan_hook"] = self._hook

@@ -7,9 +7,9 @@ Each decision is a small function of the block (and of what the scope holds); `p
 Nothing here builds a kernel, generates code or touches torch.
 """
 
-from ...fluid.dtypes import FLOAT_TYPES
+from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ops.roles import is_recomputed_op, updates_params
+from ...ir import is_recomputed_op, updates_params
 from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
@@ -273,7 +273,7 @@ def unread_recomputed(block, covered, fetch_names):
 
 def later_backward_leaves(program, block):
     """The forward names whose gradients the backward blocks of `block` and of the sub-blocks its ops own
-    compute (see fluid/backward.py, minimize inside a sub-block); None when there are no such blocks. Such
+    compute (see fluid/backward/backward.py, minimize inside a sub-block); None when there are no such blocks. Such
     a backward goes through this block's forward ops: they run with grad on, the parameters as leaves."""
     fwd, todo = set(), [block]
     while todo:                     # the block and every forward sub-block under it (nested conds)

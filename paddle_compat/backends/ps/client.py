@@ -11,7 +11,10 @@ import threading
 import time
 import warnings
 
+from ..wire.client import Connection, KeyMismatchError
+from .communicator_flags import default_flags, parse_flags
 from .errors import PeerLostError, PsDeadlineError, PsError, deadline_s, remote_message
+from .membership import next_job
 
 __all__ = ["TrainerClient", "get_client", "close_active"]
 
@@ -78,10 +81,8 @@ class TrainerClient:
 
     def _join(self):
         """Connect to every pserver at once (each retried until FLAGS_rpc_deadline)."""
-        from ..wire.client import Connection, KeyMismatchError
         limit = deadline_s()
         deadline = time.monotonic() + limit
-        from .membership import next_job
         identity = {ep: "trainer %d|%s|%d" % (self.trainer_id, self.info["plan_digest"], next_job("trainer", [ep]))
                     for ep in self.endpoints}
         errors = {}
@@ -128,7 +129,7 @@ class TrainerClient:
         if self._comm is None:
             with self._join_lock:
                 if self._comm is None:
-                    from .communicator_flags import default_flags, parse_flags
+                    # kept in a function: it loads torch, and this module loads with fluid (no torch)
                     from .half_async import HalfAsyncCommunicator
                     self._comm = HalfAsyncCommunicator(self, parse_flags(dict(default_flags(), **(flags or {}))))
         return self._comm

@@ -11,6 +11,7 @@ import itertools
 import time
 from datetime import timedelta
 
+from . import client
 from .errors import PsError, deadline_s
 
 _CHUNK = 16 << 20
@@ -18,7 +19,6 @@ _calls = itertools.count()
 
 
 def active_trainer_client():
-    from . import client
     c = client._CLIENT
     if c is None or not c.joined or c.closed:
         return None
@@ -34,6 +34,7 @@ class TrainerExchange:
             raise PsError("%s across trainers needs this trainer joined to its pserver job: run the trainer's "
                           "startup program (exe.run(fleet.startup_program)) first, as Paddle's scripts do "
                           "after fleet.init_worker()" % what)
+        # kept in a function: WireStore is a torch.distributed.Store, and this module loads with fluid (no torch)
         from ..wire.store import WireStore
         self.what = what
         ep0 = c.endpoints[0]

@@ -7,6 +7,7 @@ talks to one server (its group is one job). Each op is one call, answered before
 
 import os
 
+from .client import get_client
 from .errors import PsError
 from .layer_service import digest
 
@@ -42,7 +43,6 @@ class _Client:
         if not 0 <= self.trainer_id < self.trainers:
             raise PsError("PADDLE_TRAINER_ID=%d is not one of the %d client(s) of PADDLE_TRAINERS_NUM"
                           % (self.trainer_id, self.trainers))
-        from .client import get_client
         self.client = get_client({"pserver_endpoints": [self.endpoint], "trainers": self.trainers,
                                   "trainer_id": self.trainer_id, "plan_digest": digest(self.trainers),
                                   "wait_port": True})

@@ -26,6 +26,9 @@ import warnings
 
 import torch
 
+from ...ir import Program
+from ..lowering.codegen import lower_block
+
 from ..wire import server as wire_server
 from . import layer_listen
 from .errors import PsError, deadline_s, fail_future
@@ -79,8 +82,6 @@ class LayerServer:
         """What the server's main program computed before listen_and_serv (Paddle's tests fill the variable
         they receive there): those ops run again into the scope, since the main run keeps them local. Names
         already in the scope (the startup program's) are left as they are."""
-        from ...fluid.framework import Program
-        from ..lowering.codegen import lower_block
         gb = self.op.block
         before = gb.ops[:gb.ops.index(self.op)]
         names = []
@@ -284,7 +285,6 @@ class LayerServer:
                 fut.set_result(True)
 
     def _run(self, received):
-        from ..lowering.codegen import lower_block
         for n, t in received.items():
             self.scope.var(n).value = t.to(self.device) if self.device != "cpu" else t
         for idx in self.blocks:

@@ -9,7 +9,7 @@ with only some blocks' gradients runs those blocks' own functions.
 
 import torch
 
-from ...fluid.framework import Program
+from ...ir import Program
 from ..lowering.codegen import lower_block
 from ..selected_rows import make_rows, unpack_rows
 from .errors import PsError

@@ -37,8 +37,10 @@ import time
 
 import torch
 
+from ..checkpoint_dir import test_pause
 from ..wire import server as wire_server
-from . import layer_listen
+from ..wire.store import KVStore
+from . import layer_listen, worker_barrier
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
 from .optimize import OptimizeRunner
@@ -87,7 +89,6 @@ class PServerService:
         self.handlers = {"exchange": self._exchange, "done": self._trainer_done, "abort": self._trainer_abort,
                          "pull_state": self._pull_state}
         if self.pserver_id == 0:
-            from ..wire.store import KVStore
             self.handlers.update(KVStore("pserver 0's store (%s)" % self.endpoint).handlers())
         for ext in _EXTENSIONS:
             ext(self)
@@ -273,7 +274,6 @@ class PServerService:
         return True
 
     def _pull_state(self, names):
-        from ..checkpoint_dir import test_pause
         test_pause("pserver-pull-state")
         with self.lock:
             names = list(self.local_vars) if names is None else list(names)
@@ -294,7 +294,6 @@ def _check_finite(endpoint, trainer_id, names, tensors):
 
 
 def _install_builtin_extensions():
-    from . import worker_barrier
     add_service_extension(worker_barrier.install)
 
 

@@ -11,6 +11,8 @@ import collections
 
 import torch
 
+from ...ir.lazy import torch_dtype
+
 from .client import get_client
 
 __all__ = ["prefetch_kernel"]
@@ -72,5 +74,4 @@ def _compact(t):
 
 
 def _torch_dtype(dtype):
-    from ..lowering.kernels.common import torch_dtype
     return torch_dtype(dtype)

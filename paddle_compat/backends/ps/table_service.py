@@ -14,7 +14,7 @@ import os
 
 from ..lowering.codegen import lower_block
 from ..checkpoint_dir import file_record
-from ..tensor_format import atomic_write, write_lod_tensor
+from ...ir.tensor_format import atomic_write, write_lod_tensor
 from .errors import PsError
 from .service import add_service_extension
 

@@ -23,6 +23,8 @@ import socket
 import struct
 import time
 
+from ..job_env import NO_KEY_ENV, TOKEN_ENV, TOKEN_FILE_ENV, resolve_key
+
 __all__ = ["HandshakeError", "KeyMismatch", "Refused", "TryLater", "NotOurProtocol", "server_handshake",
            "client_handshake",
            "PREAUTH_S", "HELLO_MAX", "IDENTITY_MAX"]
@@ -180,7 +182,6 @@ _KEYS = {}
 
 def process_key():
     """(key, where it came from) for this process's environment (job_env.resolve_key, cached per setting)."""
-    from ..job_env import NO_KEY_ENV, TOKEN_ENV, TOKEN_FILE_ENV, resolve_key
     setting = tuple(os.environ.get(n, "") for n in (TOKEN_ENV, TOKEN_FILE_ENV, NO_KEY_ENV))
     got = _KEYS.get(setting)
     if got is None:

@@ -19,9 +19,16 @@ import threading
 import time
 
 from . import auth, codec, frame
-from ..ps.errors import PeerLostError, PsDeadlineError, PsError
+from ...ir.lazy import torch
+from ..job_env import key_help
+from ..ps.errors import PeerLostError, PsDeadlineError, PsError, deadline_s
 
-__all__ = ["Connection", "connect", "exception_for", "KeyMismatchError"]
+__all__ = ["Connection", "connect", "exception_for", "KeyMismatchError", "RendezvousError"]
+
+
+class RendezvousError(TimeoutError):
+    """Trainers could not form a group within the deadline; the message names the missing endpoints
+    (raised by comm.py; defined here, where a wire answer can name it)."""
 
 
 class KeyMismatchError(PsError):
@@ -31,7 +38,6 @@ class KeyMismatchError(PsError):
 def exception_for(err, where=None):
     """The exception a WireError answer raises here (a fixed table; nothing named by the bytes is looked up)."""
     if err.kind == "RendezvousError":
-        from ..comm import RendezvousError
         return RendezvousError(err.message)
     table = {"PsError": PsError, "PeerLostError": PeerLostError, "PsDeadlineError": PsDeadlineError,
              "DecodeError": PsError, "RuntimeError": RuntimeError,
@@ -53,7 +59,6 @@ _RETRY = (errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE,
 
 def connect(endpoint, identity, deadline, what, key=None):
     """A connected, authenticated socket and the server's identity; retries until `deadline` (monotonic)."""
-    from ..ps.errors import deadline_s
     if key is None:
         key, source = auth.process_key()
     else:
@@ -76,7 +81,6 @@ def connect(endpoint, identity, deadline, what, key=None):
             return s, sid
         except auth.KeyMismatch as e:
             s.close()
-            from ..job_env import key_help
             raise KeyMismatchError("%s (this process's key comes from %s); %s" % (e.reason, source, key_help())) \
                 from None
         except auth.TryLater as e:
@@ -139,7 +143,6 @@ _WATCHDOG = _Watchdog()
 class Connection:
     def __init__(self, endpoint, identity, deadline, what=None, key=None, on_lost=None, timeout=None):
         """timeout: each call's backstop in seconds (default FLAGS_rpc_deadline * 1.2 + 1)."""
-        from ..ps.errors import deadline_s
         self.endpoint = endpoint
         self.what = what or endpoint
         self.timeout = timeout if timeout is not None else deadline_s() * 1.2 + 1.0
@@ -157,7 +160,6 @@ class Connection:
         _WATCHDOG.add(self)
 
     def call_async(self, name, *args, timeout=None):
-        import torch
         fut = torch.futures.Future()
         meta, bufs = codec.encode((name, args))
         rid = next(self.ids)

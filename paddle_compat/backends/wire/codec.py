@@ -17,6 +17,10 @@ unknown tag, a bad length, an unreferenced buffer or trailing bytes raise Decode
 import struct
 import sys
 
+import numpy as np
+
+from ...ir.lazy import torch
+
 __all__ = ["encode", "decode", "DecodeError", "EncodeError", "WireError", "ERROR_KINDS", "MAX_DEPTH",
            "MAX_ITEMS", "INLINE_BYTES"]
 
@@ -77,7 +81,6 @@ _tables = {}
 def _torch_tables():
     t = _tables.get("torch")
     if t is None:
-        import torch
         to_code, from_code = {}, []
         for i, (name, _, size) in enumerate(_DTYPES):
             dt = getattr(torch, name, None)
@@ -91,7 +94,6 @@ def _torch_tables():
 def _numpy_tables():
     t = _tables.get("numpy")
     if t is None:
-        import numpy as np
         to_code, from_code = {}, []
         for i, (_, name, size) in enumerate(_DTYPES):
             dt = np.dtype(name) if name else None
@@ -411,9 +413,6 @@ def _check_len(buf, n, size, what, shape):
 
 
 def _dec_tensor(st):
-    torch = sys.modules.get("torch")
-    if torch is None:
-        import torch
     code, shape, n = _dec_head(st, "a tensor")
     from_code = _torch_tables()[1]
     if code >= len(from_code) or from_code[code][0] is None:
@@ -428,7 +427,6 @@ def _dec_tensor(st):
 
 
 def _dec_array(st):
-    import numpy as np
     code, shape, n = _dec_head(st, "an array")
     from_code = _numpy_tables()[1]
     if code >= len(from_code) or from_code[code][0] is None:

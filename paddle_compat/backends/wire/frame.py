@@ -15,9 +15,10 @@ with FrameError, not attempted.
 import collections
 import socket
 import struct
-import sys
 import threading
 import time
+
+from ...ir.lazy import torch
 
 __all__ = ["REQUEST", "REPLY", "ERROR", "BYE", "FrameError", "send_frame", "Sender", "FrameReader", "MAX_META",
            "MAX_BUFFERS", "MAX_FRAME_BYTES"]
@@ -211,9 +212,6 @@ class FrameReader:
         meta = self._read(meta_len)
         bufs = []
         if nbufs:
-            torch = sys.modules.get("torch")
-            if torch is None:
-                import torch
             for n in lens:
                 t = torch.empty(n, dtype=torch.uint8)
                 if n:

@@ -6,6 +6,7 @@ Values are bytes; `add` keeps a decimal counter, as TCPStore does. `get` and `wa
 so a waiting peer holds no server thread.
 """
 
+import datetime
 import threading
 
 import torch
@@ -213,7 +214,6 @@ class WireStore(dist.Store):
 
     @property
     def timeout(self):
-        import datetime
         return datetime.timedelta(seconds=self._timeout_s)
 
 

@@ -3,8 +3,7 @@
 Sums the size of every LoD tensor an op of the global block writes (a -1 dim counts as batch_size) and returns
 (sum * 1.05, sum * 1.1, unit) with the unit B, KB or MB, as Paddle does."""
 
-from ..dtypes import VarType, convert_dtype, dtype_name
-from ..framework import Program
+from ...ir import Program, VarType, convert_dtype, dtype_name
 
 __all__ = ["memory_usage"]
 

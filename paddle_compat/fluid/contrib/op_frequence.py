@@ -2,7 +2,7 @@
 
 from collections import OrderedDict
 
-from ..framework import Program
+from ...ir import Program
 
 __all__ = ["op_freq_statistic"]
 

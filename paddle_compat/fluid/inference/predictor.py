@@ -8,15 +8,19 @@ import numpy as np
 
 from .config import AnalysisConfig, NativeConfig
 from .tensors import _DTYPE_OF, PaddleTensor, ZeroCopyTensor
+from ...ir import CPUPlace, CUDAPlace, LoDTensor, Scope, dtype_name, is_autograd_op
+from ...ir.lazy import torch
+from ...ir.proto_desc import serialize_inference_model
+from ...backends.lowering.registry import known_op_types
+from ..executor.executor import Executor, scope_guard
+from ..io.save_load import MODEL_FILENAME, load_persistables, read_inference_program
 
 
 # -- predictors -------------------------------------------------------------------------------------
 
 def _place(src):
-    from ..core import CPUPlace, CUDAPlace
     if not src["use_gpu"]:
         return CPUPlace()
-    import torch
     if torch.cuda.is_available():
         return CUDAPlace(src["device"])
     warnings.warn("inference config asks for GPU %d but torch sees no CUDA device: running on CPU"
@@ -26,8 +30,6 @@ def _place(src):
 
 def _check_ops(program, path):
     """Name every op type of the model that has no lowering here, with where it first occurs."""
-    from ...backends.lowering.registry import known_op_types
-    from ...ops.roles import is_autograd_op
     known = known_op_types()
     lacking = {}
     for block in program.blocks:
@@ -41,8 +43,6 @@ def _check_ops(program, path):
 
 def _load_model(src, scope, exe):
     """Read the model the config names into scope -> (program, feed names, fetch names, model path)."""
-    from ..executor import scope_guard
-    from ..io import MODEL_FILENAME, load_persistables, read_inference_program
     if src["prog_buffer"] is not None:
         path = "<model buffer>"
         program, feeds, fetches = read_inference_program(path, src["prog_buffer"])
@@ -82,12 +82,9 @@ class PaddlePredictor:
     (get_input_tensor(name).copy_from_cpu(a); zero_copy_run(); get_output_tensor(name).copy_to_cpu())."""
 
     def __init__(self, config, _share=None):
-        from ..core import Scope
-        from ..executor import Executor
         src = config._model_source()
         self._config, self._src = config, src
         if src["num_threads"] is not None:    # Paddle sets the math library's threads for the process too
-            import torch
             torch.set_num_threads(max(1, src["num_threads"]))
         if _share is None:
             self._scope = Scope()
@@ -114,12 +111,10 @@ class PaddlePredictor:
         return {n: list(gb.var(n).shape) for n in self._feeds}
 
     def _var_dtype(self, name):
-        from ..dtypes import dtype_name
         return np.dtype(dtype_name(self._program.global_block().var(name).dtype))
 
     # running ----------------------------------------------------------------------------------------
     def _execute(self, feed):
-        from ..core import CPUPlace, LoDTensor
         values = {}
         for name, (arr, lod) in feed.items():
             if lod:
@@ -206,7 +201,6 @@ class PaddlePredictor:
         return type(self)(self._config, _share=self)
 
     def get_serialized_program(self):
-        from ..proto_desc import serialize_inference_model
         return serialize_inference_model(self._program, self._feeds, self._fetches)
 
     def program(self):

@@ -2,12 +2,12 @@
 sigmoid_focal_loss, roi_perspective_transform, retinanet_target_assign and retinanet_detection_output. The rest
 of fluid.layers.detection is not offered."""
 
-from ..dtypes import dtype_name
+from ...ir import dtype_name
 from ..layer_helper import LayerHelper
-from .helpers import append_defined, check_variable
+from .utils import append_defined, check_variable
+from .nn.common import gather, reshape
 
-__all__ = ["sigmoid_focal_loss", "retinanet_target_assign", "retinanet_detection_output",
-           "roi_perspective_transform"]
+__all__ = ["sigmoid_focal_loss", "retinanet_target_assign", "retinanet_detection_output", "roi_perspective_transform"]
 
 
 def _dtype_in(var, what, layer, dtypes):
@@ -32,7 +32,6 @@ def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_bo
                             num_classes=1, positive_overlap=0.5, negative_overlap=0.4):
     """RetinaNet's anchor targets: (predicted class logits, predicted boxes, target labels, target boxes, box
     inside weights, foreground count). gt_boxes, gt_labels and is_crowd carry one LoD sequence per image."""
-    from .nn import gather, reshape
     for v, what in ((bbox_pred, "bbox_pred"), (cls_logits, "cls_logits"), (anchor_box, "anchor_box"),
                     (anchor_var, "anchor_var"), (gt_boxes, "gt_boxes"), (im_info, "im_info")):
         _dtype_in(v, what, "retinanet_target_assign", ("float32", "float64"))

@@ -1,6 +1,6 @@
 """fluid.layers.device: get_places (deprecated in Paddle 1.8, still imported by older scripts)."""
 
-from .. import framework
+from ...ir import cpu_places, cuda_places, is_compiled_with_cuda
 
 __all__ = ["get_places"]
 
@@ -11,9 +11,8 @@ def get_places(device_count=None, device_type=None):
     remaining users (CompiledProgram, DataLoader) accept."""
     if device_type not in (None, "CPU", "CUDA", "AUTO"):
         raise ValueError("get_places: device_type must be 'CPU', 'CUDA' or 'AUTO', got %r" % (device_type,))
-    from .. import core
-    if device_type == "CUDA" or (device_type == "AUTO" and core.is_compiled_with_cuda()):
-        places = framework.cuda_places()
+    if device_type == "CUDA" or (device_type == "AUTO" and is_compiled_with_cuda()):
+        places = cuda_places()
     else:
-        places = framework.cpu_places(device_count)
+        places = cpu_places(device_count)
     return places[:device_count] if device_count else places

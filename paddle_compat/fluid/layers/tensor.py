@@ -1,16 +1,119 @@
-"""Tensor-creation and data-movement layers."""
+"""Paddle's fluid.layers.tensor: creating, filling, casting, concatenating and arranging tensors."""
 
 import numpy as np
 
-from ..dtypes import VarType, convert_dtype
-from ..framework import Variable
+from ...ir import VarType, Variable, convert_dtype, unique_name
 from ..initializer import Constant
+from ..param_attr import ParamAttr
 from ..layer_helper import LayerHelper
-from .helpers import append_defined, check_variable, out_var, single
+from .utils import append_defined, check_array, check_variable, out_var, single
 
-__all__ = ["fill_constant", "fill_constant_batch_size_like", "assign", "cast", "concat", "sums",
-           "create_parameter", "create_global_var", "create_tensor", "zeros", "ones", "argmax", "argmin",
-           "increment", "shape", "zeros_like", "ones_like", "range", "slice", "pad"]
+__all__ = ["tensor_array_to_tensor", "kron", "trace", "tril", "triu", "diag", "eye", "linspace", "arange", "full",
+           "full_like", "has_inf", "has_nan", "isfinite", "argsort", "reverse", "fill_constant",
+           "fill_constant_batch_size_like", "assign", "cast", "concat", "sums", "create_parameter",
+           "create_global_var", "create_tensor", "zeros", "ones", "argmax", "argmin", "zeros_like", "ones_like",
+           "range"]
+
+
+def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
+    """The elements of a LoDTensorArray concatenated (use_stack: stacked) along axis, and each one's size
+    along it (int32)."""
+    check_array(input, "tensor_array_to_tensor")
+    outs = append_defined("tensor_array_to_tensor", {"X": input}, {"axis": int(axis), "use_stack": bool(use_stack)},
+                          name=name)
+    outs["OutIndex"][0].stop_gradient = True
+    return outs["Out"][0], outs["OutIndex"][0]
+
+
+def kron(x, y, out=None, name=None):
+    return single(append_defined("kron", {"X": x, "Y": y}, name=name))
+
+
+def trace(input, offset=0, dim1=0, dim2=1, out=None, name=None):
+    return single(append_defined("trace", {"Input": input}, {"offset": offset, "dim1": dim1, "dim2": dim2},
+                                 name=name))
+
+
+def tril(input, diagonal=0, name=None):
+    return single(append_defined("tril_triu", {"X": input}, {"diagonal": diagonal, "lower": True}, name=name,
+                                 helper=LayerHelper("tril", name=name)))
+
+
+def triu(input, diagonal=0, name=None):
+    return single(append_defined("tril_triu", {"X": input}, {"diagonal": diagonal, "lower": False}, name=name,
+                                 helper=LayerHelper("triu", name=name)))
+
+
+def diag(diagonal):
+    if not isinstance(diagonal, Variable):
+        diagonal = assign(diagonal)
+    return single(append_defined("diag", {"Diagonal": diagonal}, stop_gradient=True))
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
+    if not isinstance(num_rows, int) or num_rows < 0:
+        raise TypeError("eye: num_rows must be a non-negative int, got %r" % (num_rows,))
+    num_columns = num_rows if num_columns is None else num_columns
+    out = single(append_defined("eye", {}, {"num_rows": num_rows, "num_columns": num_columns,
+                                            "dtype": convert_dtype(dtype)}, stop_gradient=True))
+    for b in reversed(batch_shape or []):
+        out = single(append_defined("stack", {"X": [out] * b}, {"axis": 0}), "Y")   # layers.stack
+    return out
+
+
+def linspace(start, stop, num, dtype):
+    ins = {"Start": start if isinstance(start, Variable) else fill_constant([1], dtype, start),
+           "Stop": stop if isinstance(stop, Variable) else fill_constant([1], dtype, stop),
+           "Num": num if isinstance(num, Variable) else fill_constant([1], "int32", num)}
+    helper = LayerHelper("linspace")
+    n = num if isinstance(num, int) else -1
+    out = out_var(helper, ins["Start"].dtype, (n,))
+    helper.append_op(type="linspace", inputs={k: [v] for k, v in ins.items()}, outputs={"Out": [out]})
+    return out
+
+
+def arange(start, end, step=1, dtype=None, name=None):
+    return range(start, end, step, "float32" if dtype is None else dtype)
+
+
+def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    out = fill_constant(shape=shape, dtype="float32" if dtype is None else dtype, value=fill_value, out=out)
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    helper = LayerHelper("full_like", name=name)
+    dt = input.dtype if dtype is None else convert_dtype(dtype)
+    out = out or out_var(helper, dt, input.shape)
+    helper.append_op(type="fill_any_like", inputs={"X": [input]}, outputs={"Out": [out]},
+                     attrs={"value": fill_value, "dtype": dt})
+    if dt != input.dtype:
+        out = cast(out, dt)      # our fill_any_like kernel keeps X's dtype
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def has_inf(x):
+    return single(append_defined("isinf", {"X": x}))
+
+
+def has_nan(x):
+    return single(append_defined("isnan", {"X": x}))
+
+
+def isfinite(x):
+    return single(append_defined("isfinite", {"X": x}))
+
+
+def argsort(input, axis=-1, descending=False, name=None):
+    outs = append_defined("argsort", {"X": input}, {"axis": axis, "descending": descending}, name=name,
+                          stop_gradient=True)
+    return outs["Out"][0], outs["Indices"][0]
+
+
+def reverse(x, axis):
+    return single(append_defined("reverse", {"X": x}, {"axis": [axis] if isinstance(axis, int) else list(axis)}))
 
 
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
@@ -63,7 +166,7 @@ def assign(input, output=None):
     helper = LayerHelper("assign")
     if isinstance(input, Variable):
         if output is None:
-            output = out_var(helper, input.dtype, input.shape, input.lod_level)
+            output = out_var(helper, input.dtype, lod_level=input.lod_level)
         helper.append_op(type="assign", inputs={"X": [input]}, outputs={"Out": [output]})
         return output
     if isinstance(input, np.ndarray):
@@ -100,13 +203,12 @@ def concat(input, axis=0, name=None):
 def sums(input, out=None):
     helper = LayerHelper("sum")
     if out is None:
-        out = out_var(helper, input[0].dtype, input[0].shape, input[0].lod_level)
+        out = out_var(helper, input[0].dtype, lod_level=input[0].lod_level)
     helper.append_op(type="sum", inputs={"X": list(input)}, outputs={"Out": [out]}, attrs={"use_mkldnn": False})
     return out
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
-    from ..param_attr import ParamAttr
     helper = LayerHelper("create_parameter")
     if attr is None:
         attr = ParamAttr(name=name)
@@ -115,7 +217,6 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     helper = LayerHelper("global_var")
-    from .. import unique_name
     var = helper.create_global_variable(dtype=dtype, shape=shape, persistable=persistable,
                                         name=name or unique_name.generate("global_var"), stop_gradient=True)
     helper.set_variable_initializer(var, initializer=Constant(value=float(value), force_cpu=force_cpu))
@@ -152,30 +253,16 @@ def argmin(x, axis=0):
     return _arg("arg_min", x, axis)
 
 
-def increment(x, value=1.0, in_place=True):
-    helper = LayerHelper("increment")
-    out = x if in_place else out_var(helper, x.dtype, x.shape)
-    helper.append_op(type="increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)})
-    return out
-
-
-def shape(input):
-    helper = LayerHelper("shape")
-    out = out_var(helper, "int32", [len(input.shape)], stop_gradient=True)
-    helper.append_op(type="shape", inputs={"Input": [input]}, outputs={"Out": [out]})
-    return out
-
-
 def zeros_like(x, out=None):
     helper = LayerHelper("zeros_like")
-    out = out or out_var(helper, x.dtype, x.shape, stop_gradient=True)
+    out = out or out_var(helper, x.dtype, stop_gradient=True)
     helper.append_op(type="fill_zeros_like", inputs={"X": [x]}, outputs={"Out": [out]})
     return out
 
 
 def ones_like(x, out=None):
     helper = LayerHelper("ones_like")
-    out = out or out_var(helper, x.dtype, x.shape, stop_gradient=True)
+    out = out or out_var(helper, x.dtype, stop_gradient=True)
     helper.append_op(type="fill_any_like", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"value": 1.0})
     return out
 
@@ -191,20 +278,3 @@ def range(start, end, step, dtype):
     out = out_var(helper, dtype, [n], stop_gradient=True)
     helper.append_op(type="range", inputs=ins, outputs={"Out": [out]})
     return out
-
-
-def slice(input, axes, starts, ends):
-    """input[starts[i]:ends[i]] along axes[i] (negative indices and out-of-range ends clamp, as in Paddle)."""
-    if not (len(axes) == len(starts) == len(ends)):
-        raise ValueError("slice: axes, starts and ends must have the same length")
-    return single(append_defined("slice", {"Input": input},
-                                 {"axes": list(axes), "starts": list(starts), "ends": list(ends)}))
-
-
-def pad(x, paddings, pad_value=0.0, name=None):
-    """paddings = [before_0, after_0, before_1, after_1, ...] for every dim of x."""
-    if len(paddings) != 2 * len(x.shape):
-        raise ValueError("pad: paddings needs 2 numbers per dim of %s (%d), got %d"
-                         % (x.name, len(x.shape), len(paddings)))
-    return single(append_defined("pad", {"X": x}, {"paddings": list(paddings), "pad_value": float(pad_value)},
-                                 name=name))

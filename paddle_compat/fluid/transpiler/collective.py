@@ -13,10 +13,7 @@ Each op lowers to torch.distributed (backends/lowering/kernels/collective_ops.py
 waited at transpile time for the other endpoints (`wait_port`); here `c_comm_init` waits, with a deadline.
 """
 
-from .. import unique_name
-from ..dtypes import VarType
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..program import notify_changed
+from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, VarType, notify_changed, unique_name
 
 __all__ = ["transpile_collective", "snapshot_name"]
 

@@ -3,9 +3,12 @@ pserver mode (pserver_passes.py), nccl2 mode (nccl2.py), collective mode (collec
 
 import os
 
-from .. import framework
+from ...ir import Program, default_main_program, default_startup_program
 from .config import DistributeTranspilerConfig
-from .endpoints import parse_endpoint, parse_endpoints
+from ...backends.endpoints import parse_endpoint, parse_endpoints
+from .pserver_passes import transpile_pserver
+from .nccl2 import transpile_nccl2
+from .collective import transpile_collective
 
 __all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "ServerRuntimeConfig", "DistributedMode"]
 
@@ -43,9 +46,9 @@ class DistributeTranspiler:
             raise TypeError("transpile() got unexpected arguments %s" % sorted(kwargs))
         if not isinstance(trainer_id, int) or isinstance(trainer_id, bool) or trainer_id < 0:
             raise ValueError("transpile: trainer_id must be a non-negative int, got %r" % (trainer_id,))
-        program = program if program is not None else framework.default_main_program()
-        startup_program = startup_program if startup_program is not None else framework.default_startup_program()
-        if not isinstance(program, framework.Program) or not isinstance(startup_program, framework.Program):
+        program = program if program is not None else default_main_program()
+        startup_program = startup_program if startup_program is not None else default_startup_program()
+        if not isinstance(program, Program) or not isinstance(startup_program, Program):
             raise TypeError("transpile: program and startup_program must be fluid.Program")
         cfg = self.config.frozen()
         if cfg.mode == "pserver":
@@ -58,7 +61,6 @@ class DistributeTranspiler:
             # Paddle ignores current_endpoint in pserver mode (its test_dist_base passes None)
             if current_endpoint is None:
                 current_endpoint = "127.0.0.1:6174"
-            from .pserver_passes import transpile_pserver
             self._result = transpile_pserver(cfg, program, startup_program, trainer_id, eps, trainers,
                                              bool(sync_mode) and cfg.sync_mode,
                                              current_endpoint=parse_endpoint(current_endpoint, "current_endpoint"))
@@ -72,10 +74,8 @@ class DistributeTranspiler:
             raise ValueError("transpile: current_endpoint %s is not trainer %d's endpoint %s (trainers=%s)"
                              % (current, trainer_id, eps[trainer_id], ",".join(eps)))
         if cfg.mode == "nccl2":
-            from .nccl2 import transpile_nccl2
             self._result = transpile_nccl2(cfg, program, startup_program, trainer_id, eps, current)
         else:
-            from .collective import transpile_collective
             self._result = transpile_collective(cfg, program, startup_program, trainer_id, eps, current)
 
     def _pserver_result(self):

@@ -8,9 +8,7 @@ until every other endpoint answered (`wait_port`); that wait moves into the op, 
 names the endpoints that never joined, so transpiling stays a pure rewrite.
 """
 
-from ..dtypes import VarType
-from ..operator import OP_ROLE_KEY, OpRole
-from ..program import notify_changed
+from ...ir import OP_ROLE_KEY, OpRole, VarType, notify_changed
 
 __all__ = ["transpile_nccl2", "NCCL_ID_VAR"]
 

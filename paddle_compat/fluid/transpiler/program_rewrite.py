@@ -4,7 +4,7 @@ programs in place; old scripts run default_main_program() after transpile)."""
 import collections
 import copy
 
-from ..program import Block, notify_changed
+from ...ir import Block, notify_changed
 
 __all__ = ["overwrite_program"]
 

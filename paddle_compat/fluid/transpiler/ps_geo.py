@@ -16,9 +16,7 @@ geo pserver block), applied as each delta arrives (async); its startup initialis
 
 import copy
 
-from ..framework import Program
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..program import notify_changed
+from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Program, notify_changed
 from .ps_pserver_pass import _decl, pserver_dist_info
 from .ps_startup_pass import build_pserver_startup
 from .ps_trainer_pass import _append, _recv_ops

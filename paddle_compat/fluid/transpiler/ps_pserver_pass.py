@@ -16,10 +16,7 @@ Vars the LR block computes and the optimize blocks read are persistable here: ea
 its own function, so what crosses blocks lives in the pserver's scope (as all vars did in Paddle).
 """
 
-from ..dtypes import VarType
-from ..framework import Program
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
-from ..program import Block, notify_changed
+from ...ir import Block, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Program, VarType, notify_changed
 from .ps_plan import is_optimizer_op
 from .ps_slicing import block_name
 from .ps_table_pserver import table_blocks
@@ -249,7 +246,7 @@ def local_vars(plan, endpoint):
     """{var on this pserver: [original name, row offset, rows, kind, what]}: what load_persistables reads
     where; kind "rows" (a row block of the original) or "replica" (a copy of it); what "param", "state"
     (optimizer state of one parameter) or "global" (learning rate, LR counter); "table" / "table_state" for
-    a distributed table's shard and its state (each pserver saves those itself, see fluid/io_dist.py)."""
+    a distributed table's shard and its state (each pserver saves those itself, see fluid/io/dist.py)."""
     out = {}
     for b in plan.ordered_blocks_on(endpoint):
         chain = plan.chains[b.param]

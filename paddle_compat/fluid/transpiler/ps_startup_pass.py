@@ -15,14 +15,12 @@ the same seed. (A NumpyArrayInitializer table is sliced exactly, as any paramete
 
 import numpy as np
 
-from ..framework import Program
-from ..operator import OP_ROLE_KEY, OpRole
-from ..program import notify_changed
+from ...ir import OP_ROLE_KEY, OpRole, Program, notify_changed
+from ...ops import info as op_info
 from .ps_pserver_pass import bak_name
 
 __all__ = ["build_pserver_startup"]
 
-_RANDOM = ("uniform_random", "gaussian_random", "truncated_gaussian_random")
 _VALUE_KEYS = ("fp32_values", "int32_values", "int64_values", "bool_values")
 
 
@@ -82,7 +80,7 @@ def _retarget(block, op, orig_var, name, shape, rows, shard=None):
         attrs[key] = np.ascontiguousarray(full[off:off + n]).reshape(-1)
         attrs["shape"] = list(shape)
         return block.append_op(type=op.type, outputs={slot: [name]}, attrs=attrs)
-    if op.type in _RANDOM:
+    if op_info(op.type).random_init:
         if not attrs.get("seed", 0) or shard is not None:
             if attrs.get("seed", 0):
                 attrs["seed"] = _shard_seed(attrs["seed"], shard)

@@ -10,7 +10,7 @@ shard this pserver holds gets, as in Paddle,
 listen_and_serv lists them in `prefetch_var_name_to_block_id` and `checkpint_block_id` (Paddle's names).
 """
 
-from ..operator import OP_ROLE_KEY, OpRole
+from ...ir import OP_ROLE_KEY, OpRole
 
 __all__ = ["table_blocks"]
 

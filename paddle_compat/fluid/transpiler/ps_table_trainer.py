@@ -21,10 +21,9 @@ per shard, so split_ids pairs each shard's ids with its rows' gradients (rows re
 The sends join the step's other sends: one exchange RPC per pserver carries dense and table gradients.
 """
 
-from ..dtypes import VarType
-from ..framework import GRAD_SUFFIX
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, Operator, OpRole
+from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Operator, VarType
 from .ps_plan import TableInfo
+from ...ops.defs.init_ops import is_fake_init
 
 __all__ = ["rewrite_tables", "table_var_names", "register_trainer_tables", "trainer_table", "remote_lookups"]
 
@@ -178,7 +177,6 @@ _TRAINER_TABLES = {}
 
 def holds_values(holder):
     """A scope var holding a table's values: not absent, and not the trainer startup's fake_init shape."""
-    from ...ops.defs.init_ops import is_fake_init
     return holder is not None and holder.value is not None and not is_fake_init(holder.value)
 
 

@@ -18,8 +18,7 @@ Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowe
 `<var>@GRAD`, so the local name stays and the send op's `send_varnames` carries the pserver-side name.
 """
 
-from ..dtypes import VarType
-from ..operator import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole
+from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, VarType
 from .ps_table_trainer import rewrite_tables, table_var_names
 
 __all__ = ["build_trainer_main", "build_trainer_startup", "trainer_dist_info", "comm_attrs"]

@@ -8,8 +8,8 @@ pserver programs from the snapshots. The getters keep no half-built state: any o
 read).
 """
 
-from ..program import notify_changed
-from .endpoints import parse_endpoint
+from ...ir import notify_changed
+from ...backends.endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
 from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_geo_trainer_main,
                      build_geo_trainer_startup, check_geo)
@@ -17,6 +17,7 @@ from .ps_plan import build_plan
 from .ps_pserver_pass import build_pserver_main
 from .ps_startup_pass import build_pserver_startup
 from .ps_trainer_pass import build_trainer_main, build_trainer_startup, trainer_dist_info
+from .ps_table_trainer import register_trainer_tables
 
 __all__ = ["transpile_pserver", "PserverTranspileResult"]
 
@@ -111,6 +112,5 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     overwrite_program(program, trainer_main, "DistributeTranspiler.transpile")
     overwrite_program(startup_program, trainer_startup, "DistributeTranspiler.transpile")
     if plan.tables:
-        from .ps_table_trainer import register_trainer_tables
         register_trainer_tables(plan, program._dist_info)
     return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program, geo)

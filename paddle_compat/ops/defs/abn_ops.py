@@ -1,7 +1,7 @@
 """inplace_abn: batch norm fused with an activation (identity, leaky_relu or elu), Paddle 1.8's in-place
 activated batch norm. Y is written over X in Paddle; numbers are those of batch_norm followed by the act."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

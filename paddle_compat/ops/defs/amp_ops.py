@@ -7,7 +7,7 @@ update_loss_scaling (no control flow in the program) with 1.8's decisions (see i
 check_finite_and_unscale is Paddle 2.0's per-element check, for programs that name it.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
 
 

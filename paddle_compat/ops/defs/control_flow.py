@@ -7,7 +7,7 @@ returns what it writes. A LoDTensorArray is a TensorArray: a Python list of tens
 never-written slot) that also keeps each element's LoD.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 

@@ -1,7 +1,7 @@
 """Convolution and pooling ops of Paddle 1.8 beyond conv2d/pool2d: conv2d_transpose (and its depthwise
 form), conv3d, conv3d_transpose, pool3d, max_pool2d/3d_with_index (adaptive pooling)."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

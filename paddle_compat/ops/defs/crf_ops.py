@@ -4,7 +4,7 @@ the tag-to-tag weights. Sequences come as LoD rows [T, D], or padded [N, L, D] w
 the labels are [N, L] and the path is [N, L], 0 past each length). All sequences run together, one loop over
 time steps."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, defop
 from ..shapes import first
 

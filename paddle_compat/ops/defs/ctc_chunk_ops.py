@@ -2,7 +2,7 @@
 plain tag schemes), warpctc (CTC loss, through torch's ctc_loss) and ctc_align (the second half of
 ctc_greedy_decoder). LoD input or the padded form with lengths; all sequences at once, no loop over them."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

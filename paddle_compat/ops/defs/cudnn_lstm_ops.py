@@ -5,7 +5,7 @@ four input matrices [H, I_l] then four recurrent ones [H, H] in gate order i, f,
 every pseudo-layer in the same order (four input biases then four recurrent biases, both added). Paddle
 1.8.5 runs this op only on GPU; here torch's LSTM runs it anywhere (its gate order i, f, g, o is cuDNN's)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

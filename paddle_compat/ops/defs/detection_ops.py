@@ -2,9 +2,10 @@
 RetinaNet ops are in retinanet_ops.py). Compile-time shapes follow Paddle 1.8.5's (checked by building the layers
 there)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+from .roi_ops import _batch_index
 
 _FLT_MIN = 1.175494e-38     # Paddle clamps p at FLT_MIN before its log
 
@@ -122,7 +123,6 @@ def roi_perspective_transform(op, ctx):
     scale = float(attr(op, "spatial_scale", 1.0))
 
     def k(x, rois, lod):
-        from .roi_ops import _batch_index
         bidx = _batch_index(op, x, rois, lod)
         n, c, height, width = x.shape
         r = rois.detach().to(torch.float32).reshape(-1, 8) * torch.tensor(scale, dtype=torch.float32)

@@ -2,7 +2,7 @@
 occurrence is kept, not the sum (1.8.5's CPU ScatterAssign writes the rows in order). overwrite=False sums
 them, as plain autograd of index_select does."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 
 __all__ = ["gather_rows"]
 

@@ -1,9 +1,10 @@
 """Sorting, reversing, indexing and scattering ops of Paddle 1.8 (argsort, flip, roll, gather_nd, scatter,
 unique, where_index, shard_index, multiplex, meshgrid, ...)."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
+from ...ir import convert_dtype, dtype_name
 
 
 def _argsort_shape(ins, attrs):
@@ -109,7 +110,6 @@ def where_index(op, ctx):
 
 def _unique(counts):
     def factory(op, ctx):
-        from ...fluid.dtypes import convert_dtype, dtype_name
         idx_dt = getattr(torch, dtype_name(convert_dtype(attr(op, "dtype", "int32"))))
 
         def k(x):
@@ -129,7 +129,6 @@ def _unique(counts):
 
 def _unique_shape(counts):
     def infer(ins, attrs):
-        from ...fluid.dtypes import convert_dtype
         x = first(ins, "X")
         dt = convert_dtype(attrs.get("dtype", "int32"))
         out = {"Out": OutMeta((-1,), x.dtype), "Index": OutMeta(x.shape, dt)}

@@ -9,7 +9,7 @@ Sequences run sorted by length, longest first (a packed batch): step t updates o
 rows, so finished sequences cost nothing and need no masking.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 
 _FN = None
 

@@ -5,7 +5,7 @@ cell_clip clips the cell state before it feeds the output gate, proj_clip the pr
 All sequences run together over time-major steps (see rnn_ops); gradient flows from Projection only, as
 Paddle's lstmp_grad reads no gradient of Cell."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .rnn_ops import _act, _offsets, _scatter_back, _time_major

@@ -5,8 +5,9 @@ callable receives LoDTensors and returns arrays or LoDTensors; the backward call
 inputs, outputs and output gradients (less `backward_skip_vars`) and returns one gradient (or None) per input.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import attr, defop
+import numpy as np
 
 _CALLABLES = []
 
@@ -33,7 +34,6 @@ def _to_lod_tensor(t):
 
 
 def _to_torch(v, like, what):
-    import numpy as np
     arr = np.array(v)
     if arr.dtype == object:
         raise TypeError("py_func: %s returned %r, expected an array or LoDTensor" % (what, type(v).__name__))

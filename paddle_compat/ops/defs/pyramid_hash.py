@@ -20,7 +20,7 @@ update also leaves out the drop_out_percent factor of Out; W@GRAD here is Out's 
 
 import numpy as np
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .bloom_filter import BloomFilter

@@ -2,7 +2,7 @@
 retinanet_detection_output (decoding and multi-class NMS). Both work per image, as Paddle's CPU kernels; compile-time
 shapes follow Paddle 1.8.5's."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 from .detection_ops import _c_round

@@ -8,7 +8,7 @@ first count(length > t) sequences of that order, so shrinking a memory is a row 
 gather/scatter over all rows; gradients come from autograd.
 """
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 from .control_flow import TensorArray

@@ -3,7 +3,7 @@ convolution (deformable_conv, deformable_conv_v1). RoIs are [R, 4] (x1, y1, x2, 
 scaled by spatial_scale; their LoD says which image each belongs to. All RoIs and bins run together: each
 bin reads a fixed-size window of positions (the largest bin's), masked where a smaller bin ends."""
 
-from ..lazy import torch
+from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 

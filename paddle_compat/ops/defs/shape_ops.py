@@ -2,7 +2,7 @@
 pad_constant_like, space_to_depth, pixel_shuffle, shuffle_channel, temporal_shift, unfold, affine_channel,
 maxout."""
 
-from ..lazy import torch, F
+from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 

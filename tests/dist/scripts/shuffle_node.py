@@ -60,7 +60,7 @@ def main():
     np.random.seed(100 + me)
     ds.global_shuffle(fleet)
     mem, shuf = ds.get_memory_data_size(fleet), ds.get_shuffle_data_size(fleet)
-    from paddle_compat.fluid.dataset_feed import make_batch
+    from paddle_compat.fluid.dataset.feed import make_batch
     tags = [int(t) for t in np.array(make_batch(ds._records, ds._slots())["tag"]).ravel()]
     out = exe.train_from_dataset(fleet.main_program, ds, thread=2, fetch_list=[loss], fetch_info=["loss"],
                                  print_period=1000)

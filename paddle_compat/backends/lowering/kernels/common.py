@@ -2,7 +2,7 @@
 
 import torch
 
-from ....fluid.dtypes import convert_dtype, dtype_name
+from ....ir import convert_dtype, dtype_name
 
 _TORCH = {
     "bool": torch.bool, "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32,

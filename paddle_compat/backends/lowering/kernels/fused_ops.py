@@ -3,8 +3,8 @@ product and bias add as one addmm (fusion_fc.py), mixed precision's loss-scaling
 grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
 backends/lowering/fusion_optim.py).
 
-They exist only inside lowered blocks (no program names them), so they live with the backend rather than
-among the op definitions in paddle_compat/ops/defs/.
+They exist only inside lowered blocks (no program names them); they are declared, as every op type is, in
+paddle_compat/ops/defs/fused.py, and their kernels live here with the backend.
 
 The grouped updates compute what the per-op kernels in optimizer_ops.py compute. On a GPU the dense members
 go through torch's _foreach_* kernels (a handful of launches for the whole group instead of two per
@@ -16,27 +16,27 @@ import math
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
 from ..fusion_amp import FUSED_AMP_CHECK
 from ..fusion_fc import FUSED_FC
 from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
-from ..registry import register
+from ....ops import kernel
 from .common import attr
-from .optimizer_ops import _dense, _no_grad, momentum_update, sgd_update
+from .optimizer_ops import _dense, momentum_update, sgd_update, update
 from ....ops import eigen_reduce
 from ....ops.defs.amp_ops import update_scaling
-from ....ops.defs.tensor_ops import check_ids_on_gpu
+from ....ops.defs.lookup_table import embed
 
 
-@register(FUSED_TYPE, inputs=("Ids*", "W"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+@kernel(FUSED_TYPE)
 def fused_lookup_seqpool_sum(op, ctx):
     """k lookups of one table, each sum-pooled: one embedding over all ids, one segment_reduce over all
     sequences, split back per slot (see backends/lowering/fusion.py). Same sums in the same order as
     the separate ops, and the same table gradient rows in the same order."""
     sparse = bool(attr(op, "is_sparse", False))
     names = op.input("Ids")
+    table = "the table %s" % op.input("W")[0]
 
     names_rev = names[::-1]
 
@@ -57,13 +57,8 @@ def fused_lookup_seqpool_sum(op, ctx):
             all_ids = torch.cat([ids.reshape(-1) for ids in ids_rev])
         if all_ids.dtype != torch.int64:
             all_ids = all_ids.long()
-        try:
-            check_ids_on_gpu(all_ids, w, "lookup_table")
-            emb = F.embedding(all_ids, w, sparse=sparse)
-        except IndexError:
-            raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
-                             "max %d)" % (", ".join(names), op.input("W")[0], w.shape[0], int(all_ids.min()),
-                                          int(all_ids.max()))) from None
+        # (the fusion only takes lookups without padding_idx: backends/lowering/fusion.py)
+        emb = embed(all_ids, w, "lookup_table", names, table, sparse=sparse)
         pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
         out_lods = [tuple(lod[:-1]) or None for lod in lods]
         return list(torch.split(pooled, sizes))[::-1], out_lods
@@ -99,7 +94,7 @@ def _device_offsets(ends, rows, names):
     return torch.cat(parts), sizes
 
 
-@register(FUSED_FC, inputs=("X", "Y", "Bias"), outputs=("Out",))
+@kernel(FUSED_FC)
 def fused_mul_add_bias(op, ctx):
     """mul (x_num_col_dims = y_num_col_dims = 1) then elementwise_add of a bias on the last axis: addmm."""
     addmm, mm = torch.addmm, torch.mm
@@ -137,8 +132,7 @@ def _scalar(lr):
     return lr.reshape(()) if lr.dim() else lr
 
 
-@register(FUSED_MOMENTUM, inputs=("Param*", "Grad*", "Velocity*", "LearningRate"),
-          outputs=("ParamOut*", "VelocityOut*"))
+@kernel(FUSED_MOMENTUM)
 def fused_momentum_group(op, ctx):
     mu = float(attr(op, "mu"))
 
@@ -152,10 +146,10 @@ def fused_momentum_group(op, ctx):
         for p, g, v in zip(ps, gs, vs):
             momentum_update(p, _dense(g), v, lr, mu)
         return ps, vs
-    return _no_grad(k)
+    return update(k, op, ctx)     # under Hogwild: every member's lock, as momentum takes its own
 
 
-@register(FUSED_SGD, inputs=("Param*", "Grad*", "LearningRate"), outputs=("ParamOut*",))
+@kernel(FUSED_SGD)
 def fused_sgd_group(op, ctx):
     def k(ps, gs, lr):
         if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
@@ -164,7 +158,7 @@ def fused_sgd_group(op, ctx):
         for p, g in zip(ps, gs):
             sgd_update(p, g, lr)
         return ps
-    return _no_grad(k)
+    return update(k, op, ctx, state_of=None)
 
 
 # ---- contrib.mixed_precision's loss-scaling check as one op (backends/lowering/fusion_amp.py)
@@ -201,8 +195,7 @@ def _found_cpu(quots):
     return bool(_found_by_sums(quots))
 
 
-@register(FUSED_AMP_CHECK, inputs=("X*", "PrevLossScaling", "InGoodSteps", "InBadSteps"),
-          outputs=("Out*", "FoundInfinite", "LossScaling", "OutGoodSteps", "OutBadSteps"))
+@kernel(FUSED_AMP_CHECK)
 def fused_amp_unscale_check_update(op, ctx):
     incr_n, decr_n = int(attr(op, "incr_every_n_steps")), int(attr(op, "decr_every_n_nan_or_inf"))
     incr_ratio, decr_ratio = float(attr(op, "incr_ratio")), float(attr(op, "decr_ratio"))

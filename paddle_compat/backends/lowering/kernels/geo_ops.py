@@ -4,11 +4,11 @@ has the arithmetic, Paddle's GeoSgdCommunicator)."""
 import torch
 
 from ...ps.client import get_client
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
-@register("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"))
+@kernel("geo_sgd")
 def geo_sgd(op, ctx):
     client = get_client(ctx.program._dist_info)
     client.attach(ctx.executor)

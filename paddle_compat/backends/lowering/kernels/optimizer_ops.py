@@ -15,6 +15,10 @@ gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.p
            beta^(t+1) rather than beta^t (it advances the shared pow accumulators first);
   others   (momentum, rmsprop, adamax) densify, which is what Paddle's sparse variants compute.
 Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
+Beyond those: ftrl, decayed_adagrad, adadelta, lamb, lars_momentum, dpsgd and ModelAverage's
+average_accumulates (Paddle 1.8's CPU kernels; a row-sparse gradient is densified, which is what Paddle's
+dense kernels of these ops compute from a SelectedRows gradient). Every kernel is made by `update`: one
+no-autograd wrapper and one Hogwild policy for all of them.
 """
 
 import threading
@@ -22,7 +26,7 @@ import threading
 import torch
 
 from ...selected_rows import merge_rows, rows_values
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -39,32 +43,59 @@ def _no_grad(fn):
     return k
 
 
+def _set(dst, value):
+    dst.copy_(value)
+    return dst
+
+
 _HOGWILD_LOCKS = {}
 _HOGWILD_LOCKS_LOCK = threading.Lock()
 
 
-def _moments_atomic(fn, op, ctx):
-    """Under Hogwild (several threads running one program on shared parameters) an update that divides by a
-    moment holds the parameter's lock for its few tensor ops. Unlocked, the stored first moment could come
-    from one thread's update and the second from another's that had not seen that gradient: a row with a
-    first moment but a second moment of ~0 then stepped by ~lr/epsilon (an embedding table blew up to 1e3-1e4
-    in about 1 run in 20 of a 2-thread sparse Adam run). Paddle's per-element kernels keep each element's
-    moments and parameter together; this does so per parameter. Forward and backward stay lock-free."""
-    if not ctx.shared_params:
+def update(fn, op, ctx, state_of="Param"):
+    """Every optimizer kernel is made here: the update runs outside autograd, and under Hogwild (several
+    threads running one program on shared parameters: lower_block's shared_params) an update that keeps
+    state holds the lock of each parameter it updates (state_of: the slot naming them; None for sgd and
+    dpsgd, whose only read-modify-write is the parameter itself, which Hogwild leaves lock-free).
+
+    Why: an update reads its state, computes, and writes state and parameter back. Unlocked, one thread's
+    step can read a state another thread has half written: Adam's stored first moment came from one
+    thread's update and the second from another's that had not seen that gradient, so a row with a first
+    moment but a second moment of ~0 stepped by ~lr/epsilon (an embedding table blew up to 1e3-1e4 in about
+    1 run in 20 of a 2-thread sparse Adam run). Every update with state divides by it (adam, adamax,
+    rmsprop, adagrad, decayed_adagrad, adadelta, lamb, ftrl), scales by it (lars_momentum's norms) or
+    accumulates into it (momentum's velocity, ModelAverage's sums and counters), so all of them take the
+    lock. Paddle's per-element kernels keep each element's state and parameter together; this does so per
+    parameter. Locks are taken in name order (a grouped update holds several), and forward and backward
+    stay lock-free."""
+    fn = _no_grad(fn)
+    if state_of is None or not ctx.shared_params:
         return fn
-    key = (id(ctx.scope), op.input("Param")[0])
     with _HOGWILD_LOCKS_LOCK:
-        lock = _HOGWILD_LOCKS.setdefault(key, threading.Lock())
+        locks = [_HOGWILD_LOCKS.setdefault((id(ctx.scope), name), threading.Lock())
+                 for name in sorted(set(op.input(state_of)))]
+    if len(locks) == 1:
+        lock = locks[0]
 
-    def k(*args):
-        with lock:
+        def k(*args):
+            with lock:
+                return fn(*args)
+        return k
+
+    def k_all(*args):
+        for lock in locks:
+            lock.acquire()
+        try:
             return fn(*args)
-    return k
+        finally:
+            for lock in reversed(locks):
+                lock.release()
+    return k_all
 
 
-@register("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
+@kernel("sgd")
 def sgd(op, ctx):
-    return _no_grad(sgd_update)
+    return update(sgd_update, op, ctx, state_of=None)
 
 
 def sgd_update(p, g, lr):
@@ -76,7 +107,7 @@ def sgd_update(p, g, lr):
     return p.addcmul_(g, lr, value=-1.0)
 
 
-@register("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
+@kernel("momentum")
 def momentum(op, ctx):
     mu, nesterov = float(attr(op, "mu")), attr(op, "use_nesterov", False)
 
@@ -88,7 +119,7 @@ def momentum(op, ctx):
         else:
             momentum_update(p, g, v, lr, mu)
         return p, v
-    return _no_grad(k)
+    return update(k, op, ctx)
 
 
 def momentum_update(p, g, v, lr, mu):
@@ -99,8 +130,7 @@ def momentum_update(p, g, v, lr, mu):
     p.addcmul_(v, lr, value=-1.0)
 
 
-@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-          outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
+@kernel("adam")
 def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
     in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
@@ -148,7 +178,7 @@ def adam(op, ctx):
                 b2p.mul_(b2)
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
-    return _moments_atomic(_no_grad(k), op, ctx)
+    return update(k, op, ctx)
 
 
 # elements per slice of the whole-table pass of non-lazy sparse Adam: its four slices (param, moments, scratch)
@@ -198,7 +228,7 @@ def _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
     p.index_copy_(0, rows, p_r)
 
 
-@register("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
+@kernel("adagrad")
 def adagrad(op, ctx):
     eps = float(attr(op, "epsilon", 1e-6))
 
@@ -212,11 +242,10 @@ def adagrad(op, ctx):
         m.add_(g * g)
         p.sub_(lr * g / (torch.sqrt(m) + eps))
         return p, m
-    return _no_grad(k)
+    return update(k, op, ctx)
 
 
-@register("rmsprop", inputs=("Param", "Grad", "Moment", "MeanSquare", "MeanGrad", "LearningRate"),
-          outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"))
+@kernel("rmsprop")
 def rmsprop(op, ctx):
     rho, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
     mom_c, centered = float(attr(op, "momentum", 0.0)), attr(op, "centered", False)
@@ -234,11 +263,10 @@ def rmsprop(op, ctx):
             mom.mul_(mom_c).add_(lr * g / torch.sqrt(ms_t + eps))
         p.sub_(mom)
         return p, mom, ms, mg
-    return _moments_atomic(_no_grad(k), op, ctx)
+    return update(k, op, ctx)
 
 
-@register("adamax", inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
-          outputs=("ParamOut", "MomentOut", "InfNormOut"))
+@kernel("adamax")
 def adamax(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
 
@@ -251,4 +279,139 @@ def adamax(op, ctx):
         inf.copy_(inf_t)
         p.sub_((lr / (1 - b1p)) * m_t / inf_t)
         return p, m, inf
-    return _moments_atomic(_no_grad(k), op, ctx)
+    return update(k, op, ctx)
+
+
+@kernel("ftrl")
+def ftrl(op, ctx):
+    # Paddle adds 1e-10 to l1 and l2 (so the shrink test |linear| > l1 is strict even at l1 = 0)
+    l1, l2 = float(attr(op, "l1", 0.0)) + 1e-10, float(attr(op, "l2", 0.0)) + 1e-10
+    power = float(attr(op, "lr_power", -0.5))
+
+    def k(p, sq, lin, g, lr):
+        g = _dense(g)
+        new_sq = sq + g * g
+        if power == -0.5:
+            a_new, a_old = torch.sqrt(new_sq), torch.sqrt(sq)
+        else:
+            a_new, a_old = torch.pow(new_sq, -power), torch.pow(sq, -power)
+        lin.add_(g - (a_new - a_old) / lr * p)
+        x = l1 * torch.sign(lin) - lin
+        y = a_new / lr + 2 * l2
+        _set(p, torch.where(lin.abs() > l1, x / y, torch.zeros_like(p)))
+        sq.copy_(new_sq)
+        return p, sq, lin
+    return update(k, op, ctx)
+
+
+@kernel("decayed_adagrad")
+def decayed_adagrad(op, ctx):
+    decay, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
+
+    def k(p, g, m, lr):
+        g = _dense(g)
+        m.mul_(decay).add_((1 - decay) * g * g)
+        p.sub_(lr * g / (torch.sqrt(m) + eps))
+        return p, m
+    return update(k, op, ctx)
+
+
+# Paddle's adadelta takes no learning rate: the step is the ratio of two running RMS values. Its kernel
+# evaluates the step lazily (an Eigen expression) after AvgSquaredUpdate has been overwritten in place, so
+# the parameter moves by sqrt((E[dx^2]_new + eps) / (E[g^2]_new + eps)) * g, where E[dx^2]_new was built from
+# the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same.
+@kernel("adadelta")
+def adadelta(op, ctx):
+    rho, eps = float(attr(op, "rho", 0.95)), float(attr(op, "epsilon", 1e-6))
+
+    def k(p, g, asg, asu):
+        g = _dense(g)
+        asg.mul_(rho).add_((1 - rho) * g * g)
+        update = -torch.sqrt((asu + eps) / (asg + eps)) * g
+        asu.mul_(rho).add_((1 - rho) * update * update)
+        p.sub_(torch.sqrt((asu + eps) / (asg + eps)) * g)
+        return p, asg, asu
+    return update(k, op, ctx)
+
+
+# Paddle 1.8.5's lamb applies no bias correction (Beta1Pow/Beta2Pow are inputs it does not use for the
+# step, and nothing advances them): r = m1 / (sqrt(m2) + eps) + weight_decay * p, trust = |p| / |r|.
+@kernel("lamb")
+def lamb(op, ctx):
+    b1, b2 = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999))
+    eps, wd = float(attr(op, "epsilon", 1e-6)), float(attr(op, "weight_decay", 0.01))
+
+    def k(p, g, lr, m1, m2, b1p, b2p):
+        g = _dense(g)
+        m1.mul_(b1).add_((1 - b1) * g)
+        m2.mul_(b2).add_((1 - b2) * g * g)
+        r = m1 / (torch.sqrt(m2) + eps) + wd * p
+        p_norm, r_norm = torch.linalg.vector_norm(p), torch.linalg.vector_norm(r)
+        trust = torch.where((p_norm > 0) & (r_norm > 0), p_norm / r_norm, torch.ones_like(p_norm))
+        p.sub_(lr * trust * r)
+        return p, m1, m2
+    return update(k, op, ctx)
+
+
+@kernel("lars_momentum")
+def lars_momentum(op, ctx):
+    mu, coeff = float(attr(op, "mu")), float(attr(op, "lars_coeff", 0.001))
+    wd = float(attr(op, "lars_weight_decay", 0.0005))
+
+    def k(p, g, v, lr):
+        g = _dense(g)
+        p_norm, g_norm = torch.linalg.vector_norm(p), torch.linalg.vector_norm(g)
+        # Paddle falls back to the plain learning rate when either norm is zero
+        local_lr = torch.where((p_norm > 0) & (g_norm > 0), lr * coeff * p_norm / (g_norm + wd * p_norm), lr)
+        v.mul_(mu).add_(local_lr * (g + wd * p))
+        p.sub_(v)
+        return p, v
+    return update(k, op, ctx)
+
+
+@kernel("dpsgd")
+def dpsgd(op, ctx):
+    clip, batch = float(attr(op, "clip", 0.9)), float(attr(op, "batch_size", 0.999))
+    sigma, seed = float(attr(op, "sigma", 1e-8)), int(attr(op, "seed", 0) or 0)
+    state = {}
+
+    def k(p, g, lr):
+        g = _dense(g)
+        scale = torch.clamp(torch.linalg.vector_norm(g) / clip, min=1.0)
+        # Paddle draws one Gaussian number per step (its own generator, seeded by `seed` or the clock);
+        # torch's generator gives other numbers for the same seed, so only sigma = 0 is reproducible.
+        if "gen" not in state:
+            state["gen"] = torch.Generator(device=p.device)
+            state["gen"].manual_seed(seed if seed else torch.seed())
+        noise = torch.randn((), generator=state["gen"], device=p.device, dtype=p.dtype) * sigma
+        p.sub_(lr * (g / scale + noise / batch))
+        return p
+    return update(k, op, ctx, state_of=None)
+
+
+_MAX_NUM_ACCUMULATES = 16384   # Paddle's kMaxNumAccumulates: fold sum_1 into sum_2 this often (precision)
+
+
+@kernel("average_accumulates")
+def average_accumulates(op, ctx):
+    window = float(attr(op, "average_window", 0.0))
+    min_w, max_w = int(attr(op, "min_average_window", 10000)), int(attr(op, "max_average_window", 10000))
+
+    def k(param, s1, s2, s3, n_acc, n_old, n_upd):
+        # In Paddle's programs every in_* and out_* is the same variable, so its kernel's steps read the
+        # values the previous steps wrote: add, fold, then maybe restart the window.
+        n_upd.add_(1)
+        n_acc.add_(1)
+        s1.add_(param)
+        fold = (n_upd % _MAX_NUM_ACCUMULATES) == 0
+        s2.copy_(torch.where(fold, s2 + s1, s2))
+        s1.copy_(torch.where(fold, torch.zeros_like(s1), s1))
+        limit = torch.minimum(torch.full_like(n_upd, max_w), (n_upd.to(torch.float64) * window).to(n_upd.dtype))
+        restart = (n_acc >= min_w) & (n_acc >= limit)
+        s3.copy_(torch.where(restart, s1 + s2, s3))
+        s1.copy_(torch.where(restart, torch.zeros_like(s1), s1))
+        s2.copy_(torch.where(restart, torch.zeros_like(s2), s2))
+        n_old.copy_(torch.where(restart, n_acc, n_old))
+        n_acc.copy_(torch.where(restart, torch.zeros_like(n_acc), n_acc))
+        return s1, s2, s3, n_acc, n_old, n_upd
+    return update(k, op, ctx, state_of="param")

@@ -1,17 +1,26 @@
 """Pserver-mode ops: send / send_barrier / recv / fetch_barrier (trainer side, batched into one RPC per
 pserver per step by backends/ps/comm_plan.py), listen_and_serv (the pserver service), and the local
-helpers split_byref and ref_by_trainer_id. The pserver runtime (backends/ps) loads only when such an op is lowered."""
+helpers split_byref and ref_by_trainer_id. The pserver runtime (backends/ps) loads with the kernels, when a
+first block is lowered."""
 
 import torch
 
+# table_service: imported, it serves the distributed tables' prefetch and save
+from ...ps import layer_client, service, table_service  # noqa: F401
+from ...ps.comm_plan import comm_plan_for
+from ...ps.layer_service import LayerServer
 from ...selected_rows import merged, split_rows
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
 def _plan(ctx):
-    from ...ps.comm_plan import comm_plan_for
     return comm_plan_for(ctx)
+
+
+def _layer_client():
+    """The runtime of hand-built programs' send / recv / barriers (layers.io Send, Recv)."""
+    return layer_client
 
 
 def _hand_built(ctx, role):
@@ -27,44 +36,38 @@ def _hand_built(ctx, role):
     return True
 
 
-@register("send", inputs=("X*",), outputs=())
+@kernel("send")
 def send(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import send_kernel
-        return send_kernel(op, ctx)
+        return _layer_client().send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
 
-@register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
+@kernel(["send_barrier", "fetch_barrier"])
 def barrier(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import barrier_kernel
-        return barrier_kernel(op, ctx)
+        return _layer_client().barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
 
-@register("recv", inputs=(), outputs=("Out*",))
+@kernel("recv")
 def recv(op, ctx):
     if _hand_built(ctx, "trainer"):
-        from ...ps.layer_client import recv_kernel
-        return recv_kernel(op, ctx)
+        return _layer_client().recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
 
-@register("listen_and_serv", inputs=(), outputs=())
+@kernel("listen_and_serv")
 def listen_and_serv(op, ctx):
     def k():
         if _hand_built(ctx, "pserver"):
-            from ...ps.layer_service import LayerServer
             LayerServer(op, ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
             return
-        from ...ps import table_service  # noqa: F401  (serves the distributed tables' prefetch and save)
-        from ...ps.service import PServerService
-        PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
+        service.PServerService(ctx.program, ctx.scope, ctx.device, ctx.executor).serve()
     return k
 
 
-@register(["split_byref", "split_selected_rows"], outputs=("Out*",))
+@kernel(["split_byref", "split_selected_rows"])
 def split_byref(op, ctx):
     """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
     gradient (is_sparse) at its height_sections into one SelectedRows per block, rows merged first (each
@@ -79,6 +82,6 @@ def split_byref(op, ctx):
     return k
 
 
-@register("ref_by_trainer_id", inputs=("X*", "TrainerId"))
+@kernel("ref_by_trainer_id")
 def ref_by_trainer_id(op, ctx):
     return lambda xs, tid: xs[int(tid.reshape(-1)[0])]

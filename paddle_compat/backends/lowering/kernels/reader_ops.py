@@ -1,16 +1,16 @@
 """read: the head op a non-iterable DataLoader / PyReader puts in the main program; each run takes the
 loader's next batch (fluid.core.EOFException after the last one)."""
 
-from ..registry import register
+from ...feeds import FeedSpec
+from ...loaders import loader_for
+from ....ops import kernel
 from .common import attr
 
 
-@register("read", inputs=(), outputs=("Out*",), lod_out=("Out*",))
+@kernel("read")
 def read(op, ctx):
-    from ....fluid.executor import _FeedSpec   # the executor's feed checks and conversion, reused
-    from ....fluid.reader import loader_for
     reader_id = attr(op, "reader_id")
-    specs = [_FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]
+    specs = [FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]   # the executor's feed checks, reused
 
     def k():
         feed = loader_for(reader_id)._next_feed()
@@ -26,7 +26,7 @@ def read(op, ctx):
     return k
 
 
-@register("create_double_buffer_reader", inputs=(), outputs=("Out",))
+@kernel("create_double_buffer_reader")
 def create_double_buffer_reader(op, ctx):
     """Paddle's prefetching wrapper around a reader; the DataLoader behind `read` prefetches already, so
     its Out (the reader `read` names) holds nothing."""

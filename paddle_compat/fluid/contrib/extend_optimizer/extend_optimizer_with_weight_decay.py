@@ -3,8 +3,9 @@ given Adam): new_param = optimizer_update(param - coeff * param_before), as Padd
 ops (param * coeff, then param -= that) come before the optimizer's update, which uses the gradients of the
 undecayed parameters."""
 
-from ... import framework, layers
-from ...optimizer import Optimizer
+from ....ir import Variable, default_startup_program, name_scope, program_guard
+from ... import layers
+from ...optimizer.base import Optimizer
 
 __all__ = ["extend_with_decoupled_weight_decay"]
 
@@ -13,7 +14,7 @@ class DecoupledWeightDecay:
     def __init__(self, coeff=0.0, apply_decay_param_fun=None, **kwargs):
         if isinstance(coeff, int) and not isinstance(coeff, bool):
             coeff = float(coeff)
-        if not isinstance(coeff, (float, framework.Variable)):
+        if not isinstance(coeff, (float, Variable)):
             raise TypeError("weight_decay must be a float or a Variable, got %r" % (coeff,))
         self._params_name = set()
         self._apply_decay_param_fun = apply_decay_param_fun
@@ -29,10 +30,10 @@ class DecoupledWeightDecay:
                 continue
             if self._apply_decay_param_fun is not None and not self._apply_decay_param_fun(param.name):
                 continue
-            if isinstance(self._coeff, framework.Variable) and self._coeff.dtype != param.dtype:
+            if isinstance(self._coeff, Variable) and self._coeff.dtype != param.dtype:
                 raise TypeError("weight_decay variable %s is %s but parameter %s is %s"
                                 % (self._coeff.name, self._coeff.dtype, param.name, param.dtype))
-            with param.block.program._optimized_guard([param, grad]), framework.name_scope("weight decay"):
+            with param.block.program._optimized_guard([param, grad]), name_scope("weight decay"):
                 scaled.append((param, grad, param * self._coeff))
                 self._params_name.add(param.name)
         return scaled
@@ -40,9 +41,9 @@ class DecoupledWeightDecay:
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
         program = loss.block.program
-        with framework.program_guard(program, startup_program or framework.default_startup_program()):
+        with program_guard(program, startup_program or default_startup_program()):
             for param, grad, scaled in self._scale_parameters(params_grads):
-                with program._optimized_guard([param, grad]), framework.name_scope("weight decay"):
+                with program._optimized_guard([param, grad]), name_scope("weight decay"):
                     layers.assign(input=layers.elementwise_sub(param, scaled), output=param)
         optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads

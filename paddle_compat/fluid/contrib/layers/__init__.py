@@ -1,11 +1,9 @@
-"""fluid.contrib.layers: the contrib layers offered (ops defined in paddle_compat/ops/defs/contrib_ops.py,
-contrib_more_ops.py and pyramid_hash.py)."""
+"""fluid.contrib.layers: the contrib layers offered (ops defined in paddle_compat/ops/defs/contrib_ops.py
+and pyramid_hash.py)."""
 
-from . import metric_op, nn, nn_more, pyramid_hash, rnn_impl  # noqa: F401
+from . import metric_op, nn, rnn_impl  # noqa: F401
 from .metric_op import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
-from .nn_more import *  # noqa: F401,F403
-from .pyramid_hash import *  # noqa: F401,F403
 from .rnn_impl import *  # noqa: F401,F403
 
-__all__ = list(nn.__all__) + nn_more.__all__ + pyramid_hash.__all__ + list(rnn_impl.__all__) + metric_op.__all__
+__all__ = list(nn.__all__) + list(rnn_impl.__all__) + metric_op.__all__

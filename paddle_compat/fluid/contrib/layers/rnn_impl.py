@@ -6,8 +6,8 @@ last states ([num_layers * directions, N, H])."""
 import copy
 
 from ... import layers
-from ...layers.rnn_cells import BasicGRUUnit, BasicLSTMUnit
-from ...layers.rnn_flow import StaticRNN
+from ...layers.rnn.cells import BasicGRUUnit, BasicLSTMUnit
+from ...layers.control_flow import StaticRNN
 
 __all__ = ["BasicGRUUnit", "basic_gru", "BasicLSTMUnit", "basic_lstm"]
 

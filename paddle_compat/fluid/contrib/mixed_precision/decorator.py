@@ -21,6 +21,7 @@ runs the white ops in bfloat16 (Paddle 1.8 has float16 only). bfloat16 has
 float32's range, so init_loss_scaling=1.0 with use_dynamic_loss_scaling=False is the usual choice there.
 """
 
+from ....ir import flag_value
 from ... import framework, layers, unique_name
 from .fp16_lists import AutoMixedPrecisionLists
 from .fp16_utils import low_precision_dtype, rewrite_program, update_role_var_grad
@@ -133,8 +134,7 @@ def decorate(optimizer, amp_lists=None, init_loss_scaling=2 ** 15, incr_every_n_
     extension: "float16", or "bfloat16"; None takes FLAGS_amp_dtype, from the environment or set_flags,
     "float16" by default)."""
     if dtype is None:
-        from ...framework_misc import _env_value
-        dtype = _env_value("FLAGS_amp_dtype")
+        dtype = flag_value("FLAGS_amp_dtype")
     if amp_lists is None:
         amp_lists = AutoMixedPrecisionLists()
     return OptimizerWithMixedPrecision(optimizer, amp_lists, init_loss_scaling, use_dynamic_loss_scaling,

@@ -14,8 +14,7 @@ dtype="bfloat16" (our extension; Paddle 1.8 has no bfloat16) does the same with 
 and `.cast_bf16` names.
 """
 
-from ...dtypes import VarType, convert_dtype
-from ...operator import OP_ROLE_KEY, OpRole
+from ....ir import OP_ROLE_KEY, OpRole, VarType, convert_dtype
 
 __all__ = ["rewrite_program", "update_role_var_grad", "low_precision_dtype", "find_true_prev_op",
            "find_true_post_op"]

@@ -1,16 +1,11 @@
 """Fleet and DistributedOptimizer base classes, shared by the collective and parameter-server fleets."""
 
 from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision
-from ....optimizer import Optimizer
+from ....optimizer.base import Optimizer
+from .mode import Mode
 from .role_maker import RoleMakerBase
 
 __all__ = ["Mode", "Fleet", "DistributedOptimizer"]
-
-
-class Mode:
-    TRANSPILER = 1
-    PSLIB = 2
-    COLLECTIVE = 3
 
 
 class Fleet:

@@ -6,11 +6,14 @@ Missing or malformed variables raise errors that name the variable (Paddle raise
 """
 
 import os
-import sys
+import secrets
+import socket
 import warnings
 
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
                                   resolve_general)
+from .....backends import job_env
+from .....backends.ps import client as ps_client
 
 __all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
            "MPIRoleMaker", "MPISymetricRoleMaker", "GeneralRoleMaker", "ClusterEnvError"]
@@ -84,14 +87,14 @@ class RoleMakerBase:
         """Wait for every worker. Collective jobs use the trainers' group, pserver-mode jobs meet at pserver 0;
         either way the group forms when the startup program runs."""
         if not self.cluster.is_collective:
-            client = sys.modules.get("paddle_compat.backends.ps.client")   # loaded once this worker joined
-            if client is None or client._CLIENT is None or client._CLIENT.closed:
+            client = ps_client
+            if client._CLIENT is None or client._CLIENT.closed:
                 raise RuntimeError("barrier_worker: this worker has not joined its pservers yet; run "
                                    "fleet.startup_program first")
-            from .....backends.ps.worker_barrier import barrier
+            from .....backends.ps.worker_barrier import barrier   # kept in a function: loads torch (pserver mode only)
             barrier(client._CLIENT)
             return
-        from .....backends import comm
+        from .....backends import comm   # kept in a function: loads torch.distributed (collective mode only)
         c = comm.any_communicator()
         if c is None:
             raise RuntimeError("barrier_worker: no trainer group yet; run the transpiled startup program first")
@@ -157,16 +160,19 @@ class GeneralRoleMaker(RoleMakerBase):
         return resolve_general(dict(os.environ))
 
 
-def _mpi_comm():
+def _mpi():
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI   # kept in a function: mpi4py (and an MPI library) load only for MPI role makers
     except ImportError:
         raise ImportError("MPI role makers need mpi4py (pip install mpi4py, plus an MPI such as `pip install mpich`)")
-    return MPI.COMM_WORLD
+    return MPI
+
+
+def _mpi_comm():
+    return _mpi().COMM_WORLD
 
 
 def _free_port(ip):
-    import socket
     s = socket.socket()
     try:
         s.bind((ip, 0))
@@ -178,7 +184,6 @@ def _free_port(ip):
 def _gather_mpi_facts(comm, symmetric=False):
     """Each rank's address and a port free on it, exchanged over MPI. All ranks on one host use 127.0.0.1
     (never a public address for a one-machine job); POD_IP overrides."""
-    import socket
     host = socket.gethostname()
     hosts = comm.allgather(host)
     ip = os.environ.get("POD_IP") or ("127.0.0.1" if len(set(hosts)) == 1 else socket.gethostbyname(host))
@@ -223,8 +228,6 @@ class MPIRoleMaker(RoleMakerBase):
     def _hand_out_job_key(self):
         """No job key given: rank 0 makes one and MPI hands it to every rank (hosts need not share a home
         for the per-user key file). Collective over COMM_WORLD, like Split above."""
-        import secrets
-        from .....backends import job_env
         given = job_env.user_gave_key(os.environ)
         if self._comm.allreduce(0 if given else 1) == 0:
             return
@@ -251,7 +254,7 @@ class MPIRoleMaker(RoleMakerBase):
 
     def all_reduce_worker(self, value, op="sum"):
         """Reduce a number or numpy array over the workers (Paddle's _all_reduce); every worker gets it."""
-        from mpi4py import MPI
+        MPI = _mpi()
         ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
         if op not in ops:
             raise ValueError("all_reduce_worker: op must be one of %s, got %r" % (sorted(ops), op))

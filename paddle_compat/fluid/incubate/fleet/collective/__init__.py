@@ -9,13 +9,14 @@ c_allreduce_sum (grad_allreduce) or the LocalSGD ops (local_sgd, or strategy.use
 
 import warnings
 
-from .... import framework, io
+from .....ir import default_startup_program
+from .... import io
 from ....compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-from ....executor import Executor
-from ....framework import Program
+from ....executor.executor import Executor
+from .....ir import Program
 from ....contrib.mixed_precision.decorator import OptimizerWithMixedPrecision, decorate
-from ....optimizer_adaptive import DGCMomentumOptimizer
-from ....optimizer_wrappers import RecomputeOptimizer
+from ....optimizer.per_parameter import DGCMomentumOptimizer
+from ....optimizer.wrappers import RecomputeOptimizer
 from ....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ..base.role_maker import PaddleCloudRoleMaker
@@ -155,7 +156,7 @@ class CollectiveOptimizer(DistributedOptimizer):
         self._check_strategy()     # before the role check, as Paddle (a bad strategy is reported first)
         fleet._rm()
         main = loss.block.program
-        startup = startup_program if startup_program is not None else framework.default_startup_program()
+        startup = startup_program if startup_program is not None else default_startup_program()
         opt = self._optimizer
         if self._strategy.forward_recompute:
             opt = RecomputeOptimizer(opt)

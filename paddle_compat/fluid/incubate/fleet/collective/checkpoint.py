@@ -20,7 +20,10 @@ import os
 import shutil
 
 from .... import io
-from ....executor import Executor
+from ....executor.executor import Executor
+from .....ir.tensor_format import atomic_write
+from .....distributed.fs_wrapper import LocalFS
+from .....backends.checkpoint_dir import Staging, file_record, test_pause
 
 __all__ = ["TrainStatus", "PREFIX", "PARAM_FILE", "STATUS_FILE"]
 
@@ -53,7 +56,6 @@ class TrainStatus:
 
 def _fs(fs):
     if fs is None:
-        from .....distributed.fs_wrapper import LocalFS
         return LocalFS()
     return fs
 
@@ -86,7 +88,6 @@ def _write_into(executor, program, dirname, train_status):
     if any(io.is_persistable(v) for v in program.list_vars()):
         io.save_persistables(executor, dirname, program, filename=PARAM_FILE)
         names.append(PARAM_FILE)
-    from .....backends.tensor_format import atomic_write
     data = json.dumps({"epoch_no": int(train_status._epoch_no)}).encode()
     atomic_write(os.path.join(dirname, STATUS_FILE), lambda f: f.write(data))
     names.append(STATUS_FILE)
@@ -117,7 +118,6 @@ def save(fleet, executor, path, train_status, main_program=None, fs=None, local_
         fs.mv(tmp, real)
         shutil.rmtree(cache, ignore_errors=True)
     else:
-        from .....backends.checkpoint_dir import Staging, file_record, test_pause
         has_params = any(io.is_persistable(v) for v in program.list_vars())
         parts = {STATUS_FILE: "fleet worker 0"}
         if has_params:

@@ -13,6 +13,8 @@ Paddle).
 import os
 import tempfile
 import time
+from ..parameter_server.distribute_transpiler import fleet
+from .hdfs import HDFSClient
 
 __all__ = ["check_all_trainers_ready"]
 
@@ -27,12 +29,10 @@ def _ready(names, epoch, trainer_num):
 
 
 def check_all_trainers_ready(ready_path, epoch, timeout=None, poll_interval=None):
-    from ..parameter_server.distribute_transpiler import fleet
     trainer_num, trainer_id = fleet.worker_num(), fleet.worker_index()
     node = _marker(epoch, trainer_id)
     hadoop_home = os.getenv("HADOOP_HOME")
     if hadoop_home:
-        from .hdfs import HDFSClient
         client = HDFSClient(hadoop_home, {"fs.default.name": os.getenv("FS_NAME"),
                                           "hadoop.job.ugi": os.getenv("FS_UGI")})
         if not client.is_dir(ready_path) and not client.makedirs(ready_path):

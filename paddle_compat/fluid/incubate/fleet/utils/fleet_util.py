@@ -6,6 +6,8 @@ Paddle's pslib/HDFS helpers (model donefiles, xbox, ...) are not provided: they 
 import logging
 
 import numpy as np
+from .....ir import global_scope
+from ..parameter_server.distribute_transpiler import fleet
 
 __all__ = ["FleetUtil"]
 
@@ -25,7 +27,6 @@ class FleetUtil:
         if mode == "pslib":
             raise NotImplementedError("FleetUtil(mode='pslib') needs Baidu's pslib, which paddle_compat does not "
                                       "provide; use mode='transpiler'")
-        from ..parameter_server.distribute_transpiler import fleet
         self._fleet = fleet
 
     def _is_rank0(self):
@@ -49,7 +50,6 @@ class FleetUtil:
     def get_global_auc(self, scope=None, stat_pos="_generated_var_2", stat_neg="_generated_var_3"):
         """AUC from the positive/negative bucket statistics of fluid.layers.auc (summed over trainers by
         the caller's program, as with Paddle's transpiler mode)."""
-        from .....executor import global_scope
         scope = scope or global_scope()
         pos = scope.find_var(stat_pos)
         neg = scope.find_var(stat_neg)

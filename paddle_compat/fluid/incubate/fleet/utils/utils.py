@@ -7,7 +7,7 @@ to print or parse it.
 
 import logging
 
-from ....framework import Program
+from .....ir import Program, VarType
 from .... import io
 
 __all__ = ["load_program", "save_program", "check_pruned_program_vars"]
@@ -37,7 +37,6 @@ def save_program(program, model_filename="__model__", is_text=False):
 def check_pruned_program_vars(train_prog, pruned_prog):
     """True if every persistable of the pruned program is in the training program with its shape and dtype
     (feed/fetch holders aside); each mismatch or missing variable is logged."""
-    from ....dtypes import VarType
     ok = True
     for v in pruned_prog.list_vars():
         if not io.is_persistable(v) or v.type in (VarType.FEED_MINIBATCH, VarType.FETCH_LIST):

@@ -18,17 +18,17 @@ import fleet` (Paddle's path; `...parameter_server.distributed_transpiler` works
 import os
 import sys
 
-from ..... import framework, io
+from ......ir import CPUPlace, Program, Variable, default_startup_program
+from ..... import io
 from .....compiler import CompiledProgram
-from .....core import CPUPlace
-from .....executor import Executor
-from .....framework import Program
+from .....executor.executor import Executor
 from .....parallel_executor import ParallelExecutor
 from .....transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ...base.fleet_base import DistributedOptimizer, Fleet, Mode
 from ...base.role_maker import MPISymetricRoleMaker
 from .distributed_strategy import (AsyncStrategy, DistributedStrategy, GeoStrategy,  # noqa: F401
                                    HalfAsyncStrategy, StrategyFactory, SyncStrategy, TrainerRuntimeConfig)
+from ......backends.checkpoint_dir import verify
 
 __all__ = ["fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"]
 
@@ -70,7 +70,6 @@ class DistributedTranspiler(Fleet):
         if not self.is_server():
             raise RuntimeError("fleet.init_server: this process is a worker (fleet.is_server() is False)")
         if model_dir is not None:
-            from ......backends.checkpoint_dir import verify
             verify(model_dir)    # an interrupted save, or one caught between its two renames: named here
             if not os.path.isdir(model_dir):
                 raise ValueError("fleet.init_server: there is no directory named '%s'" % model_dir)
@@ -170,10 +169,10 @@ class TranspilerOptimizer(DistributedOptimizer):
             raise TypeError("fleet's minimize takes one loss Variable, not a list")
         if isinstance(startup_program, list):
             raise TypeError("fleet's minimize takes one startup_program, not a list")
-        if not isinstance(loss, framework.Variable):
+        if not isinstance(loss, Variable):
             raise TypeError("minimize: loss must be a Variable, got %s" % type(loss).__name__)
         program = loss.block.program
-        startup = startup_program or framework.default_startup_program()
+        startup = startup_program or default_startup_program()
         ops, params_grads = self._optimizer.minimize(loss, startup, parameter_list, no_grad_set)
         fleet._transpile(self._strategy, program, startup)
         return ops, params_grads

@@ -1,0 +1,234 @@
+"""fluid.dataset: DatasetFactory, QueueDataset, InMemoryDataset (Paddle 1.6-1.8's file-fed training).
+
+A dataset reads the files of its filelist through a pipe command (usually a script built on
+fluid.incubate.data_generator) that writes Paddle's MultiSlot text format, one sample per line, with the
+slots of set_use_var in order. Executor.train_from_dataset / infer_from_dataset consume it in batches of
+set_batch_size. Not to be confused with `paddle.dataset` (paddle_compat.dataset: downloadable readers).
+"""
+
+import threading
+
+import numpy as np
+
+from .feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
+from .reader import batch_stream
+from .shuffle import global_shuffle, trainer_sum
+from ...ir import Variable
+
+__all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
+
+
+class DatasetFactory:
+    """DatasetFactory().create_dataset("QueueDataset" | "InMemoryDataset")."""
+
+    def create_dataset(self, datafeed_class="QueueDataset"):
+        cls = _KINDS.get(datafeed_class)
+        if cls is None:
+            raise ValueError("create_dataset: unknown dataset %r; choose one of %s"
+                             % (datafeed_class, sorted(_KINDS)))
+        return cls()
+
+
+class DatasetBase:
+    def __init__(self):
+        self.pipe_command = "cat"
+        self.batch_size = 1
+        self.thread_num = 1
+        self.filelist = []
+        self.use_vars = []
+        self.pipe_timeout = 3600.0   # seconds one file's pipe command may take before it is killed
+
+    # configuration ----------------------------------------------------------------------------------
+    def set_pipe_command(self, pipe_command):
+        if not isinstance(pipe_command, str):
+            raise TypeError("set_pipe_command: expected a shell command string, got %r" % (pipe_command,))
+        self.pipe_command = pipe_command
+
+    def set_batch_size(self, batch_size):
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError("set_batch_size: batch_size must be a positive int, got %r" % (batch_size,))
+        self.batch_size = batch_size
+
+    def set_thread(self, thread_num):
+        if not isinstance(thread_num, int) or thread_num < 1:
+            raise ValueError("set_thread: thread_num must be a positive int, got %r" % (thread_num,))
+        self.thread_num = thread_num
+
+    def set_filelist(self, filelist):
+        if isinstance(filelist, str) or not all(isinstance(f, str) for f in filelist):
+            raise TypeError("set_filelist: expected a list of file paths, got %r" % (filelist,))
+        self.filelist = list(filelist)
+
+    def set_use_var(self, var_list):
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise TypeError("set_use_var: expected fluid Variables (from fluid.data / layers.data), got %r"
+                                % (v,))
+        self.use_vars = list(var_list)
+
+    def set_hdfs_config(self, fs_name, fs_ugi):
+        raise NotImplementedError("set_hdfs_config: paddle_compat reads local files only (no HDFS client); "
+                                  "copy the files locally and pass their paths to set_filelist")
+
+    def set_download_cmd(self, download_cmd):
+        raise NotImplementedError("set_download_cmd: paddle_compat reads local files only")
+
+    # accepted for compatibility: they tune Paddle's C++ feed internals that have no counterpart here
+    def set_queue_num(self, queue_num):
+        pass
+
+    def set_parse_ins_id(self, parse_ins_id):
+        pass
+
+    def set_parse_content(self, parse_content):
+        pass
+
+    def desc(self):
+        return ("name: \"MultiSlotDataFeed\"\nbatch_size: %d\npipe_command: \"%s\"\nslots: %s\n"
+                % (self.batch_size, self.pipe_command, [v.name for v in self.use_vars]))
+
+    # reading ---------------------------------------------------------------------------------------
+    def _slots(self):
+        if not self.use_vars:
+            raise ValueError("dataset: call set_use_var([...]) with the program's data variables first")
+        return [SlotSpec(v) for v in self.use_vars]
+
+    def _check_files(self):
+        if not self.filelist:
+            raise ValueError("dataset: the filelist is empty; call set_filelist([...])")
+
+    def _read(self, path, slots):
+        return read_file(path, self.pipe_command, slots, self.pipe_timeout)
+
+    def _shards(self, nthreads):
+        """One iterator of Rows (a batch each) per reader thread (Paddle gives each thread its own files),
+        and the slots."""
+        raise NotImplementedError
+
+    _reads_ahead = False   # whether each iterator of _feeds runs ahead by itself (else a thread runs it)
+
+    def _feeds(self, nthreads, drop_last=False):
+        """One iterator of feed dicts per reader thread."""
+        shards, slots = self._shards(nthreads)
+        return [(make_batch(rows, slots) for rows in shard if not drop_last or len(rows) == self.batch_size)
+                for shard in shards]
+
+
+class QueueDataset(DatasetBase):
+    """Streams the files: each reader thread runs the pipe command on its files in turn."""
+
+    def _shards(self, nthreads):
+        self._check_files()
+        slots = self._slots()
+        files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
+                for f in files if f], slots
+
+    _reads_ahead = True
+
+    def _feeds(self, nthreads, drop_last=False):
+        # each thread's files are read, parsed and batched by a helper process (dataset_reader)
+        self._check_files()
+        slots = self._slots()
+        files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        return [(unpack_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
+                                                         self.pipe_timeout, drop_last))
+                for f in files if f]
+
+    def local_shuffle(self):
+        raise NotImplementedError("QueueDataset does not support local shuffle; use InMemoryDataset")
+
+    def global_shuffle(self, fleet=None):
+        raise NotImplementedError("QueueDataset does not support global shuffle; use InMemoryDataset")
+
+
+class InMemoryDataset(DatasetBase):
+    """Loads every record (load_into_memory), can shuffle them, then feeds them split across threads."""
+
+    def __init__(self):
+        super().__init__()
+        self._records = None
+        self._shuffled = 0
+
+    def load_into_memory(self):
+        self._check_files()
+        slots = self._slots()
+        n = min(self.thread_num, len(self.filelist))
+        parts = [None] * n
+        errors = []
+
+        def load(i):
+            try:
+                parts[i] = Rows.concat([self._read(p, slots) for p in self.filelist[i::n]])
+            except BaseException as e:  # noqa: BLE001  (re-raised in the caller)
+                errors.append(e)
+        threads = [threading.Thread(target=load, args=(i,), daemon=True) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()   # each read is bounded by pipe_timeout
+        if errors:
+            raise errors[0]
+        # thread i read files i, i+n, ...: concatenating in thread order is deterministic
+        self._records = Rows.concat(parts)
+        self._shuffled = 0
+
+    def preload_into_memory(self):
+        self.load_into_memory()
+
+    def wait_preload_done(self):
+        pass
+
+    def _need_records(self, what):
+        if self._records is None:
+            raise RuntimeError("InMemoryDataset.%s: call load_into_memory() first" % what)
+
+    def local_shuffle(self):
+        self._need_records("local_shuffle")
+        self._records.shuffle(np.random)   # np.random.seed makes it repeatable
+        self._shuffled = len(self._records)
+
+    def global_shuffle(self, fleet=None, thread_num=12):
+        """Sends each record to a random trainer (fleet.worker_num() of them, over the pserver job's own
+        channel: fluid/dataset/shuffle.py), then shuffles locally. Every trainer must call it, after its
+        startup program has run (the trainer has then joined the job). Without fleet, or with one trainer,
+        a local shuffle. np.random.seed makes the choice repeatable."""
+        self._need_records("global_shuffle")
+        n = fleet.worker_num() if fleet is not None else 1
+        if n > 1:
+            self._records = global_shuffle(self._records, len(self._slots()), "InMemoryDataset.global_shuffle",
+                                           np.random)
+        self.local_shuffle()
+
+    def release_memory(self):
+        self._records = None
+        self._shuffled = 0
+
+    def get_memory_data_size(self, fleet=None):
+        """Records held here; with a fleet of several trainers, the sum over all of them (as Paddle)."""
+        self._need_records("get_memory_data_size")
+        return self._sum(len(self._records), fleet, "get_memory_data_size")
+
+    def get_shuffle_data_size(self, fleet=None):
+        self._need_records("get_shuffle_data_size")
+        return self._sum(self._shuffled, fleet, "get_shuffle_data_size")
+
+    @staticmethod
+    def _sum(value, fleet, what):
+        if fleet is None or fleet.worker_num() <= 1:
+            return value
+        return trainer_sum(value, "InMemoryDataset." + what)
+
+    def _shards(self, nthreads):
+        self._need_records("feeding")
+        slots = self._slots()
+        n = max(1, min(nthreads, len(self._records)))
+        per = -(-len(self._records) // n)
+
+        def shard(recs):
+            for i in range(0, len(recs), self.batch_size):
+                yield recs[i:i + self.batch_size]
+        return [shard(self._records[i * per:(i + 1) * per]) for i in range(n)], slots
+
+
+_KINDS = {"QueueDataset": QueueDataset, "InMemoryDataset": InMemoryDataset}

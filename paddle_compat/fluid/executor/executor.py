@@ -1,0 +1,175 @@
+"""Executor: lower a Program's global block once (per feeds/fetches/scope/version), then run it.
+
+torch is imported on the first run, not at import: building programs stays torch-free.
+"""
+
+import threading
+
+import numpy as np
+
+from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
+from ...backends.lowering.codegen import lower_block
+from ...backends.ps import layer_listen
+from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope,  # noqa: F401
+                   scope_guard, torch_device)
+from ..transpiler.ps_table_trainer import remote_lookups
+from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
+
+__all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
+
+
+def as_numpy(tensor):
+    if isinstance(tensor, (list, tuple)):
+        return [as_numpy(t) for t in tensor]
+    if isinstance(tensor, LoDTensor):
+        if tensor.lod():
+            raise RuntimeError("Some of your fetched tensors hold LoD information. They can not be completely "
+                               "cast to Python ndarray. Please set the parameter 'return_numpy' as 'False' to "
+                               "return LoDTensor itself directly.")
+        return np.array(tensor)
+    return tensor
+
+
+class Executor:
+    def __init__(self, place=None):
+        self.place = place if place is not None else CPUPlace()
+        self._device = None
+        self._cache = {}
+        self._prepare_lock = threading.Lock()
+        self._closed = False
+        # Backends keep per-executor state here (RPC clients, process groups) and register what
+        # close() must do (tell pservers this trainer is done, ...).
+        self.runtime = {}
+        self._closers = []
+
+    @property
+    def device(self):
+        if self._device is None:
+            self._device = torch_device(self.place)
+        return self._device
+
+    def close(self):
+        """Release this executor; in distributed modes this tells the pservers this trainer is done."""
+        if self._closed:
+            return
+        self._closed = True
+        closers, self._closers = self._closers, []
+        for fn in reversed(closers):
+            fn()
+        self._cache.clear()
+
+    def _add_closer(self, fn):
+        self._closers.append(fn)
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
+            scope=None, return_numpy=True, use_program_cache=False, return_merged=True, use_prune=False):
+        if self._closed:
+            raise RuntimeError("Executor.run after Executor.close(): create a new Executor")
+        if program is None:
+            program = default_main_program()
+        if hasattr(program, "_run_with_executor"):   # CompiledProgram
+            return program._run_with_executor(self, feed, fetch_list, scope, return_numpy, return_merged)
+        if not isinstance(program, Program):
+            raise TypeError("Executor.run: program must be a fluid.Program or CompiledProgram, got %s"
+                            % type(program).__name__)
+        return self._run_program(program, feed, fetch_list, scope, return_numpy)
+
+    def _run_program(self, program, feed, fetch_list, scope, return_numpy, autograd_for=None, worker=None,
+                     capture=None):
+        """worker: a Hogwild thread's number (train_from_dataset): it gets a lowering of its own (kernels,
+        comm-plan buffers) reading the shared parameters (lower_block's shared_params).
+        capture: whole-step CUDA graphs on a CUDA place (None: FLAGS_cuda_graph_capture; a CompiledProgram
+        passes its BuildStrategy.allow_cuda_graph_capture)."""
+        if scope is None:
+            scope = global_scope()
+        if feed is None:
+            feed = {}
+        if isinstance(feed, (list, tuple)):
+            # what an iterable DataLoader yields: one dict per place (Paddle accepts one for a Program)
+            if len(feed) != 1 or not isinstance(feed[0], dict):
+                raise TypeError("feed is a list of %d items; a Program runs on one place and takes a dict or a "
+                                "list holding one dict (several places need a data-parallel CompiledProgram)"
+                                % len(feed))
+            feed = feed[0]
+        if not isinstance(feed, dict):
+            raise TypeError("feed must be a dict {variable name: value} when running a Program "
+                            "(a list of per-place dicts needs a data-parallel CompiledProgram)")
+        fetch_names = fetch_names_of(fetch_list)
+        # FLAGS_check_nan_inf changes the lowered code (fluid.set_flags between runs takes effect at once)
+        check = flag_value("FLAGS_check_nan_inf")
+        if capture is None:     # (CUDA graphs only exist off the CPU: no flag lookup per CPU step)
+            capture = self.device != "cpu" and flag_value("FLAGS_cuda_graph_capture")
+        key = (program._uid, program._version, tuple(feed), tuple(fetch_names), scope._uid, check, autograd_for,
+               bool(capture), worker)
+        prepared = self._cache.get(key)
+        if prepared is None:
+            with self._prepare_lock:   # Hogwild threads lower concurrently
+                prepared = self._cache.get(key)
+                if prepared is None:
+                    prepared = self._prepare_cached(program, feed, fetch_names, scope, autograd_for, worker, key)
+        if getattr(prepared, "serves", False):
+            # a hand-built server (layers.io.ListenAndServ): whatever happens, its early-bound endpoint, port
+            # file and SIGINT handling end with the run
+            try:
+                return prepared.run(feed, return_numpy)
+            finally:
+                layer_listen.release()
+        return prepared.run(feed, return_numpy)
+
+    def _prepare_cached(self, program, feed, fetch_names, scope, autograd_for, worker, key):
+        run = program
+        serves = any(op.type == "listen_and_serv" for op in program.global_block().ops)
+        if serves:
+            # a hand-built server announces its port before the lowering loads torch
+            try:
+                layer_listen.bind_early(program)
+                prepared = self._prepare_cached_program(program, feed, fetch_names, scope, autograd_for, worker, key)
+            except BaseException:
+                layer_listen.release()
+                raise
+            prepared.serves = True
+            return prepared
+        return self._prepare_cached_program(program, feed, fetch_names, scope, autograd_for, worker, key)
+
+    def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
+        run = program
+        if not program._dist_info.get("role"):
+            # a test program cloned before transpile, looking up a table only the pservers hold (the program
+            # itself when this process transpiled no table)
+            run = remote_lookups(program, scope)
+        prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5], key[7])
+        # a program edited between runs leaves stale lowerings behind: drop them
+        for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:
+            self._cache.pop(old, None)
+        self._cache[key] = prepared
+        return prepared
+
+    def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
+                 check_nan_inf=False, capture=False):
+        block = program.global_block()
+        specs = []
+        for name in feed:
+            if not isinstance(name, str):
+                raise TypeError("feed keys must be variable names, got %r" % (name,))
+            var = block._find_var_recursive(name)
+            if var is None:
+                raise ValueError("feed: '%s' is not a variable of the program" % name)
+            specs.append(FeedSpec(var, self.device))
+        for f in fetch_names:
+            if not any(b.has_var(f) for b in program.blocks):
+                raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
+        lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
+                              executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
+                              shared_params=shared_params, check_nan_inf=check_nan_inf, capture=capture)
+        return PreparedRun(lowered, specs)
+
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """Run `program` over every batch of a fluid.dataset (see executor_dataset for `thread`)."""
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
+                                print_period, "train_from_dataset", fetch_handler)
+
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
+                                print_period, "infer_from_dataset", fetch_handler)
