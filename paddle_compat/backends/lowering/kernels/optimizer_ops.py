@@ -158,6 +158,8 @@ def adam(op, ctx):
             m2.index_copy_(0, rows, m2_r)
             p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
             p.index_copy_(0, rows, p_r)
+        elif sparse and _whole_table_ok(p, m1, m2):
+            _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps)
         else:
             g = _dense(g)
             # the step divides this update's own moments (as Paddle's per-element kernel does), not the
@@ -177,6 +179,53 @@ def adam(op, ctx):
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
     return update(k, op, ctx)
+
+
+# elements per slice of the whole-table pass of non-lazy sparse Adam: its four slices (param, moments, scratch)
+# stay in the cache between the pass's seven in-place ops; the pass then costs about one read and one write of
+# the table and its moments, as Paddle's per-element loop does (a densified gradient and full-size temporaries
+# cost 10x that on a 1M-row table, mostly page faults of fresh 40 MB buffers)
+_TABLE_SLICE = 1 << 17
+
+
+def _whole_table_ok(p, m1, m2):
+    return p.is_contiguous() and m1.is_contiguous() and m2.is_contiguous() and p.dim() >= 1 and \
+        p.dtype == m1.dtype == m2.dtype and p.shape == m1.shape == m2.shape
+
+
+def _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
+    """Paddle 1.8.5's non-lazy Adam with a row-sparse gradient, without densifying it: its CPU kernel walks
+    every row; a row of the (merged) gradient gets the dense update, any other row gets its moments decayed
+    (beta * m, no gradient term) and the parameter moved by lr_t * m1 / (sqrt(m2) + eps) from them. Here the
+    gradient's rows are updated from their old values first (small tensors), the whole table then decays in
+    place slice by slice (which also, wrongly, decays the gradient's rows), and the gradient's rows are written
+    last. Each element sees Paddle's operations in Paddle's order, so the numbers are the densified update's."""
+    # the repeated rows summed in the order given, from zero (Paddle's MergeAdd, and what the densified
+    # gradient held; coalesce() may add them in another order)
+    rows, inverse = torch.unique(g._indices()[0], sorted=True, return_inverse=True)
+    gv = g._values()
+    gv = torch.zeros((rows.numel(),) + tuple(gv.shape[1:]), dtype=gv.dtype, device=gv.device).index_add_(
+        0, inverse, gv)
+    m1_r = torch.mul(m1.index_select(0, rows), b1).add_(torch.mul(gv, c1))
+    m2_r = torch.mul(m2.index_select(0, rows), b2).add_(torch.mul(gv, c2).mul_(gv))
+    p_r = p.index_select(0, rows).sub_(torch.div(m1_r, torch.sqrt(m2_r).add_(eps)).mul_(lr_t))
+    pf, af, bf = p.view(-1), m1.view(-1), m2.view(-1)
+    n = pf.numel()
+    step = n if p.is_cuda else _TABLE_SLICE     # a GPU gains nothing from slices but more launches
+    scratch = torch.empty(min(n, step), dtype=p.dtype, device=p.device)
+    for i in range(0, n, step):
+        j = min(n, i + step)
+        a, b, t = af[i:j], bf[i:j], scratch[:j - i]
+        a.mul_(b1)
+        b.mul_(b2)
+        torch.sqrt(b, out=t)
+        t.add_(eps)
+        torch.div(a, t, out=t)
+        t.mul_(lr_t)
+        pf[i:j].sub_(t)
+    m1.index_copy_(0, rows, m1_r)
+    m2.index_copy_(0, rows, m2_r)
+    p.index_copy_(0, rows, p_r)
 
 
 @kernel("adagrad")
