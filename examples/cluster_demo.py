@@ -48,11 +48,14 @@ def node(args):
     torch.set_num_threads(1)
     import paddle_compat as fluid
 
-    role = os.getenv("PADDLE_TRAINING_ROLE") or os.getenv("TRAINING_ROLE")
-    pserver_endpoints = os.getenv("PADDLE_PSERVERS_IP_PORT_LIST")
-    trainers = int(os.getenv("PADDLE_TRAINERS_NUM"))
-    trainer_id = int(os.getenv("PADDLE_TRAINER_ID", "0"))
-    current_endpoint = os.getenv("PADDLE_CURRENT_ENDPOINT")
+    from paddle_compat.backends import cluster
+    # the launcher's variables (backends/cluster.py names them), read as fleet's role makers read them
+    spec = cluster.resolve_cluster(os.environ, is_collective=False)
+    role = "PSERVER" if spec.role == cluster.SERVER else "TRAINER"
+    pserver_endpoints = ",".join(spec.server_endpoints)
+    trainers = spec.worker_num
+    trainer_id = spec.current_id if role == "TRAINER" else 0
+    current_endpoint = spec.current_endpoint
 
     if args.model == "fit_a_line":
         x = fluid.layers.data(name="x", shape=[13], dtype="float32")
@@ -119,18 +122,17 @@ def run_job(argv, pservers, trainers, timeout, title, extra_env=None):
     its own session, its role in TRAINING_ROLE / PADDLE_TRAINER_ID as a cluster launcher would set them),
     echo their output, and kill whatever is left by pid at the end. Returns (failed, lines, seconds):
     failed lists (process, return code or reason); lines are (process, line) in arrival order."""
-    from paddle_compat.backends import job_env
+    from paddle_compat.backends import cluster, job_env
     eps = ["127.0.0.1:%d" % p for p in free_ports(pservers)]
-    common = dict(os.environ, PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=str(trainers),
-                  PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
+    common = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
                   PYTHONUNBUFFERED="1", FLAGS_rpc_deadline=os.environ.get("FLAGS_rpc_deadline", "60000"),
                   **(extra_env or {}))
     keyfile = None
     if not job_env.user_gave_key(common):
         keyfile = job_env.JobKeyFile()       # this job's own key; deleted when the job ends
         common = keyfile.env(common)
-    roles = [("pserver%d" % i, dict(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep)) for i, ep in enumerate(eps)]
-    roles += [("trainer%d" % i, dict(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=str(i))) for i in range(trainers)]
+    roles = [("pserver%d" % i, cluster.pserver_env(eps, i, trainers)) for i in range(pservers)]
+    roles += [("trainer%d" % i, cluster.ps_trainer_env(eps, i, trainers)) for i in range(trainers)]
     print("pservers %s, %d trainers, %s" % (",".join(eps), trainers, title), flush=True)
     procs, lines, pumps = [], [], []
     t0 = time.monotonic()
@@ -211,7 +213,8 @@ def main():
     ap.add_argument("--trainers", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=120, help="seconds before the launcher gives up")
     args = ap.parse_args()
-    if os.getenv("PADDLE_TRAINING_ROLE") or os.getenv("TRAINING_ROLE"):
+    from paddle_compat.backends.cluster import role_of
+    if role_of(os.environ):
         node(args)
         return 0
     return launch(args)

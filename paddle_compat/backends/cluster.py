@@ -10,11 +10,58 @@ A missing or malformed variable raises ClusterEnvError naming it (Paddle raised 
 
 import collections
 
+from . import job_env
 from .endpoints import parse_endpoint, parse_endpoints
 
-__all__ = ["ClusterSpec", "ClusterEnvError", "resolve_cluster", "resolve_general", "mpi_launched", "WORKER", "SERVER"]
+__all__ = ["ClusterSpec", "ClusterEnvError", "resolve_cluster", "resolve_general", "mpi_launched", "WORKER", "SERVER",
+           "TRAINER_ID_ENV", "TRAINERS_NUM_ENV", "TRAINER_ENDPOINTS_ENV", "CURRENT_ENDPOINT_ENV", "PSERVERS_ENV",
+           "PSERVER_ID_ENV", "PORT_ENV", "POD_IP_ENV", "ROLE_ENV", "PADDLE_ROLE_ENV", "TOKEN_ENV", "TOKEN_FILE_ENV",
+           "role_of", "collective_trainer_env", "pserver_env", "ps_trainer_env"]
 
 WORKER, SERVER = 1, 2
+
+# -- the environment contract: Paddle 1.8's launcher variables, named once here ------------------------------
+TRAINER_ID_ENV = "PADDLE_TRAINER_ID"                # this trainer's index
+TRAINERS_NUM_ENV = "PADDLE_TRAINERS_NUM"            # how many trainers
+TRAINER_ENDPOINTS_ENV = "PADDLE_TRAINER_ENDPOINTS"  # every trainer's ip:port (collective; GeneralRoleMaker)
+CURRENT_ENDPOINT_ENV = "PADDLE_CURRENT_ENDPOINT"    # this process's ip:port
+PSERVERS_ENV = "PADDLE_PSERVERS_IP_PORT_LIST"       # every pserver's ip:port
+PSERVER_ID_ENV = "PADDLE_PSERVER_ID"                # this pserver's index (GeneralRoleMaker)
+PORT_ENV = "PADDLE_PORT"                            # a pserver finds itself at POD_IP:PADDLE_PORT
+POD_IP_ENV = "POD_IP"
+ROLE_ENV = "TRAINING_ROLE"                          # TRAINER or PSERVER
+PADDLE_ROLE_ENV = "PADDLE_TRAINING_ROLE"            # the same, as Paddle's launchers also set it
+TOKEN_ENV, TOKEN_FILE_ENV = job_env.TOKEN_ENV, job_env.TOKEN_FILE_ENV   # the job key (job_env.py)
+
+
+def role_of(env, default=None):
+    """TRAINER / PSERVER from PADDLE_TRAINING_ROLE or TRAINING_ROLE (upper-cased), else `default`."""
+    role = env.get(PADDLE_ROLE_ENV) or env.get(ROLE_ENV)
+    return role.upper() if role else default
+
+
+def collective_trainer_env(rank, endpoints):
+    """What a collective launcher gives trainer `rank` of the trainers at `endpoints`."""
+    return {TRAINER_ID_ENV: str(rank), CURRENT_ENDPOINT_ENV: endpoints[rank], TRAINERS_NUM_ENV: str(len(endpoints)),
+            TRAINER_ENDPOINTS_ENV: ",".join(endpoints)}
+
+
+def pserver_env(endpoints, index, trainers):
+    """What a pserver-mode launcher gives pserver `index` of `endpoints` (a job of `trainers` trainers)."""
+    ep = endpoints[index]
+    host, _, port = ep.rpartition(":")
+    return {PSERVERS_ENV: ",".join(endpoints), TRAINERS_NUM_ENV: str(trainers), ROLE_ENV: "PSERVER",
+            PADDLE_ROLE_ENV: "PSERVER", PORT_ENV: port, POD_IP_ENV: host, PSERVER_ID_ENV: str(index),
+            CURRENT_ENDPOINT_ENV: ep}
+
+
+def ps_trainer_env(endpoints, trainer_id, trainers, pod_ip=None):
+    """What a pserver-mode launcher gives trainer `trainer_id` (pservers at `endpoints`)."""
+    out = {PSERVERS_ENV: ",".join(endpoints), TRAINERS_NUM_ENV: str(trainers), ROLE_ENV: "TRAINER",
+           PADDLE_ROLE_ENV: "TRAINER", TRAINER_ID_ENV: str(trainer_id)}
+    if pod_ip is not None:
+        out[POD_IP_ENV] = pod_ip
+    return out
 
 
 class ClusterEnvError(ValueError):
@@ -55,7 +102,7 @@ def resolve_cluster(env, is_collective=True, explicit=None, mpi=None):
         return _mpi_symmetric(mpi)
     if not is_collective:
         return _ps_paddle(env, general=False)
-    if "PADDLE_TRAINER_ENDPOINTS" in env or "PADDLE_TRAINER_ID" in env:
+    if TRAINER_ENDPOINTS_ENV in env or TRAINER_ID_ENV in env:
         return _collective_paddle(env)
     if "RANK" in env or "WORLD_SIZE" in env:
         return _collective_torchrun(env)
@@ -106,28 +153,28 @@ def _collective_explicit(args):
 
 
 def _collective_paddle(env):
-    role = env.get("PADDLE_TRAINING_ROLE", env.get("TRAINING_ROLE", "TRAINER"))
+    role = env.get(PADDLE_ROLE_ENV, env.get(ROLE_ENV, "TRAINER"))
     if role != "TRAINER":
         raise ClusterEnvError("collective training runs trainers only, but PADDLE_TRAINING_ROLE/TRAINING_ROLE is %r"
                               % role)
-    if "PADDLE_TRAINER_ENDPOINTS" not in env:
+    if TRAINER_ENDPOINTS_ENV not in env:
         raise ClusterEnvError("environment variable PADDLE_TRAINER_ENDPOINTS is not set (the comma-separated "
                               "'ip:port' list of every trainer)")
     try:
-        endpoints = parse_endpoints(env["PADDLE_TRAINER_ENDPOINTS"], "PADDLE_TRAINER_ENDPOINTS")
+        endpoints = parse_endpoints(env[TRAINER_ENDPOINTS_ENV], TRAINER_ENDPOINTS_ENV)
     except (TypeError, ValueError) as e:
         raise ClusterEnvError("environment variable %s" % e)
     # Paddle defaulted a missing PADDLE_TRAINER_ID to 0: two trainers 0 then wait forever. Require it.
-    tid = _int(env, "PADDLE_TRAINER_ID")
+    tid = _int(env, TRAINER_ID_ENV)
     if tid >= len(endpoints):
         raise ClusterEnvError("PADDLE_TRAINER_ID=%d is out of range for the %d endpoints of PADDLE_TRAINER_ENDPOINTS"
                               % (tid, len(endpoints)))
-    if "PADDLE_TRAINERS_NUM" in env and _int(env, "PADDLE_TRAINERS_NUM", 1) != len(endpoints):
+    if TRAINERS_NUM_ENV in env and _int(env, TRAINERS_NUM_ENV, 1) != len(endpoints):
         raise ClusterEnvError("PADDLE_TRAINERS_NUM=%s but PADDLE_TRAINER_ENDPOINTS lists %d endpoints"
-                              % (env["PADDLE_TRAINERS_NUM"], len(endpoints)))
-    if env.get("PADDLE_CURRENT_ENDPOINT"):
+                              % (env[TRAINERS_NUM_ENV], len(endpoints)))
+    if env.get(CURRENT_ENDPOINT_ENV):
         try:
-            cur = parse_endpoint(env["PADDLE_CURRENT_ENDPOINT"], "PADDLE_CURRENT_ENDPOINT")
+            cur = parse_endpoint(env[CURRENT_ENDPOINT_ENV], CURRENT_ENDPOINT_ENV)
         except (TypeError, ValueError) as e:
             raise ClusterEnvError("environment variable %s" % e)
         if cur != endpoints[tid]:
@@ -168,21 +215,21 @@ def _endpoints_var(env, name, required=True):
 
 
 def _ps_paddle(env, general):
-    servers = _endpoints_var(env, "PADDLE_PSERVERS_IP_PORT_LIST")
-    workers = _endpoints_var(env, "PADDLE_TRAINER_ENDPOINTS", required=general)
+    servers = _endpoints_var(env, PSERVERS_ENV)
+    workers = _endpoints_var(env, TRAINER_ENDPOINTS_ENV, required=general)
     if general:
         worker_num = len(workers)
     else:
-        worker_num = _int(env, "PADDLE_TRAINERS_NUM", 1)
+        worker_num = _int(env, TRAINERS_NUM_ENV, 1)
         if workers and len(workers) != worker_num:
             raise ClusterEnvError("PADDLE_TRAINERS_NUM=%d but PADDLE_TRAINER_ENDPOINTS lists %d endpoints"
                                   % (worker_num, len(workers)))
-    role = env.get("TRAINING_ROLE", env.get("PADDLE_TRAINING_ROLE"))
+    role = env.get(ROLE_ENV, env.get(PADDLE_ROLE_ENV))
     if role is None:
         raise ClusterEnvError("environment variable TRAINING_ROLE is not set (TRAINER or PSERVER)")
     source = "GeneralRoleMaker env" if general else "PADDLE_*"
     if role == "TRAINER":
-        tid = _int(env, "PADDLE_TRAINER_ID")
+        tid = _int(env, TRAINER_ID_ENV)
         if tid >= worker_num:
             raise ClusterEnvError("PADDLE_TRAINER_ID=%d is out of range for %d trainers (%s)"
                                   % (tid, worker_num, "PADDLE_TRAINER_ENDPOINTS" if general else "PADDLE_TRAINERS_NUM"))
@@ -191,17 +238,17 @@ def _ps_paddle(env, general):
                            is_collective=False, source=source, notes=())
     if role != "PSERVER":
         raise ClusterEnvError("environment variable TRAINING_ROLE must be TRAINER or PSERVER, got %r" % role)
-    if general and env.get("PADDLE_PSERVER_ID") not in (None, ""):
-        sid = _int(env, "PADDLE_PSERVER_ID")
+    if general and env.get(PSERVER_ID_ENV) not in (None, ""):
+        sid = _int(env, PSERVER_ID_ENV)
         if sid >= len(servers):
             raise ClusterEnvError("PADDLE_PSERVER_ID=%d is out of range for the %d endpoints of "
                                   "PADDLE_PSERVERS_IP_PORT_LIST" % (sid, len(servers)))
     else:
-        ip = env.get("POD_IP")
+        ip = env.get(POD_IP_ENV)
         if not ip:
             raise ClusterEnvError("environment variable POD_IP is not set (a pserver finds itself in "
                                   "PADDLE_PSERVERS_IP_PORT_LIST by POD_IP:PADDLE_PORT)")
-        port = _int(env, "PADDLE_PORT", 1)
+        port = _int(env, PORT_ENV, 1)
         me = "%s:%d" % (ip, port)
         if me not in servers:
             raise ClusterEnvError("POD_IP:PADDLE_PORT is %s, which is not in PADDLE_PSERVERS_IP_PORT_LIST (%s)"

@@ -287,6 +287,8 @@ def any_communicator():
 def _release():
     # Drop the groups before interpreter teardown: a gloo group destroyed during C++ static destruction,
     # while a peer is still connected, can abort the process.
+    if not (_rings or _live or _stores or _servers):
+        return      # no group was made (a pserver job, a single process): no full GC walks over torch's objects
     _rings.clear()
     while _live:
         c = _live.pop()

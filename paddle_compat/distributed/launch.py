@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from ..backends import cluster
 from . import procs
 from .launch_ps import with_job_key
 
@@ -57,14 +58,8 @@ def plan(args, env=None):
     out = []
     for local in range(n):
         rank = node * n + local
-        e = dict(env)
-        e.update({
-            "PADDLE_TRAINER_ID": str(rank),
-            "PADDLE_CURRENT_ENDPOINT": all_eps[rank],
-            "PADDLE_TRAINERS_NUM": str(len(all_eps)),
-            "PADDLE_TRAINER_ENDPOINTS": ",".join(all_eps),
-            "FLAGS_selected_gpus": gpus[local] if gpus else "",
-        })
+        e = dict(env, **cluster.collective_trainer_env(rank, all_eps))
+        e["FLAGS_selected_gpus"] = gpus[local] if gpus else ""
         out.append(("trainer %d" % rank, local, e))
     return out
 
@@ -81,7 +76,7 @@ def main(argv=None):
             return 2
         if args.print_config:
             sys.stderr.write("launch: %d trainer(s) on %s, endpoints %s\n"
-                             % (len(todo), args.node_ip, todo[0][2]["PADDLE_TRAINER_ENDPOINTS"]))
+                             % (len(todo), args.node_ip, todo[0][2][cluster.TRAINER_ENDPOINTS_ENV]))
         return procs.run_children([(name, "workerlog.%d" % local, env, True) for name, local, env in todo],
                                   args.training_script, args.training_script_args, args.log_dir)
     finally:

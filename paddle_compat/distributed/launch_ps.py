@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from ..backends import job_env
+from ..backends import cluster, job_env
 from . import procs
 
 
@@ -56,15 +56,12 @@ def plan(args, env=None):
         if not 0 < args.start_port <= 65536 - args.server_num:
             raise ValueError("--start_port %d leaves no room for %d servers" % (args.start_port, args.server_num))
         eps = ["%s:%d" % (args.node_ip, args.start_port + i) for i in range(args.server_num)]
-    common = {"PADDLE_PSERVERS_IP_PORT_LIST": ",".join(eps), "PADDLE_TRAINERS_NUM": str(args.worker_num)}
     out = []
     for i, ep in enumerate(eps):
         host, _, port = ep.rpartition(":")
         if host != args.node_ip:
             continue   # that server runs on another node
-        e = dict(env, **common)
-        e.update({"TRAINING_ROLE": "PSERVER", "PADDLE_TRAINING_ROLE": "PSERVER", "PADDLE_PORT": port,
-                  "POD_IP": host, "PADDLE_PSERVER_ID": str(i), "PADDLE_CURRENT_ENDPOINT": ep})
+        e = dict(env, **cluster.pserver_env(eps, i, args.worker_num))
         out.append(("server %d (%s)" % (i, ep), "server", i, e))
     ips = [ip.strip() for ip in args.cluster_node_ips.split(",") if ip.strip()]
     if args.node_ip not in ips:
@@ -73,9 +70,7 @@ def plan(args, env=None):
     for w in range(args.worker_num):
         if w % len(ips) != node:
             continue   # workers are spread over the nodes round-robin
-        e = dict(env, **common)
-        e.update({"TRAINING_ROLE": "TRAINER", "PADDLE_TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": str(w),
-                  "POD_IP": args.node_ip})
+        e = dict(env, **cluster.ps_trainer_env(eps, w, args.worker_num, pod_ip=args.node_ip))
         out.append(("worker %d" % w, "worker", w, e))
     return out
 

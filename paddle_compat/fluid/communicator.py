@@ -7,8 +7,11 @@ A half-async program's send thread (backends/ps/half_async.py) starts at its fir
 communicator flags of `envs` when given.
 """
 
+import dataclasses
+
 from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
 from ..backends.ps.client import get_client
+from ..backends.ps.records import set_trainer_plan, trainer_plan
 from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
 
 __all__ = ["Communicator"]
@@ -24,16 +27,17 @@ class Communicator:
         unknown = sorted(set(kwargs) - set(_ACCEPTED))
         if unknown or len(args) > 4:
             raise TypeError("Communicator() got unexpected arguments %s" % (unknown or list(args[4:])))
-        info = getattr(program, "_dist_info", None)
-        if not info or not info.get("pserver_endpoints"):
+        info = trainer_plan(program)
+        if info is None:
             raise ValueError("Communicator needs a trainer program from DistributeTranspiler.get_trainer_program"
                              "() (program %r has no pserver endpoints)" % (program,))
         envs = kwargs.get("envs", args[2] if len(args) > 2 and isinstance(args[2], dict) else None)
-        if envs and info.get("half_async"):
+        if envs and info.half_async:
             # Paddle's envs carry the communicator flags (TrainerRuntimeConfig.get_communicator_flags())
             flags = {k: v for k, v in envs.items() if k in FLAG_FIELDS}
             parse_flags(flags, "Communicator envs")
-            info["communicator_flags"] = dict(info.get("communicator_flags") or {}, **flags)
+            info = dataclasses.replace(info, communicator_flags=dict(info.communicator_flags or {}, **flags))
+            set_trainer_plan(program, info)     # the program's runtime reads them from its ops
         self._info = info
         self._client = None
 

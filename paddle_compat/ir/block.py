@@ -9,6 +9,7 @@ from .operator import (OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_
                        creation_callstack, user_callsite)
 from .proto_desc import attr_types, encode_op, encode_var
 from .variable import Parameter, Variable
+from .verifier import apply_infer_shape
 from .views import View, text
 
 __all__ = ["Block", "BlockDesc"]
@@ -149,6 +150,8 @@ class Block:
             for a in (args if isinstance(args, (list, tuple)) else [args]):
                 if isinstance(a, Variable):
                     a.op = op
+        # as Paddle 1.8's Operator ran InferShape: unset output shapes are filled, contradicting ones refused
+        apply_infer_shape(self, op)
         return op
 
     def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):

@@ -6,7 +6,7 @@ a type may be recorded, which attributes it defaults, its proto (slots and attri
 inference.
 """
 
-__all__ = ["install", "is_known_type", "attr_defaults", "get_proto", "infer_shape_of"]
+__all__ = ["install", "is_known_type", "attr_defaults", "declared_attrs", "get_proto", "infer_shape_of"]
 
 _registry = None
 
@@ -23,6 +23,10 @@ class _NoRegistry:
         return []
 
     @staticmethod
+    def declared_attrs(op_type):
+        return ()
+
+    @staticmethod
     def get_proto(op_type):
         return None
 
@@ -32,8 +36,9 @@ class _NoRegistry:
 
 
 def install(registry):
-    """registry: an object with is_known_type(t), attr_defaults(t) -> [(name, default)], get_proto(t) -> OpProto
-    or None, infer_shape_of(t) -> infer_shape(ins, attrs) or None."""
+    """registry: an object with is_known_type(t), attr_defaults(t) -> [(name, default)], declared_attrs(t) ->
+    [(name, AttrType, default)] of an op type Paddle lacks, get_proto(t) -> OpProto or None,
+    infer_shape_of(t) -> infer_shape(ins, attrs) or None."""
     global _registry
     _registry = registry
 
@@ -48,6 +53,10 @@ def is_known_type(op_type):
 
 def attr_defaults(op_type):
     return _get().attr_defaults(op_type)
+
+
+def declared_attrs(op_type):
+    return _get().declared_attrs(op_type)
 
 
 def get_proto(op_type):

@@ -39,8 +39,6 @@ class Program:
         self._nccl_comm_num = 1
         # pserver mode: transpiler.details.VarsDistributed, where every parameter block lives (Paddle's record)
         self._parameters_on_pservers = None
-        # runtime facts the transpilers leave for the backends (dist mode, endpoints, ...)
-        self._dist_info = {}
 
     def _bump(self):
         self._version += 1
@@ -147,7 +145,6 @@ class Program:
         for name in ("_is_distributed", "_is_chief", "_endpoints", "_ps_endpoint", "_trainers_endpoints",
                      "_distributed_lookup_table", "_nccl_comm_num"):
             setattr(p, name, copy.copy(getattr(self, name)))
-        p._dist_info = copy.deepcopy(self._dist_info)
         p._parameters_on_pservers = self._parameters_on_pservers    # a read-only record: shared
         p.blocks = []
         for b in self.blocks:

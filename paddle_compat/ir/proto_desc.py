@@ -16,10 +16,10 @@ import os
 
 import numpy as np
 
-from . import proto_wire as w
+from . import op_info, proto_wire as w
 from .dtypes import VarType, _VarTypeMember, convert_dtype
 
-__all__ = ["AttrType", "attr_types", "guess_attr_type", "encode_op", "encode_var", "serialize_program",
+__all__ = ["AttrType", "attr_types", "recorded_protos", "guess_attr_type", "encode_op", "encode_var", "serialize_program",
            "serialize_inference_model", "encode_io_op", "encode_io_var", "decode_program", "io_names",
            "strip_feed_fetch", "PROGRAM_VERSION"]
 
@@ -35,17 +35,55 @@ BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS = AttrType.BOOLEAN, AttrType.BOOLE
     AttrType.BLOCKS, AttrType.LONGS
 PROGRAM_VERSION = 0      # what Paddle 1.8.5 writes
 _I32 = 2 ** 31
-_ATTR_TYPES = None
+_PROTOS = None
+
+
+def recorded_protos():
+    """{op type: {"inputs": [[slot, flags]], "outputs": [...], "attrs": [[name, AttrType, default]], ...}}:
+    Paddle 1.8.5's op registry, recorded by tests/data/paddle18/make_op_protos.py into op_protos.json. The one
+    source of Paddle's ops' attribute types and defaults: the ProgramDesc writer here and the op declarations
+    (paddle_compat/ops/protos.py) both read it."""
+    global _PROTOS
+    if _PROTOS is None:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_protos.json")) as f:
+            _PROTOS = json.load(f)
+    return _PROTOS
+
+
+class _AttrTypes:
+    """{op type: {attr: AttrType}}, answered from the recorded protos for Paddle's ops and from the op's
+    declaration (ops/registry OpDef.attrs, through op_info) for the ops only this package declares."""
+
+    def __init__(self):
+        self._cache = {}
+
+    def get(self, op_type, default=None):
+        got = self._cache.get(op_type)
+        if got is None:
+            rec = recorded_protos().get(op_type)
+            attrs = rec["attrs"] if rec is not None else op_info.declared_attrs(op_type)
+            if rec is None and not attrs:
+                return default
+            got = self._cache[op_type] = {n: t for n, t, _ in attrs}
+        return got
+
+    def __getitem__(self, op_type):
+        got = self.get(op_type)
+        if got is None:
+            raise KeyError(op_type)
+        return got
+
+    def __contains__(self, op_type):
+        return self.get(op_type) is not None
+
+
+_ATTR_TYPES = _AttrTypes()
 
 
 def attr_types():
-    """{op type: {attr: type}} as Paddle 1.8.5's op registry declares them: Paddle checks an attribute's
-    type against it when it creates the op, so a value must be written with the declared type (an int
-    `scale` must go out as FLOAT)."""
-    global _ATTR_TYPES
-    if _ATTR_TYPES is None:
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_attr_types.json")) as f:
-            _ATTR_TYPES = json.load(f)
+    """{op type: {attr: type}} as Paddle 1.8.5's op registry declares them (and our declarations for the ops
+    Paddle lacks): Paddle checks an attribute's type against it when it creates the op, so a value must be
+    written with the declared type (an int `scale` must go out as FLOAT)."""
     return _ATTR_TYPES
 
 

@@ -1,12 +1,14 @@
-"""Program verifier (like torch.fx's Graph.lint): every input is defined before use, every op type is known.
+"""Program verifier (like torch.fx's Graph.lint): every input is defined before use, every op type is known,
+and an op's output shapes agree with its type's infer_shape.
 
-Tests install it as a change hook (tests/conftest.py), so it runs after every public program change.
+Tests install `verify` as a change hook (tests/conftest.py), so it runs after every public program change;
+`apply_infer_shape` runs when an op is appended (Block.append_op), as Paddle 1.8's Operator ran InferShape.
 """
 
 from . import op_info
 from .roles import is_autograd_op
 
-__all__ = ["verify", "ProgramError"]
+__all__ = ["verify", "ProgramError", "inferred_shapes", "apply_infer_shape"]
 
 # Op types that have meaning only inside another op's lowering or are markers of Paddle's graph.
 _MARKER_OPS = frozenset(["feed", "fetch"])
@@ -53,3 +55,50 @@ def verify(program, known=None):
 def _grad_marker_input(op, slot):
     # Grad ops list forward outputs and @GRAD inputs as dependencies; those are defined by construction.
     return is_autograd_op(op)
+
+
+def inferred_shapes(block, op):
+    """{output slot: [shape, ...]} that op's type's infer_shape gives for its input variables, or None when the
+    type declares none or its inputs cannot be resolved or shaped yet."""
+    infer = op_info.infer_shape_of(op.type)
+    if infer is None:
+        return None
+    ins = {}
+    for slot, names in op.inputs.items():
+        vs = [block._find_var_recursive(n) for n in names if n != _EMPTY]
+        if any(v is None for v in vs):
+            return None
+        if vs:
+            ins[slot] = vs
+    try:
+        got = infer(ins, op.attrs)
+        return {slot: [tuple(int(d) for d in m.shape) if m is not None else None
+                       for m in (ms if isinstance(ms, (list, tuple)) else [ms])]
+                for slot, ms in got.items()}
+    except Exception:    # noqa: BLE001 -- inputs not shaped yet (an unset shape, a slot left out): Paddle's
+        return None      # InferShape would fail at run time instead; the kernel's own check names the op then
+
+
+def _contradicts(declared, inferred):
+    """Different rank, or a dim both know (>= 0) that differs; -1 (unknown) agrees with anything."""
+    if len(declared) != len(inferred):
+        return True
+    return any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, inferred))
+
+
+def apply_infer_shape(block, op):
+    """Output variables without a shape take the one infer_shape gives; a shape given that contradicts it is a
+    ProgramError naming the op, the slot and both shapes."""
+    got = inferred_shapes(block, op)
+    if not got:
+        return
+    for slot, shapes in got.items():
+        for name, shape in zip(op.outputs.get(slot, ()), shapes):
+            v = block._find_var_recursive(name)
+            if v is None or shape is None:
+                continue
+            if not v.shape:
+                v.shape = shape
+            elif _contradicts(tuple(v.shape), shape):
+                raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "
+                                   "gives %s" % (op.type, block.idx, slot, name, list(v.shape), list(shape)))

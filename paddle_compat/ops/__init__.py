@@ -5,16 +5,17 @@
     ops.get("cumsum").factory            # the kernel factory the lowering calls
     ops.is_differentiable("cumsum")      # what append_backward and autograd regions need
 
-Definitions live in ops/defs/ (new form, `defop`) and, for the backend-specific families,
-backends/lowering/kernels/ (older, kernel-only form, `register_kernel`, with grad facts in ops/facts.py).
+Every op type is declared once, in ops/defs/: `defop` over its kernel factory, or `declare` where a backend
+owns the kernel (backends/lowering/kernels/ registers it with `kernel`, only for a declared type). The
+distributed facts are declaration fields too: `ops.info("scale").row_wise`.
 Op roles and the grad-name convention are IR facts (paddle_compat/ir/roles.py). Importing this package
 registers the op table with the IR (ir/op_info.py) and imports no torch.
 """
 
 from ..ir import op_info as _op_info
 from . import protos
-from .registry import (OpDef, OutMeta, aliased_outputs, attr, defop, find, get, is_differentiable,  # noqa: F401
-                       known_op_types, no_grad_slots, register_kernel)
+from .registry import (OpDef, OutMeta, aliased_outputs, attr, declare, defop, find, get, info,  # noqa: F401
+                       is_differentiable, kernel, known_op_types, no_grad_slots)
 
 # what the IR asks of an op type (is it declared, its default attributes, proto and shape inference)
 _op_info.install(protos)

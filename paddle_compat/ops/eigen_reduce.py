@@ -55,6 +55,12 @@ def _running(a, dims):
     return np.add.reduce(flat, axis=0, dtype=a.dtype)
 
 
+def _all(a, mean):
+    """_value over every dimension of a C-contiguous array (a step's loss mean: the short path)."""
+    out = _rows(a.reshape(1, a.size))[0]
+    return out / a.dtype.type(a.size) if mean else out
+
+
 def _value(a, dims, mean):
     dims = sorted(d % a.ndim for d in dims) if a.ndim else []
     if not dims:
@@ -110,4 +116,22 @@ def reduce_sum(x, dims, keep=False, mean=False):
     if not applies(x):
         fn = torch.mean if mean else torch.sum
         return fn(x, dim=dims, keepdim=keep) if dims else (x.clone() if x.dim() else x)
-    return _function().apply(x, tuple(dims), keep, mean)
+    if not dims:
+        return _function().apply(x, tuple(dims), keep, mean)
+    a = x.detach().numpy()
+    whole = len(dims) == x.dim() and a.flags.c_contiguous
+    val = _all(a, mean) if whole else _value(a, dims, mean)
+    if not (x.requires_grad and torch.is_grad_enabled()):
+        val = torch.from_numpy(np.ascontiguousarray(val))
+        return val.reshape([1 if d in dims else s for d, s in enumerate(x.shape)]) if keep else val
+    # torch's own sum/mean records the gradient (ones, or 1/n: the same as EigenSum.backward) in a C++ node,
+    # which saves no output; its value is then overwritten with Paddle's. A Python autograd.Function for this
+    # costs ~20 us more per call (a step's loss mean pays it every step).
+    fn = torch.mean if mean else torch.sum
+    if whole and not keep:
+        out = fn(x)
+        out.detach().fill_(float(val))      # (a float32 value survives the trip through a double exactly)
+        return out
+    out = fn(x, dim=dims, keepdim=keep)
+    out.detach().copy_(torch.from_numpy(np.ascontiguousarray(val)).reshape(out.shape))
+    return out

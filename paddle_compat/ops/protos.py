@@ -6,19 +6,19 @@ It answers `fluid.framework.OpProtoHolder` (Paddle's op tests build ops from it)
 the attributes Paddle's attribute checker fills in (`use_mkldnn`, `op_device`, `x_num_col_dims`, ...), so
 programs, their printouts and their ProgramDesc bytes carry what Paddle's do.
 
-op_protos.json is data recorded from Paddle 1.8.5 by tests/data/paddle18/make_op_protos.py (names, flags,
-defaults). Plain Python: no torch, nothing from paddle_compat.fluid.
+Paddle's protos are data recorded from Paddle 1.8.5 by tests/data/paddle18/make_op_protos.py into
+ir/op_protos.json (names, flags, attribute types and defaults), which the IR's ProgramDesc writer reads too;
+an op Paddle lacks states its attributes in its declaration (OpDef.attrs). Plain Python: no torch, nothing
+from paddle_compat.fluid.
 """
 
 import copy
-import json
-import os
 
 from . import registry
-from ..ir.proto_desc import AttrType
+from ..ir.proto_desc import AttrType, recorded_protos
 
 __all__ = ["OpProto", "get_proto", "has_proto", "attr_defaults", "proto_types", "is_known_type", "grad_op_attrs",
-           "AttrType", "infer_shape_of", "OpProtoHolder", "GENERATED_ATTRS", "BACKEND_OP_TYPES"]
+           "AttrType", "infer_shape_of", "declared_attrs", "OpProtoHolder", "GENERATED_ATTRS"]
 
 
 # The attributes Paddle's OpProtoAndCheckerMaker adds to every op, with their defaults.
@@ -26,23 +26,11 @@ GENERATED_ATTRS = (("op_role", AttrType.INT, 0x1000), ("op_role_var", AttrType.S
                    ("op_namescope", AttrType.STRING, ""), ("op_callstack", AttrType.STRINGS, []),
                    ("op_device", AttrType.STRING, ""))
 
-# Op types only the backends define (their kernels import torch, which the front end must not load to
-# check a type), beyond Paddle 1.8.5's CPU registry: the NCCL-id ops (in Paddle's GPU build), the geo-SGD
-# pserver update, the lowering's fused ops (lookup groups, fc as addmm, grouped optimizer updates).
-# tests/unit/test_op_protos.py keeps this list complete.
-BACKEND_OP_TYPES = frozenset(["c_gen_nccl_id", "gen_nccl_id", "geo_sgd", "fused_lookup_seqpool_sum",
-                              "fused_mul_add_bias", "fused_momentum_group", "fused_sgd_group"])
-
-_TABLE = None
 _DERIVED = {}
 
 
 def _table():
-    global _TABLE
-    if _TABLE is None:
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_protos.json")) as f:
-            _TABLE = json.load(f)
-    return _TABLE
+    return recorded_protos()
 
 
 class VarProto:
@@ -104,10 +92,16 @@ def _from_record(op_type, rec):
 
 def _from_declaration(d):
     """A proto for an op type Paddle 1.8.5's CPU registry lacks, from its declaration: slots ("X*" is
-    duplicable) and the generated attributes; its other attributes have no declared default."""
+    duplicable), its declared attributes and the generated ones."""
     ins = [VarProto(s.rstrip("*"), "d" if s.endswith("*") else "") for s in d.inputs]
     outs = [VarProto(s.rstrip("*"), "d" if s.endswith("*") else "") for s in d.outputs]
-    return OpProto(d.type, ins, outs, [AttrProto(n, t, v) for n, t, v in GENERATED_ATTRS])
+    return OpProto(d.type, ins, outs, [AttrProto(n, t, v) for n, t, v in declared_attrs(d.type) + GENERATED_ATTRS])
+
+
+def declared_attrs(op_type):
+    """((name, AttrType, default), ...) an op type Paddle lacks declares (OpDef.attrs); () for Paddle's."""
+    d = registry.find(op_type)
+    return tuple(d.attrs) if d is not None and op_type not in _table() else ()
 
 
 def has_proto(op_type):
@@ -146,7 +140,7 @@ def attr_defaults(op_type):
     if got is None:
         rec = _table().get(op_type)
         if rec is None:
-            got = [(n, v) for n, _, v in GENERATED_ATTRS]
+            got = [(n, v) for n, _, v in declared_attrs(op_type) + GENERATED_ATTRS]
         else:
             got = [(n, v) for n, _, v in rec["attrs"] if not (isinstance(v, dict) and v.get("required"))]
         _DEFAULTS[op_type] = got
@@ -163,8 +157,7 @@ def grad_op_attrs(op_type):
 def is_known_type(op_type):
     """Whether an op of this type may be recorded: Paddle declares it, this package defines it, or it is a
     gradient op (append_backward writes `<type>_grad` ops, which have no proto in Paddle either)."""
-    return (op_type in _table() or registry.find(op_type) is not None or op_type in BACKEND_OP_TYPES
-            or op_type.endswith("_grad"))
+    return op_type in _table() or registry.find(op_type) is not None or op_type.endswith("_grad")
 
 
 def infer_shape_of(op_type):

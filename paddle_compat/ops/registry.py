@@ -1,4 +1,9 @@
-"""The one table of op facts: op type -> OpDef (slots, output shapes, kernel, gradient facts).
+"""The one table of op facts: op type -> OpDef (slots, output shapes, gradient facts, distributed facts, and
+the kernel a backend registered for it).
+
+Every op type is declared once, in ops/defs/ (`defop` over its kernel factory, or `declare` when the kernel
+lives with a backend: communication, I/O, optimizer updates, the lowering's fused ops). A backend registers
+a kernel only against a declared type (`kernel`); a kernel for an undeclared type is an error.
 
 It sits below both the front end (layer builders ask it for output shapes) and the backends (the lowering asks
 it for kernels, autograd asks it which ops carry gradient). It imports neither torch nor paddle_compat.fluid:
@@ -14,10 +19,12 @@ device (None when the variable has none). Outputs not listed share the LoD of th
 (Paddle's ShareLoD), when the output variable has lod_level > 0.
 """
 
-from .facts import NON_DIFFERENTIABLE
+import sys
 
-__all__ = ["OpDef", "OutMeta", "defop", "register_kernel", "find", "get", "known_op_types", "is_differentiable",
-           "no_grad_slots", "attr", "aliased_outputs"]
+from ..ir.proto_desc import recorded_protos
+
+__all__ = ["OpDef", "OutMeta", "defop", "declare", "kernel", "find", "get", "info", "known_op_types",
+           "is_differentiable", "no_grad_slots", "attr", "aliased_outputs"]
 
 
 class OutMeta:
@@ -42,12 +49,22 @@ class OpDef:
     factory(op, ctx) -> the callable the generated code calls each run (see module doc for slots).
     differentiable: False when no output carries gradient to any input (the op is skipped by backward).
     no_grad: input slots that never receive gradient (labels, ids, lengths).
+    Distributed facts (what the parameter-server transpiler and backward ask):
+    row_wise: the op acts row by row, so running it on a row block of a parameter equals running it on the
+      whole parameter (a pserver may run it on its shard).
+    sparse_grad_slot: the input slot whose gradient is row-sparse (SelectedRows) when is_sparse=True.
+    random_init: an initializer drawing from a seeded generator (a sharded startup re-seeds it per shard).
+    lookup: a table lookup (Ids into W) the transpiler may distribute.
+    attrs: ((name, AttrType, default), ...) for an op type Paddle 1.8.5 does not declare; Paddle's own ops
+      take theirs from Paddle's recorded protos (ir/op_protos.json), so the two never disagree.
     """
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
-                 "no_grad", "where")
+                 "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
+                 "kernel_where")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
-                 infer_shape=None, differentiable=True, no_grad=(), where=None):
+                 infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
+                 sparse_grad_slot=None, random_init=False, lookup=False, attrs=()):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -58,6 +75,12 @@ class OpDef:
         self.differentiable = differentiable
         self.no_grad = frozenset(no_grad)
         self.where = where
+        self.row_wise = bool(row_wise)
+        self.sparse_grad_slot = sparse_grad_slot
+        self.random_init = bool(random_init)
+        self.lookup = bool(lookup)
+        self.attrs = tuple(attrs)
+        self.kernel_where = where if factory is not None else None
 
     def input_slots(self):
         return [s.rstrip("*") for s in self.inputs]
@@ -69,35 +92,62 @@ class OpDef:
 _DEFS = {}
 
 
+def _types(op_types):
+    return [op_types] if isinstance(op_types, str) else list(op_types)
+
+
 def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
-          differentiable=True, no_grad=()):
-    """Decorator over a kernel factory: defines op type(s) with all their facts in one place.
+          differentiable=True, no_grad=(), **facts):
+    """Decorator over a kernel factory: declares op type(s) with all their facts, and their kernel, in one
+    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs; see OpDef).
 
         @defop("cumsum", infer_shape=same_as("X"))
         def cumsum(op, ctx):
             axis = attr(op, "axis", -1)
             return lambda x: torch.cumsum(x, axis)
     """
-    if isinstance(op_types, str):
-        op_types = [op_types]
-
     def deco(factory):
-        for t in op_types:
+        for t in _types(op_types):
             _add(OpDef(t, inputs, outputs, factory, lod_in, lod_out, infer_shape, differentiable, no_grad,
-                       where=getattr(factory, "__module__", None)))
+                       where=getattr(factory, "__module__", None), **facts))
         return factory
 
     return deco
 
 
-def register_kernel(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=()):
-    """Kernel-only definition (the older form: shapes live in the layer builder, grad facts in
-    ops/facts.py). New ops use `defop`."""
-    return defop(op_types, inputs, outputs, lod_in, lod_out, differentiable=None)
+def declare(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
+            differentiable=True, no_grad=(), where=None, **facts):
+    """Declares op type(s) whose kernel a backend registers (`kernel`), or that no kernel runs (feed, fetch:
+    the executor's own)."""
+    where = where or sys._getframe(1).f_globals.get("__name__")
+    for t in _types(op_types):
+        _add(OpDef(t, inputs, outputs, None, lod_in, lod_out, infer_shape, differentiable, no_grad,
+                   where=where, **facts))
+
+
+def kernel(op_types):
+    """Decorator a backend puts on a kernel factory: registers it for declared op type(s). A type that is not
+    declared in ops/defs, or that already has a kernel, is an error."""
+    def deco(factory):
+        where = getattr(factory, "__module__", None)
+        for t in _types(op_types):
+            d = find(t)
+            if d is None:
+                raise ValueError("kernel %s.%s: op type '%s' is not declared (declare it in paddle_compat/ops/defs/)"
+                                 % (where, getattr(factory, "__name__", "?"), t))
+            if d.factory is not None:
+                raise ValueError("op %s has two kernels (%s and %s)" % (t, d.kernel_where, where))
+            d.factory, d.kernel_where = factory, where
+        return factory
+
+    return deco
 
 
 def _add(d):
     _load()     # the built-in definitions first, so a clash is always reported
+    if d.attrs and d.type in recorded_protos():
+        raise ValueError("op %s (%s) declares attributes, but it is Paddle's: its attribute types and defaults "
+                         "are Paddle 1.8.5's (ir/op_protos.json)" % (d.type, d.where))
     if d.type in _DEFS:
         raise ValueError("op %s is defined twice (%s and %s)" % (d.type, _DEFS[d.type].where, d.where))
     _DEFS[d.type] = d
@@ -127,12 +177,19 @@ def known_op_types():
     return set(_DEFS)
 
 
+_UNDECLARED = OpDef("", inputs=(), outputs=())
+
+
+def info(op_type):
+    """The declared facts of op_type (an OpDef); for an undeclared type (a grad op, a custom op) one whose
+    facts are all off: `ops.info(op.type).row_wise`."""
+    return find(op_type) or _UNDECLARED
+
+
 def is_differentiable(op_type):
-    """Whether an op of this type carries gradient from its outputs to its inputs."""
+    """Whether an op of this type carries gradient from its outputs to its inputs (an undeclared type: yes)."""
     d = find(op_type)
-    if d is not None and d.differentiable is not None:
-        return d.differentiable
-    return op_type not in NON_DIFFERENTIABLE
+    return d.differentiable if d is not None else True
 
 
 def no_grad_slots(op_type):

@@ -7,6 +7,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.ir.operator import OpRole
+from paddle_compat.backends.ps.records import is_pserver_program, is_trainer_program
 from helpers import startup_order
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,8 +110,8 @@ def test_nccl2_startup_var_and_attrs_main_untouched():
     assert op.attr("nccl_comm_num") == 1 and op.attr("use_hierarchical_allreduce") is False
     assert op.attr("hierarchical_allreduce_inter_nranks") == 0
     assert main._trainers_endpoints == EPS and main._nccl_comm_num == 1
-    assert main._dist_info["mode"] == "nccl2" and main._dist_info["trainer_id"] == 1
-    assert "role" not in main._dist_info      # io.py's pserver save/load path must not trigger
+    # io.py's pserver save/load path must not trigger: no pserver-mode record on any op
+    assert not is_trainer_program(main) and not is_pserver_program(main)
 
 
 def test_nccl2_extra_rings_declare_ids():
@@ -137,7 +138,9 @@ def test_collective_startup_communicators_and_broadcast():
     bcast = [op for op in ops if op.type == "c_broadcast"]
     assert sorted(op.input("X")[0] for op in bcast) == ["fc_0.b_0", "fc_0.w_0"]
     assert all(op.attr("root") == 0 and op.input("X") == op.output("Out") for op in bcast)
-    assert main._dist_info["collective_mode"] == "grad_allreduce"
+    # grad_allreduce, not local_sgd (which keeps <p>@SNAPSHOT copies)
+    assert "c_allreduce_sum" in [op.type for op in main.global_block().ops]
+    assert not any(n.endswith("@SNAPSHOT") for n in main.global_block().vars)
 
 
 def test_grad_allreduce_scales_loss_grad_and_alternates_rings():

@@ -9,6 +9,7 @@ import pytest
 
 import paddle_compat as fluid
 from paddle_compat.fluid.executor import dataset_run as executor_dataset
+from paddle_compat.backends.ps.records import PserverPlan, TrainerPlan, set_pserver_plan, set_trainer_plan
 
 # a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
 LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
@@ -116,10 +117,13 @@ def test_hogwild_error_in_one_thread_stops_the_run(tmp_path):
 def test_which_programs_run_hogwild():
     main = fluid.Program()
     assert executor_dataset._hogwild(main)
-    for info, want in [({"role": "trainer", "sync_mode": False, "geo": False}, True),
-                       ({"role": "trainer", "sync_mode": True, "geo": False}, False),
-                       ({"role": "trainer", "sync_mode": False, "geo": True}, False),
-                       ({"role": "pserver", "sync_mode": False}, False)]:
-        main._dist_info = dict(info)
-        assert executor_dataset._hogwild(main) is want, info
+    for mode, want in [("async", True), ("half_async", True), ("sync", False), ("geo", False)]:
+        prog = fluid.Program()
+        prog.global_block().append_op(type="send", inputs={"X": []}, outputs={})
+        set_trainer_plan(prog, TrainerPlan(0, 2, ("127.0.0.1:1",), mode, "d"))
+        assert executor_dataset._hogwild(prog) is want, mode
+    prog = fluid.Program()
+    prog.global_block().append_op(type="listen_and_serv", inputs={"X": []}, outputs={})
+    set_pserver_plan(prog, PserverPlan("127.0.0.1:1", 0, ("127.0.0.1:1",), 2, "async", "d"))
+    assert not executor_dataset._hogwild(prog)
     assert not executor_dataset._hogwild(fluid.CompiledProgram(fluid.Program()))

@@ -11,6 +11,7 @@ import paddle_compat as fluid
 from paddle_compat.backends.ps.communicator_flags import default_flags, parse_flags
 from paddle_compat.backends.ps.errors import PsError
 from paddle_compat.backends.ps.half_async import HalfAsyncCommunicator, merge_grads
+from paddle_compat.backends.ps.records import trainer_plan
 from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy import (
     StrategyFactory, TrainerRuntimeConfig)
 
@@ -238,11 +239,11 @@ def test_half_async_trainer_program_has_paddles_send_barrier():
     assert len(barrier) == 1 and barrier[0].attrs["half_async"] is True
     assert types.index("send_barrier") > max(i for i, t in enumerate(types) if t == "send")
     assert types.index("send_barrier") < types.index("recv") and "fetch_barrier" not in types
-    assert prog._dist_info["half_async"] and startup._dist_info["half_async"]
+    assert trainer_plan(prog).half_async and trainer_plan(startup).half_async
     cfg = fluid.DistributeTranspilerConfig()
     cfg.sync_mode, cfg.runtime_split_send_recv = False, True
     prog, _ = _trainer(cfg)
-    assert "send_barrier" not in [op.type for op in prog.global_block().ops] and not prog._dist_info["half_async"]
+    assert "send_barrier" not in [op.type for op in prog.global_block().ops] and not trainer_plan(prog).half_async
 
 
 def _fleet_worker_minimize(strategy):
@@ -265,16 +266,16 @@ def test_fleet_carries_the_strategys_flags_and_paddles_config_rule(monkeypatch):
                                   "communicator_thread_pool_size": "3"})
     # as Paddle 1.8: in half-async mode the merge count and the queue size are CPU_NUM (a warning says so)
     with pytest.warns(UserWarning, match="communicator_send_queue_size must equal CPU_NUM"):
-        info = _fleet_worker_minimize(s)._dist_info
-    assert info["half_async"]
-    assert info["communicator_flags"]["communicator_max_merge_var_num"] == "4"
-    assert info["communicator_flags"]["communicator_send_queue_size"] == "4"
-    assert info["communicator_flags"]["communicator_thread_pool_size"] == "3"
+        info = trainer_plan(_fleet_worker_minimize(s))
+    assert info.half_async
+    assert info.communicator_flags["communicator_max_merge_var_num"] == "4"
+    assert info.communicator_flags["communicator_send_queue_size"] == "4"
+    assert info.communicator_flags["communicator_thread_pool_size"] == "3"
     # Paddle 1.8's fleet: a not-sync DistributeTranspilerConfig that does not split at run time is half-async
     cfg = fluid.DistributeTranspilerConfig()
     cfg.sync_mode = False
-    assert _fleet_worker_minimize(cfg)._dist_info["half_async"] and cfg.half_async
-    assert not _fleet_worker_minimize(StrategyFactory.create_async_strategy())._dist_info["half_async"]
+    assert trainer_plan(_fleet_worker_minimize(cfg)).half_async and cfg.half_async
+    assert not trainer_plan(_fleet_worker_minimize(StrategyFactory.create_async_strategy())).half_async
 
 
 def test_communicator_envs_set_the_flags_and_name_a_bad_one():
@@ -282,6 +283,6 @@ def test_communicator_envs_set_the_flags_and_name_a_bad_one():
     from paddle_compat.fluid.transpiler.distribute_transpiler import DistributedMode
     prog = _fleet_worker_minimize(StrategyFactory.create_half_async_strategy())
     Communicator(prog, DistributedMode.HALF_ASYNC, None, {"communicator_max_merge_var_num": "6"})
-    assert prog._dist_info["communicator_flags"]["communicator_max_merge_var_num"] == "6"
+    assert trainer_plan(prog).communicator_flags["communicator_max_merge_var_num"] == "6"
     with pytest.raises(ValueError, match="Communicator envs: communicator_thread_pool_size must be >= 1"):
         Communicator(prog, DistributedMode.HALF_ASYNC, None, {"communicator_thread_pool_size": "0"})

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.ops.defs.misc_ext_ops import xxh64
+from paddle_compat.ops.defs.nn_ops import xxh64
 
 
 def _run(build, feed, fetch_n=1):

@@ -43,30 +43,54 @@ def test_backend_kernels_and_defs_share_one_table():
     assert ops.is_differentiable("cumsum")
 
 
-# backend-specific families that rightly stay in backends/lowering/kernels (communication, I/O, optimizers,
-# tables, SelectedRows accessors, the lowering's fused op)
-_BACKEND_FAMILIES = ("collective_ops", "fused_ops", "geo_ops", "io_ops", "optimizer_ops", "ps_ops", "reader_ops",
-                     "rows_ops", "table_ops")
+# families whose kernels live with the backend (communication, I/O, optimizer updates, tables, SelectedRows
+# accessors, the lowering's fused ops): declared in ops/defs, kernels registered in backends/lowering/kernels
+_BACKEND_KERNELS = ("collective_ops", "fused_ops", "geo_ops", "io_ops", "optimizer_ops", "ps_ops", "reader_ops",
+                    "rows_ops", "table_ops")
 
 
-def test_computation_ops_are_defined_in_ops_defs():
+def test_every_op_is_declared_once_in_ops_defs():
     from paddle_compat.backends.lowering import registry
-    registry.known_op_types()      # loads the backend families too
-    moved = ("activation_ops", "init_ops", "loss_ops", "math_ops", "metric_ops", "nn_ops", "sequence_ops",
-             "tensor_ops")
+    registry.known_op_types()      # loads the backend kernels too
     by_module = {}
     for t in ops.known_op_types():
         d = ops.get(t)
-        module = d.where or ""
-        if module.startswith("paddle_compat.backends."):
-            assert module.rsplit(".", 1)[1] in _BACKEND_FAMILIES, "%s is defined in %s" % (t, module)
-        by_module.setdefault(module.rsplit(".", 1)[-1], []).append(d)
+        assert (d.where or "").startswith("paddle_compat.ops.defs."), "%s is declared in %s" % (t, d.where)
+        if d.factory is not None and d.kernel_where != d.where:
+            assert d.kernel_where.rsplit(".", 1)[1] in _BACKEND_KERNELS, (t, d.kernel_where)
+        assert d.differentiable in (True, False), t
+        by_module.setdefault(d.where.split(".")[3], []).append(d)     # the family: module or package
+    moved = ("activation_ops", "init_ops", "loss_ops", "math_ops", "metric_ops", "nn_ops", "sequence_ops",
+             "tensor_ops", "lookup_table")
     for family in moved:
-        defs = by_module[family]
-        assert all(d.where == "paddle_compat.ops.defs." + family for d in defs)
-        missing = [d.type for d in defs if d.infer_shape is None or d.differentiable is None]
-        assert not missing, "%s: ops without infer_shape or gradient facts: %s" % (family, missing)
-    assert sum(len(by_module[f]) for f in moved) == 111
+        missing = [d.type for d in by_module[family] if d.infer_shape is None]
+        assert not missing, "%s: ops without infer_shape: %s" % (family, missing)
+    assert sum(len(by_module[f]) for f in moved) == 185
+    # only the executor's own feed and fetch have no kernel
+    assert {t for t in ops.known_op_types() if ops.get(t).factory is None} == {"feed", "fetch"}
+
+
+def test_a_kernel_for_an_undeclared_type_is_an_error():
+    with pytest.raises(ValueError, match="'no_such_op_r2' is not declared"):
+        ops.kernel("no_such_op_r2")(lambda op, ctx: None)
+    with pytest.raises(ValueError, match="op sgd has two kernels"):
+        from paddle_compat.backends.lowering import registry
+        registry.known_op_types()
+        ops.kernel("sgd")(lambda op, ctx: None)
+
+
+def test_distributed_facts_are_declaration_fields():
+    row_wise = {t for t in ops.known_op_types() if ops.info(t).row_wise}
+    assert row_wise == {"scale", "sum", "clip", "sign", "assign", "cast", "abs", "square", "elementwise_add",
+                        "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max",
+                        "elementwise_min"}
+    assert {t: ops.info(t).sparse_grad_slot for t in ops.known_op_types() if ops.info(t).sparse_grad_slot} == {
+        "lookup_table": "W", "lookup_table_v2": "W", "nce": "Weight", "hierarchical_sigmoid": "W"}
+    assert {t for t in ops.known_op_types() if ops.info(t).random_init} == {
+        "uniform_random", "gaussian_random", "truncated_gaussian_random"}
+    assert {t for t in ops.known_op_types() if ops.info(t).lookup} == {"lookup_table", "lookup_table_v2"}
+    # an undeclared type (a grad op) has every fact off
+    assert not ops.info("lookup_table_grad").lookup and ops.info("lookup_table_grad").sparse_grad_slot is None
 
 
 def test_tensor_op_shapes_agree_with_their_builders():
@@ -101,7 +125,7 @@ def test_tensor_op_shapes_agree_with_their_builders():
     checked = set()
     for op in main.global_block().ops:
         d = ops.find(op.type)
-        if d is None or d.where != "paddle_compat.ops.defs.tensor_ops":
+        if d is None or d.where not in ("paddle_compat.ops.defs.tensor_ops", "paddle_compat.ops.defs.lookup_table"):
             continue
         block = main.global_block()
         ins = {slot: [block.var(n) for n in op.input(slot)] for slot in d.input_slots() if op.input(slot)}
@@ -118,15 +142,9 @@ def test_tensor_op_shapes_agree_with_their_builders():
             "gather", "expand", "lookup_table", "lookup_table_v2", "accuracy", "slice", "pad", "label_smooth"} <= checked
 
 
-def test_gradient_facts_are_stated_once():
-    # ops/facts.py speaks only for kernel-only definitions; a defop states its own
-    from paddle_compat.backends.lowering import registry
+def test_gradient_facts_are_stated_in_declarations():
     from paddle_compat.fluid.backward import NON_DIFFERENTIABLE_OPS
-    registry.known_op_types()
-    stated_twice = [t for t in ops.facts.NON_DIFFERENTIABLE
-                    if ops.find(t) is not None and ops.find(t).differentiable is not None]
-    assert not stated_twice
-    assert {"fill_constant", "less_than", "auc", "sign", "accuracy"} <= NON_DIFFERENTIABLE_OPS
+    assert {"fill_constant", "less_than", "auc", "sign", "accuracy", "feed", "fetch"} <= NON_DIFFERENTIABLE_OPS
     assert "relu" not in NON_DIFFERENTIABLE_OPS
 
 

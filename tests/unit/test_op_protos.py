@@ -1,6 +1,6 @@
 """fluid.framework.OpProtoHolder, fluid.op.Operator's queries, the desc-level API (core.ProgramDesc, BlockDesc,
 OpDesc, VarDesc) and Block.append_op's checks, as Paddle 1.8.5's op tests use them. The protos are
-paddle_compat/ops/op_protos.json, recorded from Paddle 1.8.5's registry by make_op_protos.py."""
+paddle_compat/ir/op_protos.json, recorded from Paddle 1.8.5's registry by make_op_protos.py."""
 
 import json
 import os
@@ -14,7 +14,7 @@ from paddle.fluid.framework import OpProtoHolder
 from paddle.fluid.op import Operator
 from paddle_compat.ops import protos, registry
 
-TABLE = json.load(open(os.path.join(os.path.dirname(protos.__file__), "op_protos.json")))
+TABLE = json.load(open(os.path.join(os.path.dirname(protos.__file__), os.pardir, "ir", "op_protos.json")))
 
 
 def test_proto_of_mul_is_paddles():
@@ -46,12 +46,9 @@ def test_operator_queries():
 
 
 def test_every_type_we_define_is_known_to_append_op():
-    # an op type that only a backend defines must be listed in protos.BACKEND_OP_TYPES, or append_op refuses it
+    # every type a backend has a kernel for is declared in ops/defs, so append_op accepts it before any
+    # backend loads
     from paddle_compat.backends.lowering import registry as lowering
-    backend_only = lowering.known_op_types() - set(TABLE) - {t for t in registry.known_op_types()
-                                                             if registry.find(t).where and ".ops.defs." in
-                                                             registry.find(t).where}
-    assert backend_only <= protos.BACKEND_OP_TYPES, backend_only - protos.BACKEND_OP_TYPES
     assert all(protos.is_known_type(t) for t in lowering.known_op_types())
 
 
@@ -121,3 +118,21 @@ def test_copy_data_info_from():
         main._copy_data_info_from(start)        # main has variables start lacks
     with pytest.raises(TypeError):
         main._copy_data_info_from(start.global_block())
+
+
+def test_attribute_types_have_one_source():
+    # the ProgramDesc writer's attribute types and the op protos are read from the same recorded file
+    from paddle_compat.ir.proto_desc import attr_types
+    for t in protos.proto_types():
+        assert attr_types()[t] == {a.name: a.type for a in protos.get_proto(t).attrs}, t
+    # an op Paddle has cannot restate its attributes in a declaration
+    with pytest.raises(ValueError, match="its attribute types and defaults are Paddle 1.8.5's"):
+        registry.declare("scale", attrs=(("scale", protos.AttrType.FLOAT, 1.0),))
+    # an op only we declare gives its attributes once, and both sides read them
+    registry.declare("r2_declared_attrs_op", attrs=(("alpha", protos.AttrType.FLOAT, 0.5),))
+    try:
+        assert attr_types()["r2_declared_attrs_op"] == {"alpha": protos.AttrType.FLOAT}
+        assert ("alpha", 0.5) in protos.attr_defaults("r2_declared_attrs_op")
+        assert [a.name for a in protos.get_proto("r2_declared_attrs_op").attrs][0] == "alpha"
+    finally:
+        del registry._DEFS["r2_declared_attrs_op"]

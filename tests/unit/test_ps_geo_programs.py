@@ -6,6 +6,7 @@ import pytest
 
 import paddle_compat as fluid
 import reference_data as R
+from paddle_compat.backends.ps.records import trainer_plan
 
 EPS = "127.0.0.1:6001,127.0.0.1:6002"
 
@@ -42,7 +43,7 @@ def test_trainer_programs():
     assert [b[0] for b in layout["fc_0.w_0"]] == ["fc_0.w_0.block0", "fc_0.w_0.block1"]
     st = _types(startup)
     assert st.count("fill_constant") >= 24 and st.count("recv") == 6 and st[-6:] == ["assign"] * 6
-    assert main._dist_info["geo"] and t.get_trainer_program() is main
+    assert trainer_plan(main).geo and t.get_trainer_program() is main
 
 
 def test_pserver_programs_add_deltas_only():

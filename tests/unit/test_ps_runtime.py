@@ -12,6 +12,7 @@ import paddle_compat as fluid
 import reference_data as R
 from paddle_compat.backends.ps.errors import PsError, remote_message
 from paddle_compat.backends.ps.optimize import OptimizeRunner
+from paddle_compat.backends.ps.records import trainer_plan
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 FIT_INIT, MLP_INIT = R.make_init()
@@ -91,7 +92,7 @@ def test_service_sync_round_answers_both_trainers_after_the_last_arrives():
     with pytest.raises(PsError, match="twice"):
         svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
         svc._exchange(0, ["fc_0.w_0@GRAD.trainer_0"], [g0], [])
-    svc._trainer_done(1)                                    # the open round completes without trainer 1
+    svc._peer_done(1)                                       # the open round completes without trainer 1
     assert svc.round is None and svc.step == 2
 
 
@@ -112,7 +113,7 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
     calls = []
 
     class _Client:
-        info = main._dist_info
+        info = trainer_plan(main)
         stats = collections.Counter()
 
         def attach(self, exe):
@@ -121,7 +122,7 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
         def exchange_async(self, ep, names, tensors, want):
             calls.append((ep, list(names), want))
             fut = torch.futures.Future()
-            fut.set_result([torch.zeros(main._dist_info["remote_vars"]["fc_0.w_0"]["shape"])[:1]] * len(want))
+            fut.set_result([torch.zeros(trainer_plan(main).remote_vars["fc_0.w_0"]["shape"])[:1]] * len(want))
             return fut
 
         def wait(self, ep, fut, what):

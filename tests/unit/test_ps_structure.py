@@ -13,6 +13,7 @@ import pytest
 import paddle_compat as fluid
 import reference_data as R
 from helpers import startup_order
+from paddle_compat.backends.ps.records import pserver_plan, trainer_plan
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 COMM = {"send", "recv", "split_byref", "send_barrier", "fetch_barrier", "concat"}
@@ -117,7 +118,7 @@ def test_matches_paddle_331(name):
         startup_order(ref["startup"])
     for ep, want in ref["pservers"].items():
         prog, startup = t.get_pserver_programs(ep)
-        assert prog._dist_info["placement"] == want["params"], ep
+        assert [[n, list(s)] for n, s in pserver_plan(prog).placement] == want["params"], ep
         assert [op.type for op in prog.global_block().ops] == want["block0"]
         assert [[op.type for op in b.ops] for b in prog.blocks[1:]] == want["blocks"], ep
         assert startup_order([op.type for op in startup.global_block().ops]) == startup_order(want["startup"]), ep
@@ -154,10 +155,10 @@ def test_sync_send_recv_details():
     assert not any(op.type == "sgd" for op in ops)
     assert not main.global_block().has_var("learning_rate_0")
     assert main._is_distributed and not main._is_chief and main._endpoints == EPS.split(",")
-    info = main._dist_info
-    assert info["role"] == "trainer" and info["trainer_id"] == 1 and info["trainers"] == 2 and info["sync_mode"]
-    assert info["remote_vars"]["fc_0.w_0"]["pieces"] == [["127.0.0.1:6175", "fc_0.w_0.block0", 0, 392],
-                                                         ["127.0.0.1:6174", "fc_0.w_0.block1", 392, 392]]
+    info = trainer_plan(main)
+    assert info.trainer_id == 1 and info.trainers == 2 and info.sync_mode and info.mode == "sync"
+    assert info.remote_vars["fc_0.w_0"]["pieces"] == (("127.0.0.1:6175", "fc_0.w_0.block0", 0, 392),
+                                                      ("127.0.0.1:6174", "fc_0.w_0.block1", 392, 392))
 
 
 def test_pserver_block_attrs():
@@ -178,7 +179,7 @@ def test_pserver_block_attrs():
     assert adam.input("Moment1") == ["fc_0.w_0_moment1_0.block1"]
     assert list(prog.global_block().var("fc_0.w_0_moment1_0.block1").shape) == [392, 200]
     assert adam.input("Beta1Pow") == ["fc_0.w_0_beta1_pow_acc_0.block1"]
-    assert prog._dist_info["role"] == "pserver" and prog._ps_endpoint == "127.0.0.1:6174"
+    assert pserver_plan(prog) is not None and prog._ps_endpoint == "127.0.0.1:6174"
 
 
 def test_async_has_no_barriers_and_applies_directly():

@@ -16,6 +16,7 @@ from paddle_compat.fluid.transpiler.ps_slicing import table_rows
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
 from ctr_model import build_ctr_model  # noqa: E402
+from paddle_compat.backends.ps.records import trainer_plan  # noqa: E402
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 EP0, EP1 = EPS.split(",")
@@ -91,9 +92,9 @@ def test_trainer_program_prefetches_and_pushes_rows_instead_of_holding_the_table
     assert stats and all(main.global_block().var(n).persistable for n in stats)
     inits = set(n for op in start.global_block().ops for n in op.output_arg_names)
     assert set(stats) <= inits
-    assert main._dist_info["tables"]["emb_table"]["shards"] == [[EP0, "emb_table.block0", 0, 501],
+    assert [list(s) for s in trainer_plan(main).tables["emb_table"]["shards"]] == [[EP0, "emb_table.block0", 0, 501],
                                                                  [EP1, "emb_table.block1", 501, 500]]
-    assert "emb_table" not in main._dist_info["remote_vars"]
+    assert "emb_table" not in trainer_plan(main).remote_vars
     assert main._distributed_lookup_table == "emb_table" and start._distributed_lookup_table == "emb_table"
 
 
@@ -303,7 +304,7 @@ def test_exported_model_program_looks_the_table_up_locally(tmp_path):
     feeds = [m.dense.name] + [v.name for v in m.slots]
     fluid.io.save_inference_model(d, feeds, [m.predict], fluid.Executor(fluid.CPUPlace()), main_program=main,
                                   program_only=True)
-    assert main._dist_info["role"] == "trainer" and "prefetch" in _types(main.global_block())   # untouched
+    assert trainer_plan(main) is not None and "prefetch" in _types(main.global_block())   # untouched
     from paddle_compat.fluid.io import read_inference_program
     prog, got_feeds, _ = read_inference_program(os.path.join(d, "__model__"))
     gb = prog.global_block()
@@ -325,15 +326,16 @@ def test_test_program_cloned_before_transpile_prefetches_on_a_trainer():
         fluid.optimizer.SGD(0.05).minimize(m.loss)
     tr = fluid.DistributeTranspiler()
     tr.transpile(0, program=main, startup_program=start, pservers=EPS, trainers=2)
-    view = remote_lookups(test, fluid.Scope())
+    view = remote_lookups(test, fluid.Scope(), trainer_plan(main))
     assert view is not test and "lookup_table" in _types(test.global_block())
     types = _types(view.global_block())
     assert "lookup_table" not in types and types.count("prefetch") == 1 and "send" not in types
-    assert view._dist_info["role"] == "trainer" and not view.global_block().has_var("emb_table")
+    assert trainer_plan(view) is not None and not view.global_block().has_var("emb_table")
     # a scope that holds the table (a local run) keeps the program as it is
     scope = fluid.Scope()
     scope.var("emb_table").get_tensor().set(np.zeros((1001, 4), "float32"), fluid.CPUPlace())
-    assert remote_lookups(test, scope) is test
+    assert remote_lookups(test, scope, trainer_plan(main)) is test
+    assert remote_lookups(test, fluid.Scope(), None) is test     # no trainer program with tables ran
 
 
 def _transpile_sparse(sync, neg_ids_between=False):

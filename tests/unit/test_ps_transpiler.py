@@ -6,6 +6,7 @@ import pytest
 import paddle_compat as fluid
 import reference_data as R
 from paddle_compat.fluid.transpiler.ps_slicing import block_rows
+from paddle_compat.backends.ps.records import pserver_plan, trainer_plan
 
 EPS2 = "127.0.0.1:6174,127.0.0.1:6175"
 EPS3 = "127.0.0.1:6174,127.0.0.1:6175,127.0.0.1:6176"
@@ -51,7 +52,7 @@ def test_pserver_startup_slices_numpy_values():
     for ep in EPS2.split(","):
         prog, startup = t.get_pserver_programs(ep)
         scope = _run_startup(startup)
-        for name, (orig, off, rows, kind, what) in prog._dist_info["local_vars"].items():
+        for name, (orig, off, rows, kind, what) in pserver_plan(prog).local_vars.items():
             val = np.array(scope.find_var(name).get_tensor())
             if what == "param":
                 i = int(orig[3])
@@ -73,7 +74,7 @@ def test_seeded_random_init_blocks_equal_rows_of_the_local_init():
     for ep in EPS2.split(","):
         prog, pstart = t.get_pserver_programs(ep)
         scope = _run_startup(pstart)
-        for name, (orig, off, rows, kind, what) in prog._dist_info["local_vars"].items():
+        for name, (orig, off, rows, kind, what) in pserver_plan(prog).local_vars.items():
             if orig == "fc_0.w_0":
                 got[off] = np.array(scope.find_var(name).get_tensor())
     np.testing.assert_array_equal(np.concatenate([got[k] for k in sorted(got)]), local)
@@ -91,7 +92,7 @@ def test_getters_any_order_any_number_of_times():
     assert tp is tp2 is fluid.default_main_program()
     assert str(a) == str(b)
     assert [op.type for op in s1.global_block().ops] == [op.type for op in s2.global_block().ops]
-    assert tp._dist_info["wait_port"] is False
+    assert trainer_plan(tp).wait_port is False
 
 
 def test_user_variables_stay_valid_after_in_place_rewrite():

@@ -119,7 +119,7 @@ def test_async_server_mode_refused():
 
 
 def test_transpiled_ops_without_job_facts_keep_the_transpiler_error():
-    """A trainer program's send ops (with send_varnames) in a program without _dist_info are not taken for
+    """A trainer program's send ops (with send_varnames) in a program without a TrainerPlan are not taken for
     hand-built ones."""
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):

@@ -12,6 +12,10 @@ from . import capture as capture_mod, nan_check
 from .ctx import LowerCtx, LoweringError, OpRunError
 from .emit import LoweredBlock, emit
 from .plan import plan_block
+from ..quick_exit import install as _install_quick_exit
+
+# lowering means torch is loaded: exit without the final GC walk over its objects (quick_exit.py)
+_install_quick_exit()
 
 __all__ = ["lower_block", "LowerCtx", "LoweringError", "OpRunError", "LoweredBlock"]
 

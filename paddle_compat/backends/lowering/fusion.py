@@ -17,7 +17,7 @@ of the group. Gradient ops are ignored here: the backward region computes them w
 import collections
 
 from ...ir import is_autograd_op
-from . import fusion_fc, fusion_optim
+from . import fusion_amp, fusion_fc, fusion_optim
 from ...ir import Operator
 
 FUSED_TYPE = "fused_lookup_seqpool_sum"
@@ -78,6 +78,7 @@ def plan(block, fetch_names=()):
             replace[j] = None
         replace[at] = fused
     replace.update(fusion_fc.plan(block, readers, fetch, skip=replace))   # fc's mul + bias add (fusion_fc.py)
+    replace.update(fusion_amp.plan(block, readers, fetch, skip=replace))   # AMP's scaling check (fusion_amp.py)
     replace.update(fusion_optim.plan(block, skip=replace))   # optimizer groups (fusion_optim.py)
     return replace
 

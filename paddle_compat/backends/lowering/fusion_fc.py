@@ -7,6 +7,7 @@ product is read by the add alone (no other op, no fetch, not persistable, its gr
 outside the backward), the add puts a 1-D bias on the last axis (axis 1 or -1) and the mul is a matrix
 product of X flattened after its first dim (x_num_col_dims = y_num_col_dims = 1, a 2-D weight). The sum may round the last
 bit differently from the two ops (addmm adds the bias inside the matrix product); parity holds it to Paddle.
+Under contrib.mixed_precision a `cast` of the bias may sit between the two ops (_bias_cast): it runs first.
 """
 
 from ...ir import GRAD_SUFFIX, Operator, is_autograd_op, is_recomputed_op
@@ -22,9 +23,12 @@ def plan(block, readers, fetch, skip=()):
     for i, op in enumerate(ops):
         if op.type != "mul" or i in skip or is_autograd_op(op) or is_recomputed_op(op) or i + 1 >= len(ops):
             continue
-        add = ops[i + 1]
         out = op.output("Out")
-        if add.type != "elementwise_add" or (i + 1) in skip or is_autograd_op(add) or is_recomputed_op(add) or \
+        a = i + 1
+        if _bias_cast(ops[a], ops[a + 1] if a + 1 < len(ops) else None, op, out):
+            a += 1       # mixed precision casts the bias between the two: it runs first, the pair after it
+        add = ops[a]
+        if add.type != "elementwise_add" or a in skip or is_autograd_op(add) or is_recomputed_op(add) or \
                 add.input("X") != out:
             continue
         if op.attrs.get("x_num_col_dims", 1) != 1 or op.attrs.get("y_num_col_dims", 1) != 1:
@@ -36,11 +40,22 @@ def plan(block, readers, fetch, skip=()):
             continue
         if add.attrs.get("axis", -1) not in (-1, 1) or out_var.persistable or out[0] in fetch:
             continue
-        if readers.get(out[0]) != [i + 1] or readers.get(out[0] + GRAD_SUFFIX) or out[0] + GRAD_SUFFIX in fetch:
+        if readers.get(out[0]) != [a] or readers.get(out[0] + GRAD_SUFFIX) or out[0] + GRAD_SUFFIX in fetch:
             continue
         replace[i] = None
-        replace[i + 1] = Operator(block, FUSED_FC, inputs={"X": op.input("X"), "Y": op.input("Y"),
+        replace[a] = Operator(block, FUSED_FC, inputs={"X": op.input("X"), "Y": op.input("Y"),
                                                            "Bias": add.input("Y")},
                                   outputs={"Out": add.output("Out")}, attrs={"fused_from": "mul + elementwise_add"},
                                   callsite=add.callsite)
     return replace
+
+
+def _bias_cast(op, nxt, mul, out):
+    """contrib.mixed_precision's `cast` of the bias between fc's mul and its add: a cast writing only the add's
+    Y, reading neither the product nor writing the mul's inputs, so the product may as well be taken after it."""
+    if op.type != "cast" or nxt is None or nxt.type != "elementwise_add" or is_autograd_op(op) or \
+            is_recomputed_op(op):
+        return False
+    written = set(op.output_arg_names)
+    return written == set(nxt.input("Y")) and not written & set(mul.input_arg_names) and \
+        not set(op.input_arg_names) & set(out)

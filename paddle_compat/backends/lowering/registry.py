@@ -1,14 +1,11 @@
-"""Kernel lookup for the lowering. The op table itself is paddle_compat/ops (shapes, kernels and grad facts
-of every op type, below both the front end and the backends); this module loads the torch-backed kernel
-families of the older form and answers `get(op_type)` with the op's definition.
+"""Kernel lookup for the lowering. The op table itself is paddle_compat/ops (one declaration per op type,
+below both the front end and the backends); this module loads the backend's own kernels (kernels/, each
+registered against a declared type) and answers `get(op_type)` with the op's definition.
 """
 
 from ...ops import registry as _ops
 
-__all__ = ["register", "get", "known_op_types"]
-
-# The older, kernel-only form used by the families in kernels/ (see ops.registry.register_kernel).
-register = _ops.register_kernel
+__all__ = ["get", "known_op_types"]
 
 
 def get(op_type):
@@ -22,8 +19,9 @@ def get(op_type):
 
 
 def known_op_types():
+    """The op types that have a kernel (feed and fetch, the executor's own, have none)."""
     _load()
-    return _ops.known_op_types()
+    return {t for t in _ops.known_op_types() if _ops.find(t).factory is not None}
 
 
 _loaded = False

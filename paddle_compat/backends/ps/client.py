@@ -27,9 +27,9 @@ def _backstop():
 
 
 def get_client(info):
-    """The process's trainer client for this job (one process is one trainer)."""
+    """The process's trainer client for the job of TrainerPlan `info` (one process is one trainer)."""
     global _CLIENT
-    key = (tuple(info["pserver_endpoints"]), info["trainers"], info["trainer_id"])
+    key = (tuple(info.pserver_endpoints), info.trainers, info.trainer_id)
     if _CLIENT is None or _CLIENT.key != key or _CLIENT.closed:
         if _CLIENT is not None and not _CLIENT.closed and _CLIENT.joined:
             raise PsError("this process is already trainer %d of a job with pservers %s; close its Executor "
@@ -46,9 +46,9 @@ def pserver_name(i, ep):
 class TrainerClient:
     def __init__(self, info):
         self.info = info
-        self.trainer_id = info["trainer_id"]
-        self.endpoints = list(info["pserver_endpoints"])
-        self.key = (tuple(self.endpoints), info["trainers"], self.trainer_id)
+        self.trainer_id = info.trainer_id
+        self.endpoints = list(info.pserver_endpoints)
+        self.key = (tuple(self.endpoints), info.trainers, self.trainer_id)
         self.names = {ep: pserver_name(i, ep) for i, ep in enumerate(self.endpoints)}
         self.conns = {}
         self.lost = {}              # endpoint -> why its connection ended
@@ -83,7 +83,7 @@ class TrainerClient:
         """Connect to every pserver at once (each retried until FLAGS_rpc_deadline)."""
         limit = deadline_s()
         deadline = time.monotonic() + limit
-        identity = {ep: "trainer %d|%s|%d" % (self.trainer_id, self.info["plan_digest"], next_job("trainer", [ep]))
+        identity = {ep: "trainer %d|%s|%d" % (self.trainer_id, self.info.plan_digest, next_job("trainer", [ep]))
                     for ep in self.endpoints}
         errors = {}
 

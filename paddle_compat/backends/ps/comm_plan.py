@@ -20,6 +20,7 @@ import torch
 
 from ..selected_rows import merged, pack_rows, split_rows
 from .client import get_client
+from .records import trainer_plan
 
 __all__ = ["CommPlan", "comm_plan_for", "COMM_OPS"]
 
@@ -52,16 +53,16 @@ def comm_plan_for(ctx):
 
 class CommPlan:
     def __init__(self, ctx):
-        info = ctx.program._dist_info
-        if info.get("role") != "trainer":
+        info = trainer_plan(ctx.program)
+        if info is None:
             raise ValueError("send/recv ops run only in a trainer program of pserver mode "
                              "(DistributeTranspiler.transpile / get_trainer_program)")
         self.client = get_client(info)
         self.client.attach(ctx.executor)
         self.device = ctx.device
-        self._what = "the %s exchange" % ("sync step" if info.get("sync_mode") else "step")
-        self.half_async = bool(info.get("half_async"))
-        self._flags = info.get("communicator_flags")
+        self._what = "the %s exchange" % ("sync step" if info.sync_mode else "step")
+        self.half_async = info.half_async
+        self._flags = info.communicator_flags
         self.at = {}
         groups, g = [], None
         for i, op in enumerate(ctx.block.ops):

@@ -39,7 +39,7 @@ class TrainerExchange:
         self.what = what
         ep0 = c.endpoints[0]
         self.store = WireStore(lambda name, *args: c.call_async(ep0, name, *args), deadline_s(), c.names[ep0])
-        self.me, self.n = c.trainer_id, c.info["trainers"]
+        self.me, self.n = c.trainer_id, c.info.trainers
         self.prefix = "paddle_compat/x/%d/" % next(_calls)
 
     def _wait(self, keys, who):

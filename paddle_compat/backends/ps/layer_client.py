@@ -7,7 +7,9 @@ talks to one server (its group is one job). Each op is one call, answered before
 
 import os
 
+from ..cluster import TRAINER_ID_ENV, TRAINERS_NUM_ENV
 from .client import get_client
+from .records import TrainerPlan
 from .errors import PsError
 from .layer_service import digest
 
@@ -38,14 +40,14 @@ class _Client:
             raise PsError("hand-built send/recv ops address %s: a client process talks to exactly one "
                           "server (layers.io.ListenAndServ) here" % (eps or "no endpoint"))
         self.endpoint = eps[0]
-        self.trainers = _int_env("PADDLE_TRAINERS_NUM", 1)
-        self.trainer_id = _int_env("PADDLE_TRAINER_ID", 0)
+        self.trainers = _int_env(TRAINERS_NUM_ENV, 1)
+        self.trainer_id = _int_env(TRAINER_ID_ENV, 0)
         if not 0 <= self.trainer_id < self.trainers:
             raise PsError("PADDLE_TRAINER_ID=%d is not one of the %d client(s) of PADDLE_TRAINERS_NUM"
                           % (self.trainer_id, self.trainers))
-        self.client = get_client({"pserver_endpoints": [self.endpoint], "trainers": self.trainers,
-                                  "trainer_id": self.trainer_id, "plan_digest": digest(self.trainers),
-                                  "wait_port": True})
+        self.client = get_client(TrainerPlan(trainer_id=self.trainer_id, trainers=self.trainers,
+                                             pserver_endpoints=(self.endpoint,), mode="sync",
+                                             plan_digest=digest(self.trainers), wait_port=True))
         self.client.attach(ctx.executor)
         self.device = ctx.device
 

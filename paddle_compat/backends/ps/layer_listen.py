@@ -16,6 +16,8 @@ import socket
 import threading
 import warnings
 
+from .records import pserver_plan
+
 __all__ = ["bind_early", "take", "port_file", "write_port_file", "remove_port_file", "signal_guard",
            "serving", "stop_requested", "release"]
 
@@ -91,7 +93,7 @@ def remove_port_file():
 
 def hand_built(program, op):
     """A listen_and_serv op the transpiler did not make (no job facts, no pserver id)."""
-    return program._dist_info.get("role") != "pserver" and op.attrs.get("pserver_id", -1) in (-1, None)
+    return pserver_plan(program) is None and op.attrs.get("pserver_id", -1) in (-1, None)
 
 
 def bind_early(program):

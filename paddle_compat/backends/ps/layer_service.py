@@ -20,8 +20,6 @@ returns once every client is done (Paddle's ran until stopped), and a round's va
 the scope only when the round is complete.
 """
 
-import threading
-import time
 import warnings
 
 import torch
@@ -33,6 +31,7 @@ from ..wire import server as wire_server
 from . import layer_listen
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
+from .rounds import Round, RoundServer
 
 __all__ = ["LayerServer", "digest"]
 
@@ -43,15 +42,16 @@ def digest(fanin):
     return "layers.io rpc, %d client(s)" % fanin
 
 
-class _Round:
+class _Round(Round):
     def __init__(self):
+        super().__init__()      # waiting: client -> [futures answered when the round ran]
         self.vars = {}
         self.sent = set()       # clients with variables staged
-        self.waiting = {}       # client -> [futures answered when the round ran]
-        self.started = time.monotonic()
 
 
-class LayerServer:
+class LayerServer(RoundServer):
+    noun = "client"
+
     def __init__(self, op, program, scope, device, executor):
         self.endpoint = op.attrs.get("endpoint")
         if not isinstance(self.endpoint, str) or ":" not in self.endpoint:
@@ -65,16 +65,9 @@ class LayerServer:
         blocks = op.attrs.get("optimize_blocks") or []
         self.blocks = [b if isinstance(b, int) else b.idx for b in blocks]
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
-        self.lock = threading.RLock()
-        self.round = None
-        self.step = 0
-        self.done = set()
-        self.failure = None
-        self.finished = threading.Event()
+        self._init_rounds("server %s" % self.endpoint, self.fanin, elastic=False)
         self.fns = {}
         self.op = op
-        self.server = None
-        self.members = None
         self.early = False
 
     # serving ---------------------------------------------------------------------------------------
@@ -121,8 +114,7 @@ class LayerServer:
 
     def _serve(self):
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
-                    "layer_fetch_barrier": lambda tid: True, "done": self._client_done,
-                    "abort": self._client_abort}
+                    "layer_fetch_barrier": lambda tid: True, "done": self._peer_done, "abort": self._peer_abort}
         limit = deadline_s()
         interrupted = False
         sock = layer_listen.take(self.endpoint)
@@ -138,20 +130,14 @@ class LayerServer:
                 raise PsError("listen_and_serv cannot listen on its endpoint %s: %s (is the port taken, or the "
                               "address not this machine's?)" % (self.endpoint, e)) from None
             self.endpoint = "%s:%d" % (self.endpoint.rpartition(":")[0], sock.getsockname()[1])  # (port 0: chosen)
+            self.name = "server %s" % self.endpoint
             self.members = Membership("server %s" % self.endpoint, self.fanin, digest(self.fanin), elastic=False,
                                       noun="client", job=next_job("pserver", [self.endpoint]))
             self.server = wire_server.Server(self.endpoint, "server %s" % self.endpoint, "server 0|%s"
                                              % digest(self.fanin), handlers, admit=self._admit,
                                              on_close=self._closed, sock=sock, serve=False)
             self._listening()
-            self.server.serve()
-            while not self.finished.wait(0.2):
-                self._check_deadline(limit)
-                why = self.members.overdue(limit)
-                if why:
-                    self._fail(why)
-            if self.failure:
-                raise PsError(self.failure)
+            self._serve_until_done(limit)
         except KeyboardInterrupt:
             # SIGINT / SIGTERM stop the server and exe.run returns, as Paddle's listen_and_serv (its handler)
             interrupted = True
@@ -160,19 +146,7 @@ class LayerServer:
             raise
         finally:
             layer_listen.serving(False)
-            if self.server is not None:
-                self.server.stop_listening()
-                if not interrupted:
-                    self.server.wait_idle(min(5.0, limit) if not self.failure else min(1.0, limit))
-                self.server.close(self.failure)
-
-    def _admit(self, identity, peer):
-        return self.members.admit(identity, peer)
-
-    def _closed(self, tid, peer, reason):
-        lost = self.members.closed(tid, peer, reason)
-        if lost is not None:
-            self._fail("server %s: lost client %d (%s): %s" % (self.endpoint, tid, peer, lost))
+            self._close_server(limit, self.failure, drain=not interrupted)
 
     def _listening(self):
         # the port first (unless it was announced when Executor.run began), then the values: no client's call
@@ -181,39 +155,20 @@ class LayerServer:
             layer_listen.write_port_file(self.server.address[1])
         self._initial_values()
 
-    def _check_deadline(self, limit):
-        with self.lock:
-            r = self.round
-            if r is None or time.monotonic() - r.started <= limit:
-                return
-            missing = sorted(set(range(self.fanin)) - self.done - set(r.waiting))
-            self._fail("server %s: round %d: client(s) %s sent no barrier within %.0fs (FLAGS_rpc_deadline) "
-                       "while client(s) %s waited" % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
-
-    def _fail(self, msg):
-        with self.lock:
-            if self.failure is None:
-                self.failure = msg
-            r, self.round = self.round, None
-            if r is not None:
-                for futs in r.waiting.values():
-                    for fut in futs:
-                        fail_future(fut, PsError(self.failure))
-            self.finished.set()
+    def _overdue_message(self, r, missing, limit):
+        return ("server %s: round %d: client(s) %s sent no barrier within %.0fs (FLAGS_rpc_deadline) while "
+                "client(s) %s waited" % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
 
     # handlers --------------------------------------------------------------------------------------
     def _check(self, tid):
-        if self.failure:
-            raise PsError(self.failure)
+        self.check_failed()
         if tid in self.done:
             raise PsError("server %s: client %d called after its Executor.close()" % (self.endpoint, tid))
 
     def _send(self, tid, names, tensors):
         self._check(tid)
         with self.lock:
-            r = self.round
-            if r is None:
-                r = self.round = _Round()
+            r = self.current_round()
             if tid in r.waiting:
                 raise PsError("server %s: client %d sent variables %s after its barrier of round %d"
                               % (self.endpoint, tid, list(names), self.step))
@@ -226,11 +181,8 @@ class LayerServer:
         self._check(tid)
         fut = torch.futures.Future()
         with self.lock:
-            r = self.round
-            if r is None:
-                r = self.round = _Round()
-            r.waiting.setdefault(tid, []).append(fut)
-            self._maybe_run()
+            self.current_round().waiting.setdefault(tid, []).append(fut)
+            self._finish_round()
         return fut
 
     def _get(self, tid, names):
@@ -268,15 +220,17 @@ class LayerServer:
                 out.append(h.value.detach().clone().cpu())
         return out
 
-    def _maybe_run(self):
-        r = self.round
-        if r is None or not r.waiting or not set(range(self.fanin)) - self.done <= set(r.waiting):
+    def _new_round(self):
+        return _Round()
+
+    def _finish_round(self):
+        r = self.take_complete_round()
+        if r is None:
             return
-        self.round = None
         try:
             self._run(r.vars)
         except Exception as e:
-            self._fail("server %s: its block failed in round %d: %s: %s"
+            self.fail("server %s: its block failed in round %d: %s: %s"
                        % (self.endpoint, self.step, type(e).__name__, e))
             return
         self.step += 1
@@ -302,17 +256,3 @@ class LayerServer:
         for op in self.program.block(idx).ops:
             names += [n for n in op.output_arg_names if n not in names]
         return names
-
-    def _client_done(self, tid):
-        self.members.done(tid)
-        with self.lock:
-            self.done.add(tid)
-            self._maybe_run()
-            if len(self.done) >= self.fanin:
-                self.finished.set()
-        return True
-
-    def _client_abort(self, tid, reason):
-        self.members.aborted(tid, reason)
-        self._fail("server %s: client %d failed: %s" % (self.endpoint, tid, reason))
-        return True

@@ -13,6 +13,7 @@ from ...ir import Program
 from ..lowering.codegen import lower_block
 from ..selected_rows import make_rows, unpack_rows
 from .errors import PsError
+from .records import pserver_plan
 
 __all__ = ["OptimizeRunner"]
 
@@ -21,10 +22,10 @@ class _Block:
     __slots__ = ("idx", "param", "grad", "inputs", "feeds", "baks", "fn", "zeros", "rows", "sparse")
 
     def __init__(self, d):
-        self.idx, self.param, self.grad = d["block"], d["param"], d["grad"]
-        self.inputs, self.baks = list(d["inputs"]), list(d["baks"])
-        self.feeds = list(d["feeds"])     # inputs, then the trainer id var with DC-ASGD
-        self.rows, self.sparse = int(d["rows"]), bool(d.get("sparse"))
+        self.idx, self.param, self.grad = d.block, d.param, d.grad
+        self.inputs, self.baks = list(d.inputs), list(d.baks)
+        self.feeds = list(d.feeds)     # inputs, then the trainer id var with DC-ASGD
+        self.rows, self.sparse = int(d.rows), bool(d.sparse)
         self.fn = None
         self.zeros = None
 
@@ -53,16 +54,16 @@ def _fused_program(program, block_ids):
 
 class OptimizeRunner:
     def __init__(self, program, scope, device, executor):
-        info = program._dist_info
+        info = pserver_plan(program)
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
-        self.blocks = [_Block(d) for d in info["blocks"]]
+        self.blocks = [_Block(d) for d in info.blocks]
         self.by_grad = {b.grad: b for b in self.blocks}
         self.by_input = {n: b for b in self.blocks for n in b.inputs}
-        self.dc_asgd = bool(info.get("dc_asgd"))
+        self.dc_asgd = info.dc_asgd
         # async LR schedule: the per-trainer step counters a push adds to (the LR block sums them)
-        self.counters = frozenset(info.get("step_counters", ()))
+        self.counters = frozenset(info.step_counters)
         self.expected = frozenset(n for b in self.blocks for n in b.inputs) | self.counters
-        self.lr_idx = info.get("lr_block", -1)
+        self.lr_idx = info.lr_block
         self.lr = None
         if self.lr_idx >= 0:
             self._placeholders(program, self.lr_idx)

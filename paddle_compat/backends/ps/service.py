@@ -12,9 +12,10 @@ backends/wire; who is connected and when serving ends: membership.py) through a 
   pull_state(names)           copies of persistable vars (distributed save)
   kv_*                        (pserver 0) the key-value store trainers exchange through (exchange.py)
 
-Extensions (a distributed lookup table's prefetch and save_tables: table_service.py) add handlers with
-`add_service_extension(fn)`:
-fn(service) is called when a service is created and may call `service.register_handler(name, handler)`.
+Extensions (a distributed lookup table's prefetch and save_tables: table_service.py; the workers' barrier:
+worker_barrier.py) add handlers: each fn of the fixed tuple EXTENSIONS is called with a service when it is
+created and may call `service.register_handler(name, handler)` (a fixed tuple, not a registry filled at import
+time: what a pserver serves does not depend on which modules this process happened to load).
 
 Semantics chosen where Paddle's were accidents:
 - A trainer that called Executor.close() no longer holds sync steps up; its gradient parts count as zero
@@ -32,65 +33,53 @@ Semantics chosen where Paddle's were accidents:
   NaN corrupted every trainer's parameters.)
 """
 
-import threading
-import time
-
 import torch
 
 from ..checkpoint_dir import test_pause
 from ..wire import server as wire_server
 from ..wire.store import KVStore
-from . import layer_listen, worker_barrier
+from . import layer_listen, table_service, worker_barrier
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
 from .optimize import OptimizeRunner
+from .records import pserver_plan
+from .rounds import Round, RoundServer
 
-__all__ = ["PServerService", "add_service_extension"]
+__all__ = ["PServerService", "EXTENSIONS"]
 
-_EXTENSIONS = []
-
-
-def add_service_extension(fn):
-    if fn not in _EXTENSIONS:
-        _EXTENSIONS.append(fn)
+EXTENSIONS = (worker_barrier.install, table_service.install)
 
 
-class _Round:
+class _Round(Round):
     """One sync step: the gradients that have arrived and the trainers waiting for the update."""
 
     def __init__(self):
-        self.grads = {}
-        self.waiting = {}   # trainer id -> (future, wanted names)
-        self.started = time.monotonic()
+        super().__init__()
+        self.grads = {}     # waiting: trainer id -> (future, wanted names)
+
+    def futures(self):
+        return (fut for fut, _ in self.waiting.values())
 
 
-class PServerService:
+class PServerService(RoundServer):
     def __init__(self, program, scope, device, executor=None):
-        info = program._dist_info
-        if info.get("role") != "pserver":
+        info = pserver_plan(program)
+        if info is None:
             raise PsError("listen_and_serv runs only in a pserver program (DistributeTranspiler.get_pserver_program)")
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
         self.info = info
-        self.endpoint, self.pserver_id = info["endpoint"], info["pserver_id"]
-        self.trainers, self.sync = info["trainers"], info["sync_mode"]
-        self.local_vars = info["local_vars"]
-        self.lock = threading.RLock()
-        self.on_members_change = []      # extensions (the workers' barrier) hear of joins and departures
-        self.done = set()
-        self.failure = None
-        self.finished = threading.Event()
-        self.round = None
-        self.step = 0
+        self.endpoint, self.pserver_id = info.endpoint, info.pserver_id
+        self.trainers, self.sync = info.trainers, info.sync_mode
+        self.local_vars = info.local_vars
+        self._init_rounds("pserver %s" % self.endpoint, self.trainers, elastic=not self.sync)
         self.runner = None
-        self.server = None
-        self.elastic = not self.sync
-        self.members = Membership("pserver %s" % self.endpoint, self.trainers, info["plan_digest"], self.elastic,
+        self.members = Membership("pserver %s" % self.endpoint, self.trainers, info.plan_digest, self.elastic,
                                   job=None)
-        self.handlers = {"exchange": self._exchange, "done": self._trainer_done, "abort": self._trainer_abort,
+        self.handlers = {"exchange": self._exchange, "done": self._peer_done, "abort": self._peer_abort,
                          "pull_state": self._pull_state}
         if self.pserver_id == 0:
             self.handlers.update(KVStore("pserver 0's store (%s)" % self.endpoint).handlers())
-        for ext in _EXTENSIONS:
+        for ext in EXTENSIONS:
             ext(self)
 
     def register_handler(self, name, fn):
@@ -106,7 +95,7 @@ class PServerService:
         try:
             # trainers may connect (and handshake) while the optimize blocks are lowered: their calls wait
             self.server = wire_server.Server(self.endpoint, "pserver %d (%s)" % (self.pserver_id, self.endpoint),
-                                             "pserver %d|%s" % (self.pserver_id, self.info["plan_digest"]),
+                                             "pserver %d|%s" % (self.pserver_id, self.info.plan_digest),
                                              self.handlers, admit=self._admit, on_close=self._closed, sock=sock,
                                              serve=False)
         except OSError as e:
@@ -117,71 +106,19 @@ class PServerService:
             # as Paddle's listen_and_serv: the port goes to /tmp/paddle.<pid>.port once the endpoint listens
             layer_listen.write_port_file(self.server.address[1])
             self.runner = OptimizeRunner(self.program, self.scope, self.device, self.executor)
-            self.server.serve()
-            while not self.finished.wait(0.2):
-                self._check_deadline(limit)
-                self._check_members(limit)
-            if self.failure:
-                raise PsError(self.failure)
+            self._serve_until_done(limit)
         except BaseException as e:
             reason = self.failure or "pserver %s failed: %s: %s" % (self.endpoint, type(e).__name__, e)
             raise
         finally:
-            # let our last answers (results, or the failure) reach the trainers before the listener goes
-            self.server.stop_listening()
-            self.server.wait_idle(min(5.0, limit) if reason is None else min(1.0, limit))
-            self.server.close(reason)
+            self._close_server(limit, reason)
             layer_listen.remove_port_file()
 
-    def _admit(self, identity, peer):
-        tid = self.members.admit(identity, peer)
-        if self.elastic:
-            with self.lock:
-                self.done.discard(tid)      # a trainer back with the same id trains again
-        return tid
-
-    def _closed(self, tid, peer, reason):
-        lost = self.members.closed(tid, peer, reason)
-        if lost is not None and not self.elastic:
-            self._fail("pserver %s: lost trainer %d (%s): %s" % (self.endpoint, tid, peer, lost))
-        self._recheck()
-
-    def _recheck(self):
-        """Membership changed: an elastic pserver whose trainers have all finished and left is done; a
-        barrier stops waiting for trainers that are gone."""
-        for fn in self.on_members_change:
-            fn()
-        if self.elastic and self.members.all_finished():
-            self.finished.set()
-
-    def _check_members(self, limit):
-        if self.elastic and self.members.all_finished():
-            self.finished.set()
-            return
-        why = self.members.overdue(limit)
-        if why:
-            self._fail(why)
-
-    def _check_deadline(self, limit):
-        with self.lock:
-            r = self.round
-            if r is None or time.monotonic() - r.started <= limit:
-                return
-            missing = sorted(set(range(self.trainers)) - self.done - set(r.waiting))
-            self._fail("pserver %s: sync step %d: trainer(s) %s sent no gradients within %.0fs (FLAGS_rpc_deadline) "
-                       "while trainer(s) %s waited; every trainer must run the same number of steps, and a "
-                       "trainer that stops early must call Executor.close()"
-                       % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
-
-    def _fail(self, msg):
-        with self.lock:
-            if self.failure is None:
-                self.failure = msg
-            r, self.round = self.round, None
-            if r is not None:
-                for fut, _ in r.waiting.values():
-                    fail_future(fut, PsError(self.failure))
-            self.finished.set()
+    def _overdue_message(self, r, missing, limit):
+        return ("pserver %s: sync step %d: trainer(s) %s sent no gradients within %.0fs (FLAGS_rpc_deadline) "
+                "while trainer(s) %s waited; every trainer must run the same number of steps, and a trainer that "
+                "stops early must call Executor.close()" % (self.endpoint, self.step, missing, limit,
+                                                             sorted(r.waiting)))
 
     # handlers --------------------------------------------------------------------------------------
     def _exchange(self, trainer_id, names, tensors, want):
@@ -206,22 +143,22 @@ class PServerService:
         with self.lock:
             if self.failure:
                 raise PsError(self.failure)
-            r = self.round
-            if r is None:
-                r = self.round = _Round()
+            r = self.current_round()
             if trainer_id in r.waiting:
                 raise PsError("pserver %s: trainer %d sent gradients twice in sync step %d"
                               % (self.endpoint, trainer_id, self.step))
             r.grads.update(grads)
             r.waiting[trainer_id] = (fut, want)
-            self._maybe_finish()
+            self._finish_round()
         return fut
 
-    def _maybe_finish(self):
-        r = self.round
-        if r is None or not r.waiting or not set(range(self.trainers)) - self.done <= set(r.waiting):
+    def _new_round(self):
+        return _Round()
+
+    def _finish_round(self):
+        r = self.take_complete_round()
+        if r is None:
             return
-        self.round = None
         if not self._apply(lambda: self.runner.run_sync(r.grads)):
             for fut, _ in r.waiting.values():
                 fail_future(fut, PsError(self.failure))
@@ -235,7 +172,7 @@ class PServerService:
             fn()
             return True
         except Exception as e:
-            self._fail("pserver %s: the optimize step %d failed: %s: %s"
+            self.fail("pserver %s: the optimize step %d failed: %s: %s"
                        % (self.endpoint, self.step, type(e).__name__, e))
             return False
 
@@ -251,27 +188,6 @@ class PServerService:
         if self.runner.dc_asgd and trainer_id >= 0:
             self.runner.remember_pull(trainer_id, set(want))
         return out
-
-    def _trainer_done(self, trainer_id):
-        self.members.done(trainer_id)
-        with self.lock:
-            self.done.add(trainer_id)
-            if not self.elastic:
-                self._maybe_finish()
-                if len(self.done) >= self.trainers:
-                    self.finished.set()
-        self._recheck()
-        return True
-
-    def _trainer_abort(self, trainer_id, reason):
-        self.members.aborted(trainer_id, reason)
-        if self.elastic:
-            with self.lock:
-                self.done.add(trainer_id)      # not waited for by a barrier until it is back
-            self._recheck()
-            return True
-        self._fail("pserver %s: trainer %d failed: %s" % (self.endpoint, trainer_id, reason))
-        return True
 
     def _pull_state(self, names):
         test_pause("pserver-pull-state")
@@ -291,10 +207,3 @@ def _check_finite(endpoint, trainer_id, names, tensors):
             raise PsError("pserver %s refused the push of trainer %d: its gradient '%s' holds %s (non-finite); "
                           "nothing of this push was applied, the parameters are unchanged" % (endpoint, trainer_id,
                                                                                             n, bad))
-
-
-def _install_builtin_extensions():
-    add_service_extension(worker_barrier.install)
-
-
-_install_builtin_extensions()

@@ -14,20 +14,21 @@ import torch
 from ...ir.lazy import torch_dtype
 
 from .client import get_client
+from .records import trainer_plan
 
 __all__ = ["prefetch_kernel"]
 
 
 def prefetch_kernel(op, ctx):
-    info = ctx.program._dist_info
-    if info.get("role") != "trainer":
+    info = trainer_plan(ctx.program)
+    if info is None:
         raise ValueError("prefetch runs only in a trainer program of pserver mode (a distributed lookup table; "
                          "DistributeTranspiler.transpile / get_trainer_program)")
     client = get_client(info)
     client.attach(ctx.executor)
     eps, names = list(op.attrs["epmap"]), list(op.attrs["table_names"])
     offsets = [int(o) for o in op.attrs["row_offsets"]]
-    trainer_id = int(op.attrs.get("trainer_id", info["trainer_id"]))
+    trainer_id = int(op.attrs.get("trainer_id", info.trainer_id))
     outs = op.output("Out")
     widths, dtypes = [], []
     for n in outs:

@@ -16,7 +16,6 @@ from ..lowering.codegen import lower_block
 from ..checkpoint_dir import file_record
 from ...ir.tensor_format import atomic_write, write_lod_tensor
 from .errors import PsError
-from .service import add_service_extension
 
 __all__ = ["TableService"]
 
@@ -24,7 +23,7 @@ __all__ = ["TableService"]
 class TableService:
     def __init__(self, service):
         self.service = service
-        info = service.info["tables"]
+        info = service.info.tables
         self.shards = {s["var"]: s for s in info["shards"]}
         self.checkpoint_block = info["checkpoint_block"]
         self.fns = {}
@@ -83,11 +82,10 @@ class TableService:
         return written
 
 
-def _extension(service):
-    if service.info.get("tables", {}).get("shards"):
+def install(service):
+    """A pserver holding table shards answers prefetch and save_tables (service.EXTENSIONS)."""
+    if service.info.tables.get("shards"):
         ts = TableService(service)
         service.register_handler("prefetch", ts.prefetch)
         service.register_handler("save_tables", ts.save)
 
-
-add_service_extension(_extension)

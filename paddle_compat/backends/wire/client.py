@@ -12,11 +12,13 @@ pending call with PeerLostError naming the endpoint (and the server's last word,
 call has a backstop timeout (FLAGS_rpc_deadline * 1.2 + 1 s by default), enforced by one watchdog thread.
 """
 
+import atexit
 import errno
 import itertools
 import socket
 import threading
 import time
+import weakref
 
 from . import auth, codec, frame
 from ...ir.lazy import torch
@@ -115,6 +117,7 @@ class _Watchdog:
         self.lock = threading.Lock()
         self.conns = set()
         self.thread = None
+        self.stopping = False
 
     def add(self, conn):
         with self.lock:
@@ -128,7 +131,7 @@ class _Watchdog:
             self.conns.discard(conn)
 
     def _run(self):
-        while True:
+        while not self.stopping:
             time.sleep(0.25)
             with self.lock:
                 conns = list(self.conns)
@@ -138,6 +141,23 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+_LIVE = weakref.WeakSet()
+
+
+def _close_all_at_exit():
+    """Connections still open when the interpreter exits are closed (and our threads ended) before its
+    teardown: see wire/server.py's _close_all_at_exit for why (an abort at exit with torch loaded)."""
+    for conn in list(_LIVE):
+        try:
+            conn.close(timeout=1.0)
+        except Exception:
+            pass
+    _WATCHDOG.stopping = True
+    if _WATCHDOG.thread is not None:
+        _WATCHDOG.thread.join(1.0)
+
+
+atexit.register(_close_all_at_exit)
 
 
 class Connection:
@@ -158,6 +178,7 @@ class Connection:
         self.reader = threading.Thread(target=self._read_loop, daemon=True, name="wire-reader %s" % endpoint)
         self.reader.start()
         _WATCHDOG.add(self)
+        _LIVE.add(self)
 
     def call_async(self, name, *args, timeout=None):
         fut = torch.futures.Future()
@@ -231,16 +252,16 @@ class Connection:
                 fut.set_exception(PsDeadlineError("%s did not answer '%s' within %.0fs (FLAGS_rpc_deadline + 20%%): "
                                                   "is it hung?" % (self.what, name, self.timeout)))
 
-    def close(self):
+    def close(self, timeout=5.0):
         """Close the connection (the server sees it end: for a trainer, after its 'done')."""
         self.closing = True
-        self.sender.flush(5.0)
+        self.sender.flush(timeout)
         self.sender.close()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        self.reader.join(timeout=5.0)
+        self.reader.join(timeout=timeout)
         try:
             self.sock.close()
         except OSError:

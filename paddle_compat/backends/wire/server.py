@@ -13,11 +13,13 @@ bounded by auth.PREAUTH_S and auth.HELLO_MAX; refusals are logged with the peer'
 LOG_BURST lines per LOG_WINDOW_S (then a count), so a port scanner cannot flood the log.
 """
 
+import atexit
 import errno
 import logging
 import socket
 import threading
 import time
+import weakref
 
 from . import auth, codec, frame
 
@@ -134,6 +136,7 @@ class Server:
         self.idle = threading.Condition(self.lock)
         self.thread = threading.Thread(target=self._accept_loop, daemon=True, name="wire-accept %s" % self.endpoint)
         self.thread.start()
+        _LIVE.add(self)
 
     # ---------------------------------------------------------------------------------------------------
     def serve(self):
@@ -343,3 +346,26 @@ def _close(sock):
         sock.close()
     except OSError:
         pass
+
+
+# Servers still open when the interpreter exits are closed before its teardown: a daemon thread of ours still
+# reading a socket when Python finalizes is stopped by pthread_exit, which with torch loaded aborts the process
+# about one exit in four ("terminate called without an active exception", status 134) -- a finished job would
+# report failure. atexit runs before that teardown.
+_LIVE = weakref.WeakSet()
+
+
+def _close_all_at_exit():
+    servers = list(_LIVE)
+    for srv in servers:
+        try:
+            srv.close()
+        except Exception:
+            pass
+    end = time.monotonic() + 2.0
+    for srv in servers:
+        srv.thread.join(max(0.0, end - time.monotonic()))
+        srv.wait_idle(max(0.0, end - time.monotonic()))
+
+
+atexit.register(_close_all_at_exit)

@@ -10,16 +10,15 @@ import collections
 from ...ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, grad_var_name,
                    notify_changed)
 from . import recompute as _recompute
-from ...ops import (aliased_outputs, facts as _facts, find as _find, is_differentiable,
+from ...ops import (aliased_outputs, find as _find, info as _op_info, is_differentiable,
                     known_op_types as _known_op_types, no_grad_slots, protos as _protos)
 from ...ir import is_autograd_op  # noqa: F401  (re-exported: the fact lives below front end and backends)
 
 __all__ = ["append_backward", "gradients", "calc_gradient", "NON_DIFFERENTIABLE_OPS", "is_autograd_op"]
 
-# Kept for scripts and tests that imported it from here; the facts live in paddle_compat/ops (each op's
-# definition, and ops/facts.py for the kernel-only families).
-NON_DIFFERENTIABLE_OPS = _facts.NON_DIFFERENTIABLE | frozenset(
-    t for t in _known_op_types() if _find(t).differentiable is False)
+# Kept for scripts and tests that imported it from here; the facts live in each op's declaration
+# (paddle_compat/ops/defs).
+NON_DIFFERENTIABLE_OPS = frozenset(t for t in _known_op_types() if _find(t).differentiable is False)
 
 
 def _names(xs):
@@ -272,14 +271,11 @@ def _create_grad_var(block, gname, fwd, sparse=False):
                             type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR)
 
 
-# op type -> the input slot whose gradient is row-sparse (SelectedRows) when the op has is_sparse=True
-_SPARSE_GRAD_SLOT = {"lookup_table": "W", "lookup_table_v2": "W", "nce": "Weight", "hierarchical_sigmoid": "W"}
-
-
 def _sparse_grad_params(block, path):
     out = set()
     for op in path:
-        slot = _SPARSE_GRAD_SLOT.get(op.type)
+        # the input slot whose gradient is row-sparse (SelectedRows) when the op has is_sparse=True
+        slot = _op_info(op.type).sparse_grad_slot
         if slot is not None and op.attrs.get("is_sparse"):
             out.update(op.input(slot))
     return out

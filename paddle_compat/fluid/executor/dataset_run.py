@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 from ...backends.ps.client import get_client
+from ...backends.ps.records import is_pserver_program, trainer_plan
 from ...ir import Program, default_main_program, global_scope
 from ...ir.tensor_text import fetch_text
 from ..dataset.datasets import DatasetBase
@@ -164,18 +165,18 @@ def run_from_dataset(exe, program, dataset, scope, thread, debug, fetch_list, fe
 def _hogwild(program):
     if not isinstance(program, Program):
         return False
-    info = program._dist_info
-    if not info.get("role"):
-        return True
-    return info.get("role") == "trainer" and not info.get("sync_mode") and not info.get("geo")
+    info = trainer_plan(program)
+    if info is None:
+        return not is_pserver_program(program)
+    return not info.sync_mode and not info.geo
 
 
 def _half_async_communicator(program):
     """The trainer's half-async communicator when `program` is a half-async trainer program, else None."""
-    info = program._dist_info
-    if not info.get("half_async"):
+    info = trainer_plan(program)
+    if info is None or not info.half_async:
         return None
-    return get_client(info).communicator(info.get("communicator_flags"))
+    return get_client(info).communicator(info.communicator_flags)
 
 
 def _dense_slots(dataset):

@@ -10,9 +10,10 @@ import numpy as np
 from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
+from ...backends.ps.records import is_pserver_program, trainer_plan
 from ...ir import (CPUPlace, LoDTensor, Program, Variable, convert_dtype, default_main_program,  # noqa: F401
                    dtype_name, flag_value, global_scope, scope_guard, torch_device)
-from ..transpiler.ps_table_trainer import remote_lookups
+from ..transpiler.ps_table_trainer import TABLES_KEY, remote_lookups
 from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
@@ -133,10 +134,14 @@ class Executor:
 
     def _prepare_cached_program(self, program, feed, fetch_names, scope, autograd_for, worker, key):
         run = program
-        if not program._dist_info.get("role"):
+        plan = trainer_plan(program)
+        if plan is not None:
+            if plan.tables:     # later programs of this executor may look these tables up (remote_lookups)
+                self.runtime[TABLES_KEY] = plan
+        elif not is_pserver_program(program):
             # a test program cloned before transpile, looking up a table only the pservers hold (the program
-            # itself when this process transpiled no table)
-            run = remote_lookups(program, scope)
+            # itself when this executor ran no trainer program with tables)
+            run = remote_lookups(program, scope, self.runtime.get(TABLES_KEY))
         prepared = self._prepare(run, feed, fetch_names, scope, autograd_for, worker is not None, key[5], key[7])
         # a program edited between runs leaves stale lowerings behind: drop them
         for old in [k for k in list(self._cache) if k[0] == key[0] and k[1] != key[1]]:

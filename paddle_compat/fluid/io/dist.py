@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 
 from ...backends.ps import dist_io
+from ...backends.ps.records import pserver_plan, trainer_plan
 from ...backends.checkpoint_dir import Staging, check_sha256, file_record, test_pause, verify
 from ...ir.tensor_format import atomic_write, read_lod_header, read_lod_tensor, write_lod_tensor
 from ...ir import global_scope, to_torch
@@ -62,14 +63,17 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
         # The chief's checkpoint is the job's. Paddle had every trainer also write its local persistables
         # into dirname; on a shared file system they would land in the directory the chief is switching.
         return
-    info = main_program._dist_info
-    remote = info.get("remote_vars", {})
+    info = trainer_plan(main_program)
+    if info is None:
+        raise ValueError("save_persistables: program has send ops but no TrainerPlan (not a transpiled "
+                         "trainer program)")
+    remote = info.remote_vars
     local = [v for v in vars if v.name not in remote]
     requested = set(v.name for v in vars)
     with_state = requested >= set(v.name for v in main_program.list_vars() if v.persistable)
     if not with_state:
         remote = {n: m for n, m in remote.items() if n in requested}   # save_params: no optimizer state
-    tables = info.get("tables") or {}
+    tables = info.tables
     describe = _pserver_names(info)
     parts = {v.name: "trainer 0" for v in local}
     for name, meta in remote.items():
@@ -116,7 +120,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
 
 
 def _pserver_names(info):
-    eps = list(info.get("pserver_endpoints") or [])
+    eps = list(info.pserver_endpoints)
 
     def describe(ep):
         return "pserver %d (%s)" % (eps.index(ep), ep) if ep in eps else "pserver %s" % ep
@@ -139,11 +143,11 @@ def pserver_load(executor, dirname, main_program, vars):
     manifest = verify(dirname)     # refuses an interrupted save, naming its missing parts
     if not os.path.isdir(dirname):
         raise ValueError("load_persistables: there is no directory %s" % dirname)
-    info = main_program._dist_info
+    info = pserver_plan(main_program)
     gb = main_program.global_block()
     scope = global_scope()
     missing_params, missing_state = [], []
-    for name, (orig, off, rows, kind, what) in info["local_vars"].items():
+    for name, (orig, off, rows, kind, what) in info.local_vars.items():
         want = [int(d) for d in gb.var(name).shape]
         if what in ("table", "table_state"):
             arr = _table_rows(dirname, name, orig, off, rows, kind, want, manifest)
@@ -162,20 +166,20 @@ def pserver_load(executor, dirname, main_program, vars):
         if kind == "rows":
             if arr.ndim != len(want) or arr.shape[0] < off + rows or list(arr.shape[1:]) != want[1:]:
                 raise ValueError("load_persistables: %s holds %s of shape %s, but pserver %s needs its rows "
-                                 "[%d, %d) at width %s" % (path, orig, list(arr.shape), info["endpoint"], off,
+                                 "[%d, %d) at width %s" % (path, orig, list(arr.shape), info.endpoint, off,
                                                            off + rows, want[1:]))
             arr = arr[off:off + rows]
         if list(arr.shape) != want:
             raise ValueError("load_persistables: %s holds shape %s, pserver %s's %s has shape %s"
-                             % (path, list(arr.shape), info["endpoint"], name, want))
+                             % (path, list(arr.shape), info.endpoint, name, want))
         scope.var(name).value = to_torch(np.ascontiguousarray(arr), executor.device)
     if missing_params:
         raise ValueError("load_persistables: %s has no file for parameter(s) %s that pserver %s holds"
-                         % (dirname, ", ".join(sorted(set(missing_params))), info["endpoint"]))
+                         % (dirname, ", ".join(sorted(set(missing_params))), info.endpoint))
     if missing_state:
         warnings.warn("load_persistables: %s has no optimizer state for %s; pserver %s keeps their startup "
                       "values, so the resumed training is not exactly the uninterrupted one"
-                      % (dirname, ", ".join(sorted(set(missing_state))[:8]), info["endpoint"]))
+                      % (dirname, ", ".join(sorted(set(missing_state))[:8]), info.endpoint))
 
 
 def _read(path, manifest=None):

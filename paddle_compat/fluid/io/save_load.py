@@ -9,6 +9,7 @@ import json
 import os
 
 from ...backends.checkpoint_dir import check_sha256, verify
+from ...backends.ps.records import is_pserver_program, is_trainer_program
 from ...ir import Program, Scope, Variable, default_main_program, global_scope, prune_for_inference
 from ...ir.proto_desc import serialize_inference_model, strip_feed_fetch
 from ...ir.serialization import parse_model_file, program_from_dict
@@ -94,11 +95,11 @@ def load_persistables(executor, dirname, main_program=None, filename=None):
 
 
 def _is_distributed_trainer(program):
-    return bool(program._dist_info.get("role") == "trainer")
+    return is_trainer_program(program)
 
 
 def _is_pserver_program(program):
-    return bool(program._dist_info.get("role") == "pserver")
+    return is_pserver_program(program)
 
 
 def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
@@ -123,7 +124,7 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
     pruned = prune_for_inference(main_program, feeded_var_names, [v.name for v in target_vars])
     # distributed lookup tables (pserver mode) become local lookup_table parameters, gathered from the pservers
-    pruned, tables = localize_tables(pruned, global_scope())
+    pruned, tables = localize_tables(pruned, global_scope(), executor)
     os.makedirs(dirname, exist_ok=True)
     fetch_names = [v.name for v in target_vars]
     atomic_write(os.path.join(dirname, model_filename or MODEL_FILENAME),

@@ -27,7 +27,8 @@ from ...ir.lazy import torch
 from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
 from ...ir.tensor_format import atomic_write, write_lod_tensor, write_lod_tensor_header
 from .variables import is_persistable, save_selected
-from ..transpiler.ps_table_trainer import holds_values, trainer_table
+from ...backends.ps.records import TRAINER_PLAN_ATTR, trainer_plan
+from ..transpiler.ps_table_trainer import TABLES_KEY, holds_values
 
 __all__ = ["localize_tables", "save_with_tables"]
 
@@ -36,7 +37,7 @@ class _Gather:
     __slots__ = ("name", "info", "height", "width", "dtype", "shards")
 
     def __init__(self, name, info, dtype):
-        t = info["tables"][name]
+        t = info.tables[name]
         self.name, self.info, self.dtype = name, info, dtype
         self.height, self.width = int(t["height"]), int(t["width"])
         self.shards = sorted(([ep, var, int(off), int(rows)] for ep, var, off, rows in t["shards"]),
@@ -49,13 +50,14 @@ def _lookup(block, ids, out, table, padding_idx):
                            "padding_idx": int(padding_idx), OP_ROLE_KEY: int(OpRole.Forward)})
 
 
-def localize_tables(program, scope):
+def localize_tables(program, scope, executor=None):
     """(program, [tables to gather]): the inference `program` with its distributed tables' lookups made local
-    (rewritten in place) and what must be gathered from the pservers. ([] when it has none.)"""
+    (rewritten in place) and what must be gathered from the pservers. ([] when it has none.) A program that
+    was not transpiled finds its tables in the TrainerPlan of the trainer program `executor` ran."""
     block = program.global_block()
     gather = {}
-    info = program._dist_info if program._dist_info.get("role") == "trainer" else None
-    tables = (info or {}).get("tables") or {}
+    info = trainer_plan(program)
+    tables = info.tables if info is not None else {}
     if tables and any(op.type == "merge_ids" for op in block.ops):
         ops, dropped = [], set()
         for op in block.ops:
@@ -79,19 +81,21 @@ def localize_tables(program, scope):
             if op.type != "lookup_table" or not op.attrs.get("is_distributed"):
                 continue
             name = op.input("W")[0]
-            found = trainer_table(name)
-            if found is None or holds_values(scope.find_var(name)):
+            found = getattr(executor, "runtime", {}).get(TABLES_KEY)
+            if found is None or name not in found.tables or holds_values(scope.find_var(name)):
                 continue
             op.attrs["is_distributed"] = False
             op.attrs["remote_prefetch"] = False
-            gather.setdefault(name, _Gather(name, found[1], dtype_name(block.var(name).dtype)))
+            gather.setdefault(name, _Gather(name, found, dtype_name(block.var(name).dtype)))
     if not gather:
         return program, []
     for g in gather.values():
         if block.has_var(g.name):
             block.vars.pop(g.name)
         block.create_var(name=g.name, shape=[g.height, g.width], dtype=g.dtype, persistable=True)
-    program._dist_info = {}
+    for b in program.blocks:     # the inference program is no trainer of the job any more
+        for op in b.ops:
+            op.attrs.pop(TRAINER_PLAN_ATTR, None)
     program._bump()
     return program, list(gather.values())
 
@@ -116,7 +120,7 @@ def _stream_table(f, g, executor):
         raise ValueError("save_inference_model: the shards of distributed table '%s' hold %d rows, the table has %d"
                          % (g.name, covered, g.height))
     write_lod_tensor_header(f, [g.height, g.width], dtype)
-    trainer_id = g.info["trainer_id"]
+    trainer_id = g.info.trainer_id
     what = "the export of distributed table '%s'" % g.name
 
     def ask(p):

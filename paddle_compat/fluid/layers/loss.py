@@ -60,10 +60,10 @@ def square_error_cost(input, label):
     check_variable(input, "input", "square_error_cost")
     check_variable(label, "label", "square_error_cost")
     helper = LayerHelper("square_error_cost")
-    minus_out = out_var(helper, input.dtype, input.shape)
+    minus_out = out_var(helper, input.dtype)
     helper.append_op(type="elementwise_sub", inputs={"X": [input], "Y": [label]}, outputs={"Out": [minus_out]},
                      attrs={"axis": -1})
-    square_out = out_var(helper, input.dtype, input.shape)
+    square_out = out_var(helper, input.dtype)
     helper.append_op(type="square", inputs={"X": [minus_out]}, outputs={"Out": [square_out]})
     return square_out
 
@@ -76,8 +76,8 @@ def sigmoid_cross_entropy_with_logits(x, label, ignore_index=kIgnoreIndex, name=
 
 def huber_loss(input, label, delta):
     helper = LayerHelper("huber_loss")
-    residual = out_var(helper, input.dtype, input.shape, stop_gradient=True)
-    out = out_var(helper, input.dtype, input.shape)
+    residual = out_var(helper, input.dtype, stop_gradient=True)
+    out = out_var(helper, input.dtype)
     helper.append_op(type="huber_loss", inputs={"X": [input], "Y": [label]},
                      outputs={"Out": [out], "Residual": [residual]}, attrs={"delta": float(delta)})
     return out

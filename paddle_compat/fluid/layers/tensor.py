@@ -166,7 +166,7 @@ def assign(input, output=None):
     helper = LayerHelper("assign")
     if isinstance(input, Variable):
         if output is None:
-            output = out_var(helper, input.dtype, input.shape, input.lod_level)
+            output = out_var(helper, input.dtype, lod_level=input.lod_level)
         helper.append_op(type="assign", inputs={"X": [input]}, outputs={"Out": [output]})
         return output
     if isinstance(input, np.ndarray):
@@ -203,7 +203,7 @@ def concat(input, axis=0, name=None):
 def sums(input, out=None):
     helper = LayerHelper("sum")
     if out is None:
-        out = out_var(helper, input[0].dtype, input[0].shape, input[0].lod_level)
+        out = out_var(helper, input[0].dtype, lod_level=input[0].lod_level)
     helper.append_op(type="sum", inputs={"X": list(input)}, outputs={"Out": [out]}, attrs={"use_mkldnn": False})
     return out
 
@@ -255,14 +255,14 @@ def argmin(x, axis=0):
 
 def zeros_like(x, out=None):
     helper = LayerHelper("zeros_like")
-    out = out or out_var(helper, x.dtype, x.shape, stop_gradient=True)
+    out = out or out_var(helper, x.dtype, stop_gradient=True)
     helper.append_op(type="fill_zeros_like", inputs={"X": [x]}, outputs={"Out": [out]})
     return out
 
 
 def ones_like(x, out=None):
     helper = LayerHelper("ones_like")
-    out = out or out_var(helper, x.dtype, x.shape, stop_gradient=True)
+    out = out or out_var(helper, x.dtype, stop_gradient=True)
     helper.append_op(type="fill_any_like", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"value": 1.0})
     return out
 

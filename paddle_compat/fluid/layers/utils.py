@@ -5,7 +5,9 @@ from ...ops import get as get_def
 from ..layer_helper import LayerHelper
 
 
-def out_var(helper, dtype, shape, lod_level=0, stop_gradient=False):
+def out_var(helper, dtype, shape=(), lod_level=0, stop_gradient=False):
+    """An op's output variable. Leave `shape` out when the op's declaration has an infer_shape: Block.append_op
+    then gives the variable that shape (as Paddle 1.8's Operator ran InferShape)."""
     return helper.create_variable_for_type_inference(dtype=dtype, shape=tuple(shape), lod_level=lod_level,
                                                      stop_gradient=stop_gradient)
 

@@ -39,12 +39,9 @@ def transpile_collective(cfg, program, startup_program, trainer_id, endpoints, c
     else:   # local_sgd (the config validated the mode)
         _snapshot_params(startup_program, params)
         _local_sgd_main(program, nranks, nrings)
-    info = {"mode": "collective", "collective_mode": cfg.collective_mode, "trainer_id": trainer_id,
-            "trainers_endpoints": list(endpoints), "current_endpoint": current_endpoint, "nccl_comm_num": nrings}
     for p in (program, startup_program):
         p._trainers_endpoints = list(endpoints)
         p._nccl_comm_num = nrings
-        p._dist_info.update(info)
     notify_changed(startup_program, "transpile_collective")
     notify_changed(program, "transpile_collective")
 

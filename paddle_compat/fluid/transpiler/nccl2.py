@@ -36,12 +36,9 @@ def transpile_nccl2(cfg, program, startup_program, trainer_id, endpoints, curren
                            "use_hierarchical_allreduce": cfg.use_hierarchical_allreduce,
                            "hierarchical_allreduce_inter_nranks": cfg.hierarchical_allreduce_inter_nranks,
                            OP_ROLE_KEY: OpRole.Forward})
-    info = {"mode": "nccl2", "trainer_id": trainer_id, "trainers_endpoints": list(endpoints),
-            "current_endpoint": current_endpoint, "nccl_comm_num": cfg.nccl_comm_num}
     for p in (program, startup_program):
         p._trainers_endpoints = list(endpoints)
         p._nccl_comm_num = cfg.nccl_comm_num
-        p._dist_info.update(info)
     notify_changed(startup_program, "transpile_nccl2")
     notify_changed(program, "transpile_nccl2")
     return nccl_id

@@ -36,7 +36,6 @@ def overwrite_program(dst, src, what):
         db.ops = [op.copy_to(db) for op in sb.ops]
     for name in _ATTRS:
         setattr(dst, name, copy.copy(getattr(src, name)))
-    dst._dist_info = copy.deepcopy(src._dist_info)
     dst._parameters_on_pservers = src._parameters_on_pservers
     dst.current_block_idx = 0
     dst._bump()

@@ -17,7 +17,8 @@ geo pserver block), applied as each delta arrives (async); its startup initialis
 import copy
 
 from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Program, notify_changed
-from .ps_pserver_pass import _decl, pserver_dist_info
+from ...backends.ps.records import set_pserver_plan
+from .ps_pserver_pass import _decl, pserver_record
 from .ps_startup_pass import build_pserver_startup
 from .ps_trainer_pass import _append, _recv_ops
 
@@ -124,9 +125,7 @@ def build_geo_pserver_main(plan, src_program, endpoint):
     prog._is_distributed = True
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = endpoint
-    prog._dist_info = pserver_dist_info(gplan, endpoint, info, -1)
-    prog._dist_info["geo"] = True
-    prog._dist_info["tables"] = {}
+    set_pserver_plan(prog, pserver_record(gplan, endpoint, info, -1, {}, geo=True))
     prog._bump()
     notify_changed(prog, "DistributeTranspiler.get_pserver_program (geo)")
     return prog

@@ -19,6 +19,7 @@ import hashlib
 import numpy as np
 
 from ...ir import OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, dtype_name, is_autograd_op
+from ...ops import info as op_info
 from .details.vars_distributed import VarsDistributed, VarStruct
 from .ps_slicing import VarBlock, block_rows, table_rows
 
@@ -46,12 +47,6 @@ def _is_opt_op(op):
     return bool(r & OpRole.Optimize) and not r & OpRole.LRSched
 
 
-# Ops that act row by row, so running them on a row block equals running them on the whole parameter.
-_ROWWISE = frozenset(["scale", "sum", "clip", "sign", "assign", "cast", "abs", "square", "elementwise_add",
-                      "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max",
-                      "elementwise_min"])
-
-
 class ParamChain:
     """The optimize-role ops of one parameter (clip, regularization, the optimizer op, ...), and the
     persistable state they keep per parameter."""
@@ -63,9 +58,6 @@ class ParamChain:
         self.temps = set()          # non-persistable vars produced inside the chain
         self.blocks = []            # VarBlock, in row order
         self.table = None           # TableInfo when the parameter is a distributed lookup table
-
-
-LOOKUPS = ("lookup_table", "lookup_table_v2")
 
 
 class TableInfo:
@@ -336,19 +328,19 @@ def _remote_prefetch_tables(plan, block):
         return []
     uses = {}
     for op in block.ops:
-        if op.type in LOOKUPS and op.attrs.get("is_sparse") and not op.attrs.get("is_distributed"):
+        if op_info(op.type).lookup and op.attrs.get("is_sparse") and not op.attrs.get("is_distributed"):
             uses.setdefault(op.input("W")[0], True)
     for op in block.ops:
         if is_autograd_op(op) or is_optimizer_op(op):
             continue
         for n in op.input_arg_names + op.output_arg_names:
-            if n in uses and not (op.type in LOOKUPS and op.attrs.get("is_sparse")):
+            if n in uses and not (op_info(op.type).lookup and op.attrs.get("is_sparse")):
                 uses[n] = False
     # the prefetch runs before the table's first lookup: every id input must exist by then (else the
     # table stays a plain parameter, as in sync mode)
     first, produced = {}, {}
     for i, op in enumerate(block.ops):
-        if op.type in LOOKUPS and uses.get(op.input("W")[0]):
+        if op_info(op.type).lookup and uses.get(op.input("W")[0]):
             name = op.input("W")[0]
             first.setdefault(name, i)
             if produced.get(op.input("Ids")[0], -1) > first[name]:
@@ -363,7 +355,7 @@ def _find_tables(plan, block):
     async mode, those only read by is_sparse lookups: _remote_prefetch_tables)."""
     names = []
     for op in block.ops:
-        if op.type in LOOKUPS and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
+        if op_info(op.type).lookup and op.attrs.get("is_distributed") and op.input("W")[0] not in names:
             names.append(op.input("W")[0])
     remote = set(_remote_prefetch_tables(plan, block))
     names += [n for n in sorted(remote) if n not in names]
@@ -387,7 +379,7 @@ def _find_tables(plan, block):
                 continue
             if name not in op.input_arg_names and name not in op.output_arg_names:
                 continue
-            if op.type not in LOOKUPS or not (op.attrs.get("is_distributed") or name in remote):
+            if not op_info(op.type).lookup or not (op.attrs.get("is_distributed") or name in remote):
                 raise NotImplementedError(
                     "transpile: '%s' is a distributed lookup table (embedding is_distributed=True), but op '%s' "
                     "also uses it; a table that lives only on the pservers can only be looked up (mark every "
@@ -413,7 +405,7 @@ def _check_rowwise(plan, block):
             continue
         for i in chain.ops:
             op = block.ops[i]
-            if not is_optimizer_op(op) and op.type not in _ROWWISE:
+            if not is_optimizer_op(op) and not op_info(op.type).row_wise:
                 raise NotImplementedError(
                     "transpile: parameter '%s' is cut into %d blocks, but its op '%s' (e.g. GradientClipByNorm) "
                     "needs the whole gradient; set config.slice_var_up = False" % (chain.param, len(chain.blocks),

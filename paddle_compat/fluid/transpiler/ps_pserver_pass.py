@@ -16,6 +16,7 @@ Vars the LR block computes and the optimize blocks read are persistable here: ea
 its own function, so what crosses blocks lives in the pserver's scope (as all vars did in Paddle).
 """
 
+from ...backends.ps.records import OptimizeBlock, PserverPlan, mode_of, set_pserver_plan
 from ...ir import Block, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Program, VarType, notify_changed
 from .ps_plan import is_optimizer_op
 from .ps_slicing import block_name
@@ -235,8 +236,7 @@ def build_pserver_main(plan, src_program, endpoint):
     prog._is_distributed = True
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = endpoint
-    prog._dist_info = pserver_dist_info(plan, endpoint, info, lr_block_id)
-    prog._dist_info["tables"] = tables
+    set_pserver_plan(prog, pserver_record(plan, endpoint, info, lr_block_id, tables))
     prog._bump()
     notify_changed(prog, "DistributeTranspiler.get_pserver_program")
     return prog
@@ -260,14 +260,14 @@ def local_vars(plan, endpoint):
     return out
 
 
-def pserver_dist_info(plan, endpoint, info, lr_block_id):
-    return {
-        "mode": "pserver", "role": "pserver", "endpoint": endpoint,
-        "pserver_id": plan.endpoints.index(endpoint), "pserver_endpoints": list(plan.endpoints),
-        "trainers": plan.trainers, "sync_mode": plan.sync_mode, "dc_asgd": plan.dc_asgd and not plan.sync_mode,
-        "plan_digest": plan.digest, "blocks": info, "lr_block": lr_block_id,
+def pserver_record(plan, endpoint, info, lr_block_id, tables, geo=False):
+    """The PserverPlan the listen_and_serv op carries (records.py)."""
+    return PserverPlan(
+        endpoint=endpoint, pserver_id=plan.endpoints.index(endpoint), pserver_endpoints=tuple(plan.endpoints),
+        trainers=plan.trainers, mode=mode_of(plan.sync_mode, geo=geo),
+        dc_asgd=bool(plan.dc_asgd and not plan.sync_mode), plan_digest=plan.digest,
+        blocks=tuple(OptimizeBlock(**d) for d in info), lr_block=lr_block_id,
         # async: per-trainer step counters a push adds to (the LR block sums them)
-        "step_counters": [n for _, names, _ in plan.step_counters.values() for n in names],
-        "placement": [[b.name, list(b.shape)] for b in plan.blocks_on(endpoint)],   # dispatch order
-        "local_vars": local_vars(plan, endpoint),
-    }
+        step_counters=tuple(n for _, names, _ in plan.step_counters.values() for n in names),
+        placement=tuple((b.name, tuple(b.shape)) for b in plan.blocks_on(endpoint)),   # dispatch order
+        local_vars=local_vars(plan, endpoint), tables=tables)

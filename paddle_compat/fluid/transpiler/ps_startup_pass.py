@@ -16,11 +16,11 @@ the same seed. (A NumpyArrayInitializer table is sliced exactly, as any paramete
 import numpy as np
 
 from ...ir import OP_ROLE_KEY, OpRole, Program, notify_changed
+from ...ops import info as op_info
 from .ps_pserver_pass import bak_name
 
 __all__ = ["build_pserver_startup"]
 
-_RANDOM = ("uniform_random", "gaussian_random", "truncated_gaussian_random")
 _VALUE_KEYS = ("fp32_values", "int32_values", "int64_values", "bool_values")
 
 
@@ -80,7 +80,7 @@ def _retarget(block, op, orig_var, name, shape, rows, shard=None):
         attrs[key] = np.ascontiguousarray(full[off:off + n]).reshape(-1)
         attrs["shape"] = list(shape)
         return block.append_op(type=op.type, outputs={slot: [name]}, attrs=attrs)
-    if op.type in _RANDOM:
+    if op_info(op.type).random_init:
         if not attrs.get("seed", 0) or shard is not None:
             if attrs.get("seed", 0):
                 attrs["seed"] = _shard_seed(attrs["seed"], shard)
@@ -159,8 +159,6 @@ def build_pserver_startup(plan, main_program, startup_program, endpoint):
     prog._is_distributed = True
     prog._endpoints = list(plan.endpoints)
     prog._ps_endpoint = endpoint
-    prog._dist_info = {"mode": "pserver", "role": "pserver_startup", "endpoint": endpoint,
-                       "uninitialised": sorted(set(targets) - done)}
     prog._bump()
     notify_changed(prog, "DistributeTranspiler.get_startup_program")
     return prog

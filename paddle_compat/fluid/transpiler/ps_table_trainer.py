@@ -21,11 +21,12 @@ per shard, so split_ids pairs each shard's ids with its rows' gradients (rows re
 The sends join the step's other sends: one exchange RPC per pserver carries dense and table gradients.
 """
 
+from ...backends.ps.records import is_trainer_program, set_trainer_plan
 from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Operator, VarType
 from .ps_plan import TableInfo
 from ...ops.defs.init_ops import is_fake_init
 
-__all__ = ["rewrite_tables", "table_var_names", "register_trainer_tables", "trainer_table", "remote_lookups"]
+__all__ = ["rewrite_tables", "table_var_names", "remote_lookups", "TABLES_KEY"]
 
 
 def _op(block, type, inputs, outputs, attrs, callsite=None):
@@ -38,6 +39,8 @@ def _declare(block, plan, t):
     for b in chain.blocks:
         block.create_var(name=t.ids_block(b), shape=[-1, 1], dtype="int64", stop_gradient=True)
         block.create_var(name=t.rows_block(b), shape=[-1, t.width], dtype=w.dtype)
+        if getattr(plan, "forward_only", False):    # a lookups-only view declares no gradients
+            continue
         block.create_var(name=t.rows_block(b) + GRAD_SUFFIX, shape=[-1, t.width], dtype=w.dtype)
         block.create_var(name=b.trainer_grad(plan.trainer_id, plan.suffixed), shape=list(b.shape),
                          dtype=w.dtype, type=VarType.SELECTED_ROWS)
@@ -168,11 +171,12 @@ def table_var_names(plan):
 
 
 # -- programs that still look a table up locally ---------------------------------------------------------
-# The distributed tables of the trainer programs transpiled in this process: {table: (plan, dist info)}. A
-# program that looks such a table up with lookup_table (a test program cloned from the main program before
-# transpile) has no table on the trainer: `remote_lookups` gives the executor a copy of it whose lookups go
-# through the pservers by the same prefetch chain as the trainer program's.
-_TRAINER_TABLES = {}
+# A program that looks a distributed table up with lookup_table (a test program cloned from the main program
+# before transpile) has no table on the trainer: `remote_lookups` gives the executor a copy of it whose lookups
+# go through the pservers by the same prefetch chain as the trainer program's. Which tables the pservers hold
+# is the TrainerPlan of the trainer program the same executor ran (its runtime[TABLES_KEY]): no process-wide
+# registry, and a program read back from a file works as the one transpiled in this process.
+TABLES_KEY = "trainer_tables"
 
 
 def holds_values(holder):
@@ -180,30 +184,35 @@ def holds_values(holder):
     return holder is not None and holder.value is not None and not is_fake_init(holder.value)
 
 
-def register_trainer_tables(plan, info):
-    for name in plan.tables:
-        _TRAINER_TABLES[name] = (plan, info)
+class _Shard:
+    """A table shard as the TrainerPlan records it (what the forward chain reads of a VarBlock)."""
+
+    def __init__(self, index, endpoint, name, offset, rows):
+        self.index, self.endpoint, self.name, self.offset, self.rows = index, endpoint, name, int(offset), int(rows)
 
 
-def trainer_table(name):
-    """(plan, dist info) of the distributed table `name` trained in this process, or None."""
-    return _TRAINER_TABLES.get(name)
+class _Chain:
+    def __init__(self, blocks):
+        self.blocks = blocks
 
 
 class _ForwardPlan:
-    """What rewrite_tables reads of a plan, for a program with lookups only (no gradients)."""
+    """What rewrite_tables reads of a plan, for a program with lookups only (no gradients), from the
+    TrainerPlan record of the trainer program."""
+    forward_only = True
 
-    def __init__(self, plan, tables):
-        self.tables, self.chains = tables, plan.chains
-        self.trainer_id, self.sync_mode, self.suffixed = plan.trainer_id, plan.sync_mode, plan.suffixed
+    def __init__(self, record, tables):
+        self.tables, self.trainer_id, self.sync_mode, self.suffixed = tables, record.trainer_id, record.sync_mode, False
+        self.chains = {name: _Chain([_Shard(i, *s) for i, s in enumerate(record.tables[name]["shards"])])
+                       for name in tables}
 
 
-def _remote_table_lookups(program, scope):
-    if not _TRAINER_TABLES or program._dist_info.get("role"):
+def _remote_table_lookups(program, scope, record):
+    if record is None or not record.tables or is_trainer_program(program):
         return {}
     out = {}
     for i, op in enumerate(program.global_block().ops):
-        if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] in _TRAINER_TABLES:
+        if op.type == "lookup_table" and op.attrs.get("is_distributed") and op.input("W")[0] in record.tables:
             name = op.input("W")[0]
             # a local program holding its own table runs as it is (fake_init's placeholder holds no values)
             if not holds_values(scope.find_var(name)):
@@ -211,33 +220,28 @@ def _remote_table_lookups(program, scope):
     return out
 
 
-def remote_lookups(program, scope):
-    """`program`, or, when it looks up distributed tables of this process's trainer program that `scope`
-    does not hold, a copy whose lookups prefetch the rows from the pservers."""
-    found = _remote_table_lookups(program, scope)
+def remote_lookups(program, scope, record):
+    """`program`, or, when it looks up distributed tables of the trainer program whose TrainerPlan is `record`
+    and `scope` does not hold them, a copy whose lookups prefetch the rows from the pservers."""
+    found = _remote_table_lookups(program, scope, record)
     if not found:
         return program
-    plans = set(id(_TRAINER_TABLES[n][0]) for n in found)
-    if len(plans) > 1:
-        raise NotImplementedError("a program looks up distributed tables %s of different transpiled jobs"
-                                  % sorted(found))
-    plan, info = _TRAINER_TABLES[next(iter(found))]
     view = program.clone()
     block = view.global_block()
     old = block.ops
     tables = {}
     for name, idx in found.items():
-        ref = plan.tables[name]
-        t = tables[name] = TableInfo(name, ref.height, ref.width, ref.padding_idx)
+        ref = record.tables[name]
+        t = tables[name] = TableInfo(name, ref["height"], ref["width"], old[idx[0]].attrs.get("padding_idx", -1))
         for i in idx:
             op = old[i]
             t.lookups.append(i)
             t.ids.append(op.input("Ids")[0])
             t.outs.append(op.output("Out")[0])
-    block.ops = rewrite_tables(_ForwardPlan(plan, tables), block, list(old), old)
+    block.ops = rewrite_tables(_ForwardPlan(record, tables), block, list(old), old)
     for name in found:      # the table itself is not on the trainer
         if not any(name in op.input_arg_names for op in block.ops):
             block.vars.pop(name, None)
-    view._dist_info = info
+    set_trainer_plan(view, record)
     view._bump()
     return view

@@ -18,10 +18,11 @@ Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowe
 `<var>@GRAD`, so the local name stays and the send op's `send_varnames` carries the pserver-side name.
 """
 
+from ...backends.ps.records import TrainerPlan, mode_of
 from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, VarType
 from .ps_table_trainer import rewrite_tables, table_var_names
 
-__all__ = ["build_trainer_main", "build_trainer_startup", "trainer_dist_info", "comm_attrs"]
+__all__ = ["build_trainer_main", "build_trainer_startup", "trainer_record", "comm_attrs"]
 
 
 def comm_attrs(plan, **extra):
@@ -242,10 +243,9 @@ def build_trainer_startup(plan, snapshot, main_snapshot):
     return prog
 
 
-def trainer_dist_info(plan, wait_port):
-    return {
-        "mode": "pserver", "role": "trainer", "trainer_id": plan.trainer_id, "trainers": plan.trainers,
-        "pserver_endpoints": list(plan.endpoints), "sync_mode": plan.sync_mode, "wait_port": bool(wait_port),
-        "half_async": plan.half_async_trainer,
-        "plan_digest": plan.digest, "remote_vars": plan.remote_vars(), "tables": plan.tables_info(),
-    }
+def trainer_record(plan, wait_port, geo=False):
+    """The TrainerPlan the trainer programs' RPC ops carry (records.py)."""
+    return TrainerPlan(
+        trainer_id=plan.trainer_id, trainers=plan.trainers, pserver_endpoints=tuple(plan.endpoints),
+        mode=mode_of(plan.sync_mode, plan.half_async_trainer, geo), wait_port=bool(wait_port),
+        plan_digest=plan.digest, remote_vars=plan.remote_vars(), tables=plan.tables_info())

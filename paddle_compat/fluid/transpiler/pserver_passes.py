@@ -8,6 +8,9 @@ pserver programs from the snapshots. The getters keep no half-built state: any o
 read).
 """
 
+import dataclasses
+
+from ...backends.ps.records import set_trainer_plan, trainer_plan
 from ...ir import notify_changed
 from ...backends.endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
@@ -16,8 +19,7 @@ from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_ge
 from .ps_plan import build_plan
 from .ps_pserver_pass import build_pserver_main
 from .ps_startup_pass import build_pserver_startup
-from .ps_trainer_pass import build_trainer_main, build_trainer_startup, trainer_dist_info
-from .ps_table_trainer import register_trainer_tables
+from .ps_trainer_pass import build_trainer_main, build_trainer_startup, trainer_record
 
 __all__ = ["transpile_pserver", "PserverTranspileResult"]
 
@@ -41,7 +43,9 @@ class PserverTranspileResult:
     def trainer_program(self, wait_port=True):
         """The user's main program, rewritten in place at transpile time into the trainer program."""
         for prog in (self._user_main, self._user_startup):
-            prog._dist_info["wait_port"] = bool(wait_port)
+            rec = trainer_plan(prog)
+            if rec is not None and rec.wait_port != bool(wait_port):
+                set_trainer_plan(prog, dataclasses.replace(rec, wait_port=bool(wait_port)))
         return self._user_main
 
     def trainer_startup_program(self):
@@ -80,8 +84,8 @@ def _check_config(cfg, sync_mode):
 def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoints, trainers, sync_mode,
                       current_endpoint="127.0.0.1:6174"):
     for prog, what in ((program, "program"), (startup_program, "startup_program")):
-        if prog._dist_info.get("mode") == "pserver" or any(
-                op.type in ("send", "recv", "listen_and_serv") for op in prog.global_block().ops):
+        if any(
+                op.type in ("send", "recv", "listen_and_serv", "geo_sgd") for op in prog.global_block().ops):
             # Paddle 1.8.5 transpiles it again and builds a wrong job: a second backward pass whose gradients no
             # pserver receives, parameters updated twice (tests/unit/test_transpile_twice_paddle18.py)
             raise ValueError("transpile: %s was already transpiled for pserver mode; transpile the original "
@@ -102,15 +106,12 @@ def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoin
     else:
         trainer_main = build_trainer_main(plan, main_snapshot)
         trainer_startup = build_trainer_startup(plan, startup_snapshot, main_snapshot)
-    info = trainer_dist_info(plan, wait_port=True)
-    info["geo"] = geo
+    record = trainer_record(plan, wait_port=True, geo=geo)
     for prog in (trainer_main, trainer_startup):
         _set_trainer_attrs(prog, plan, current_endpoint)
-        prog._dist_info = dict(info)
+        set_trainer_plan(prog, record)
     notify_changed(trainer_main, "DistributeTranspiler.transpile (trainer main)")
     notify_changed(trainer_startup, "DistributeTranspiler.transpile (trainer startup)")
     overwrite_program(program, trainer_main, "DistributeTranspiler.transpile")
     overwrite_program(startup_program, trainer_startup, "DistributeTranspiler.transpile")
-    if plan.tables:
-        register_trainer_tables(plan, program._dist_info)
     return PserverTranspileResult(plan, main_snapshot, startup_snapshot, program, startup_program, geo)

@@ -1,15 +1,12 @@
-"""Op families defined in one place each (shapes, kernel, grad facts). Importing this package defines them.
+"""Every op type, declared once, in modules named after Paddle's op families. Importing this package declares
+them (the registry loads it on its first question).
 
-To add an op: pick (or start) the family module here, write one `@defop(...)` kernel factory with its
-infer_shape and gradient facts, add the module to the import below, and write the layer builder in
-paddle_compat/fluid/layers/ with `helpers.append_defined` (no shape code there). See math_ext.py.
+To add an op, see docs/internals.md ("Adding an op"); abn_ops.py is the one to copy: a declaration with its
+slots, infer_shape and gradient facts over its kernel factory, in one `@defop`.
 """
 
-from . import (abn_ops, amp_ops, beam_search, conv_pool_ops, contrib_ops, crf_ops, ctc_chunk_ops, index_ops,  # noqa: F401
-               loss_more, math_ext, math_more, norm_resize_ops, py_func_op, random_misc_ops, rnn_ops,
-               sampled_loss, seq_ext, seq_more, seq_shape, shape_ops)
-from . import control_flow, cudnn_lstm_ops, lstmp_ops, rnn_flow  # noqa: F401
-from . import contrib_more_ops, misc_ext_ops, norm_ext_ops, roi_ops  # noqa: F401
-from . import activation_ops, init_ops, loss_ops, math_ops, metric_ops, nn_ops, sequence_ops  # noqa: F401
-from . import detection_ops, pyramid_hash, retinanet_ops, tensor_ops  # noqa: F401
-from . import cross_entropy2  # noqa: F401
+from . import (abn_ops, activation_ops, amp_ops, beam_search, collective, contrib_ops, control_flow,  # noqa: F401
+               conv_pool_ops, crf_ops, ctc_chunk_ops, cudnn_lstm_ops, detection_ops, distributed_ops, fused,
+               index_ops, init_ops, io_ops, lookup_table, loss_ops, lstmp_ops, math_ops, metric_ops, nn_ops,
+               norm_resize_ops, optimizers, py_func_op, pyramid_hash, retinanet_ops, rnn_flow, rnn_ops, roi_ops,
+               sampled_loss, sequence_ops, shape_ops, tensor_ops)

@@ -1,21 +1,44 @@
-"""Activations and softmax: elementwise, so every output has the shape and LoD of X."""
+"""Activations and softmax: elementwise, so every output has the shape and LoD of X (Paddle's activation_op
+family, with selu, mish, erf and the other unary ops of its 1.8 layers)."""
 
-from ...ir.lazy import F, torch
-from ..registry import attr, defop
-from ..shapes import same_as
+import math
+
+from ...ir.lazy import F, torch, torch_dtype
+from ..registry import attr, defop, OutMeta
+from ..shapes import first, reduce_dims, same_as
+
 
 _SAME = same_as("X")
 
-# op type -> (module, function name): looked up when the kernel is built, so defining the ops loads no torch
-_SIMPLE = {
+# The one activation map: name -> (module, function name), looked up when a kernel is built, so defining the
+# ops loads no torch. Each is an op here, and the fused and recurrent kernels take theirs from it (activation).
+ACTIVATIONS = {
     "relu": (torch, "relu"), "sigmoid": (torch, "sigmoid"), "tanh": (torch, "tanh"), "exp": (torch, "exp"),
     "log": (torch, "log"), "sqrt": (torch, "sqrt"), "rsqrt": (torch, "rsqrt"), "abs": (torch, "abs"),
     "square": (torch, "square"), "softsign": (F, "softsign"), "ceil": (torch, "ceil"), "floor": (torch, "floor"),
     "round": (torch, "round"), "reciprocal": (torch, "reciprocal"), "sign": (torch, "sign"),
     "cos": (torch, "cos"), "sin": (torch, "sin"), "logsigmoid": (F, "logsigmoid"),
 }
+_IDENTITY = ("identity", "linear")
+
+
+def activation(name):
+    """The torch function of activation `name` ("identity" and "linear": the input itself); KeyError when
+    there is none."""
+    if name in _IDENTITY:
+        return _identity
+    mod, fn = ACTIVATIONS[name]
+    return getattr(mod, fn)
+
+
+def _identity(x):
+    return x
+
+
 # piecewise-constant outputs: no gradient reaches X
 _NO_GRAD = {"sign", "floor", "ceil", "round"}
+# a pserver may run these on its row block of a parameter (distributed fact: row_wise)
+_ROW_WISE = {"sign", "abs", "square"}
 
 # Paddle's CPU kernels call libm's expf/cosf/sinf element by element on a tensor too small for one vector
 # (under 8 floats), which torch's vectorized float32 versions miss by an ulp now and then; a learning-rate
@@ -33,8 +56,8 @@ def _libm_small(fn):
     return run
 
 
-for _name, (_mod, _fn) in _SIMPLE.items():
-    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD)(
+for _name, (_mod, _fn) in ACTIVATIONS.items():
+    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD, row_wise=_name in _ROW_WISE)(
         (lambda mod, fn, small: lambda op, ctx: _libm_small(getattr(mod, fn)) if small else getattr(mod, fn))(
             _mod, _fn, _name in _LIBM_SMALL))
 
@@ -144,3 +167,81 @@ def prelu(op, ctx):
         a = alpha.reshape(1) if mode == "all" else alpha
         return torch.where(x > 0, x, a * x)
     return k
+
+
+def _unary(op_type, make):
+    """An element-wise op X -> Out; make(op) returns the torch function."""
+    defop(op_type, infer_shape=same_as("X"))(lambda op, ctx: make(op))
+
+
+_unary("log1p", lambda op: torch.log1p)
+_unary("atan", lambda op: torch.atan)
+_unary("acos", lambda op: torch.acos)
+_unary("asin", lambda op: torch.asin)
+_unary("erf", lambda op: torch.erf)
+_unary("tanh_shrink", lambda op: (lambda x: x - torch.tanh(x)))
+
+
+def _softshrink(op):
+    lam = float(attr(op, "lambda", 0.5))
+    return lambda x: torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, torch.zeros_like(x)))
+
+
+def _hard_shrink(op):
+    t = float(attr(op, "threshold", 0.5))
+    return lambda x: torch.where((x > t) | (x < -t), x, torch.zeros_like(x))
+
+
+def _thresholded_relu(op):
+    t = float(attr(op, "threshold", 1.0))
+    return lambda x: torch.where(x > t, x, torch.zeros_like(x))
+
+
+def _stanh(op):
+    a, b = float(attr(op, "scale_a", 0.67)), float(attr(op, "scale_b", 1.7159))
+    return lambda x: b * torch.tanh(a * x)
+
+
+def _brelu(op):
+    lo, hi = float(attr(op, "t_min", 0.0)), float(attr(op, "t_max", 24.0))
+    return lambda x: torch.clamp(x, lo, hi)
+
+
+def _soft_relu(op):
+    # Paddle: log(1 + exp(clip(x, -t, t))). Its gradient masks by the *output* being inside (-t, t), so it
+    # is zero above t but keeps flowing below -t (as d/dx at -t): a straight-through lower clip.
+    t = float(attr(op, "threshold", 40.0))
+
+    def k(x):
+        xc = torch.where(x < -t, x - x.detach() - t, torch.clamp(x, max=t))
+        return torch.log1p(torch.exp(xc))
+    return k
+
+
+def _selu(op):
+    s = float(attr(op, "scale", 1.0507009873554804934193349852946))
+    a = float(attr(op, "alpha", 1.6732632423543772848170429916717))
+    return lambda x: s * torch.where(x > 0, x, a * (torch.exp(x) - 1))
+
+
+def _hard_swish(op):
+    t, s, o = float(attr(op, "threshold", 6.0)), float(attr(op, "scale", 6.0)), float(attr(op, "offset", 3.0))
+    return lambda x: x * torch.clamp(x + o, 0.0, t) / s
+
+
+def _mish(op):
+    # Paddle's softplus inside mish switches to x (resp. exp(x)) past +/- threshold, but its gradient uses
+    # 1 - exp(-softplus) on every branch; the straight-through term below reproduces that.
+    t = float(attr(op, "threshold", 20.0))
+
+    def k(x):
+        sp = torch.where(x > t, x, torch.where(x < -t, torch.exp(x), torch.log1p(torch.exp(x)))).detach()
+        sp = sp + (x - x.detach()) * (1 - torch.exp(-sp))
+        return x * torch.tanh(sp)
+    return k
+
+
+for _t, _m in (("softshrink", _softshrink), ("hard_shrink", _hard_shrink), ("thresholded_relu", _thresholded_relu),
+               ("stanh", _stanh), ("brelu", _brelu), ("soft_relu", _soft_relu), ("selu", _selu),
+               ("hard_swish", _hard_swish), ("mish", _mish)):
+    _unary(_t, _m)

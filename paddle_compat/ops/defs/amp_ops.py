@@ -37,18 +37,23 @@ def update_loss_scaling(op, ctx):
 
     def k(xs, found, scale, good, bad):
         with torch.no_grad():
-            grow = ~found & (good >= incr_n)
-            shrink = found & (bad >= decr_n)
-            up = scale * incr_ratio
-            up = torch.where(torch.isfinite(up), up, scale)
-            down = torch.clamp(scale * decr_ratio, min=1.0)
-            new_scale = torch.where(grow, up, torch.where(shrink, down, scale))
-            reset = grow | shrink
-            good_n = torch.where(reset | found, torch.zeros_like(good), good + 1)
-            bad_n = torch.where(reset | ~found, torch.zeros_like(bad), bad + 1)
+            update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)
             outs = [torch.where(found, 0.0, x) for x in xs]      # (a scalar: no zeros_like kernel per gradient)
-            scale.copy_(new_scale)
-            good.copy_(good_n)
-            bad.copy_(bad_n)
             return outs, scale, good, bad
     return k
+
+
+def update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio):
+    """The loss scaling and the step counts after a step whose gradients were (found) not finite, in place."""
+    grow = ~found & (good >= incr_n)
+    shrink = found & (bad >= decr_n)
+    up = scale * incr_ratio
+    up = torch.where(torch.isfinite(up), up, scale)
+    down = torch.clamp(scale * decr_ratio, min=1.0)
+    new_scale = torch.where(grow, up, torch.where(shrink, down, scale))
+    reset = grow | shrink
+    good_n = torch.where(reset | found, torch.zeros_like(good), good + 1)
+    bad_n = torch.where(reset | ~found, torch.zeros_like(bad), bad + 1)
+    scale.copy_(new_scale)
+    good.copy_(good_n)
+    bad.copy_(bad_n)

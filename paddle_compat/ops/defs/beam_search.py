@@ -1,5 +1,6 @@
 """Beam search on 2-level LoD tensors (Paddle 1.8's beam_search and beam_search_decode) and the LoD-only ops
-lod_reset / lod_append (one op type, `append` attribute).
+lod_reset / lod_append (one op type, `append` attribute), and gather_tree (the beams' ids read back
+through their parents, for dynamic_decode).
 
 LoD layout of one decoding step (Paddle's): level 0 groups the prefixes (rows of the previous step) by
 source sentence, level 1 says how many candidates each prefix produced. beam_search keeps, per source, the
@@ -8,8 +9,8 @@ itself (end_id with its previous score); a source whose every kept candidate is 
 dropped (its level-0 entry becomes empty). All of it is a few sorts over every candidate at once.
 """
 
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
+from ...ir.lazy import torch, torch_dtype
+from ..registry import attr, defop, OutMeta
 from ..shapes import first
 
 
@@ -281,4 +282,20 @@ def lod_reset(op, ctx):
             return x, tuple(x_lod or ()) + (level,)
         return x, (level,)
 
+    return k
+
+
+@defop("gather_tree", inputs=("Ids", "Parents"),
+       infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "Ids").shape, first(ins, "Ids").dtype)},
+       differentiable=False)
+def gather_tree(op, ctx):
+    def k(ids, parents):
+        # ids/parents: [max_time, batch, beam]; walk the parents back from the last step.
+        t = ids.shape[0]
+        out = torch.empty_like(ids)
+        beam = torch.arange(ids.shape[2], device=ids.device).expand(ids.shape[1], -1)
+        for step in range(t - 1, -1, -1):
+            out[step] = ids[step].gather(1, beam)
+            beam = parents[step].gather(1, beam).long()
+        return out
     return k

@@ -1,5 +1,6 @@
 """Tensor-creating ops: fill_constant, uniform/gaussian random, assign_value, *_like fills, increment,
-fake_init.
+fake_init, and the other random sources of Paddle 1.8 (randint, randperm, seed, sampling_id,
+uniform/gaussian_random_batch_size_like).
 
 Their builders (fluid/layers/tensor.py) keep their own outputs (an `out=` argument may name an existing
 variable); the shapes below are what those outputs get.
@@ -8,7 +9,7 @@ variable); the shapes below are what those outputs get.
 import numpy as np
 
 from ...ir.lazy import torch, torch_dtype
-from ..registry import OutMeta, attr, defop
+from ..registry import attr, defop, OutMeta
 from ..shapes import first, same_as
 
 
@@ -96,7 +97,7 @@ def fill_constant_bsl(op, ctx):
     return k
 
 
-@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def uniform_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     lo, hi, seed, device = float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0), ctx.device
@@ -107,7 +108,7 @@ def uniform_random(op, ctx):
     return k
 
 
-@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -118,7 +119,7 @@ def gaussian_random(op, ctx):
     return k
 
 
-@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
 def truncated_gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -148,7 +149,7 @@ def assign_value(op, ctx):
     return k
 
 
-@defop("assign", infer_shape=same_as("X"))
+@defop("assign", infer_shape=same_as("X"), row_wise=True)
 def assign(op, ctx):
     return lambda x: x.clone() if not x.is_sparse else x
 
@@ -181,3 +182,83 @@ def increment(op, ctx):
        infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,), first(ins, "Start").dtype)}, differentiable=False)
 def range_(op, ctx):
     return lambda s, e, st: torch.arange(s.item(), e.item(), st.item(), dtype=s.dtype, device=s.device)
+
+
+def _gen(seed, device):
+    if not seed:
+        return None
+    g = torch.Generator(device=device)
+    g.manual_seed(int(seed))
+    return g
+
+
+def _random_attr_shape(ins, attrs):
+    return {"Out": OutMeta(attrs["shape"], attrs["dtype"])}
+
+
+@defop("randint", inputs=(), infer_shape=_random_attr_shape, differentiable=False)
+def randint(op, ctx):
+    shape, lo, hi = [int(d) for d in attr(op, "shape")], int(attr(op, "low", 0)), int(attr(op, "high"))
+    dt, seed = torch_dtype(attr(op, "dtype", "int64")), attr(op, "seed", 0)
+    return lambda: torch.randint(lo, hi, shape, dtype=dt, device=ctx.device, generator=_gen(seed, ctx.device))
+
+
+@defop("randperm", inputs=(), infer_shape=lambda ins, attrs: {"Out": OutMeta((attrs["n"],), attrs["dtype"])},
+       differentiable=False)
+def randperm(op, ctx):
+    n, dt, seed = int(attr(op, "n")), torch_dtype(attr(op, "dtype", "int64")), attr(op, "seed", 0)
+    return lambda: torch.randperm(n, generator=_gen(seed, "cpu")).to(device=ctx.device, dtype=dt)
+
+
+# The seed a dropout reads from its Seed input: the attribute, or (0) a fresh one each run, drawn from torch's
+# generator so that torch.manual_seed makes runs repeatable. Paddle keeps it on the CPU.
+@defop("seed", inputs=(), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), "int32")}, differentiable=False)
+def seed(op, ctx):
+    fixed = int(attr(op, "seed", 0) or 0)
+    if fixed:
+        return lambda: torch.tensor([fixed], dtype=torch.int32)
+    return lambda: torch.randint(1, 2 ** 31 - 1, (1,), dtype=torch.int32)
+
+
+# Paddle's kernel writes int64 ids whatever the layer's dtype argument says; the variable is int64 here.
+@defop("sampling_id", infer_shape=lambda ins, attrs: {"Out": OutMeta((first(ins, "X").shape[0],), "int64")},
+       differentiable=False)
+def sampling_id(op, ctx):
+    # Paddle draws r ~ U[min, max) per row and returns the first index whose running sum of X exceeds r.
+    lo, hi, seed = float(attr(op, "min", 0.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0)
+
+    def k(x):
+        r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(lo, hi,
+                                                                              generator=_gen(seed, x.device))
+        cum = torch.cumsum(x, 1)
+        idx = (cum <= r.unsqueeze(1)).sum(1).clamp(max=x.shape[1] - 1)
+        return idx.to(torch.int64)
+    return k
+
+
+def _random_bsl_shape(ins, attrs):
+    x = first(ins, "Input")
+    shape = list(attrs["shape"])
+    shape[attrs.get("output_dim_idx", 0)] = x.shape[attrs.get("input_dim_idx", 0)]
+    return {"Out": OutMeta(shape, attrs["dtype"])}
+
+
+def _bsl(fill):
+    def factory(op, ctx):
+        shape = [int(d) for d in attr(op, "shape")]
+        idim, odim, seed = attr(op, "input_dim_idx", 0), attr(op, "output_dim_idx", 0), attr(op, "seed", 0)
+        dt = torch_dtype(attr(op, "dtype", 5))
+
+        def k(x):
+            s = list(shape)
+            s[odim] = x.shape[idim]
+            out = torch.empty(s, dtype=dt, device=x.device)
+            return fill(op, out, _gen(seed, x.device))
+        return k
+    return factory
+
+
+defop("uniform_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False)(
+    _bsl(lambda op, out, g: out.uniform_(float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), generator=g)))
+defop("gaussian_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False)(
+    _bsl(lambda op, out, g: out.normal_(float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), generator=g)))

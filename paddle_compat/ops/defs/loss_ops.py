@@ -1,9 +1,14 @@
-"""Loss ops: cross_entropy, softmax_with_cross_entropy, sigmoid_cross_entropy_with_logits, log_loss, huber."""
+"""Loss ops: cross_entropy (and cross_entropy2, which Paddle 1.8's layers.cross_entropy writes for hard
+labels: programs Paddle wrote carry it and its grad op), softmax_with_cross_entropy,
+sigmoid_cross_entropy_with_logits, log_loss, huber, smooth_l1_loss, bpr_loss, rank_loss, margin_rank_loss,
+teacher_student_sigmoid_loss, kldiv_loss, center_loss; and the ops fluid.layers keeps beside them: cvm
+(continuous_value_model), fsp (fsp_matrix), add_position_encoding, bilinear_tensor_product."""
 
 from ...ir.lazy import F, torch
-from ..registry import OutMeta, attr, defop
+from ..registry import attr, defop, OutMeta
 from ..shapes import first, same_as
 from .activation_ops import softmax_shift
+
 
 # Paddle's TolerableValue: -log(0) becomes this instead of inf.
 _KMAX = 1e20
@@ -135,5 +140,239 @@ def huber_loss(op, ctx):
         r = y - x
         a = r.abs()
         return torch.where(a <= d, 0.5 * r * r, d * (a - 0.5 * d)), r.detach()
+
+    return k
+
+
+def _rows1(slot, out):
+    def infer(ins, attrs):
+        x = first(ins, slot)
+        return {out: OutMeta((x.shape[0], 1), x.dtype)}
+    return infer
+
+
+def _smooth_l1_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Diff": OutMeta(x.shape, x.dtype), "Out": OutMeta((x.shape[0], 1), x.dtype)}
+
+
+@defop("smooth_l1_loss", inputs=("X", "Y", "InsideWeight", "OutsideWeight"), outputs=("Diff", "Out"),
+       infer_shape=_smooth_l1_shape, no_grad=("InsideWeight", "OutsideWeight"))
+def smooth_l1_loss(op, ctx):
+    s2 = float(attr(op, "sigma", 1.0)) ** 2
+
+    def k(x, y, iw, ow):
+        diff = x - y
+        if iw is not None:
+            diff = diff * iw
+        a = diff.abs()
+        val = torch.where(a < 1.0 / s2, 0.5 * s2 * diff * diff, a - 0.5 / s2)
+        if ow is not None:
+            val = val * ow
+        return diff, val.reshape(val.shape[0], -1).sum(1, keepdim=True)
+    return k
+
+
+@defop("bpr_loss", inputs=("X", "Label"), outputs=("Y",), infer_shape=_rows1("X", "Y"), no_grad=("Label",))
+def bpr_loss(op, ctx):
+    def k(x, label):
+        n, c = x.shape
+        pos = x.gather(1, label.reshape(n, 1).long())
+        sp = F.softplus(x - pos)                 # -log(sigmoid(x_label - x_j))
+        mask = torch.ones_like(x).scatter(1, label.reshape(n, 1).long(), 0.0)
+        return (sp * mask).sum(1, keepdim=True) / (c - 1)
+    return k
+
+
+@defop("rank_loss", inputs=("Label", "Left", "Right"), infer_shape=same_as("Left"), no_grad=("Label",))
+def rank_loss(op, ctx):
+    return lambda label, left, right: torch.log1p(torch.exp(left - right)) - label * (left - right)
+
+
+def _mrl_shape(ins, attrs):
+    x = first(ins, "Left")
+    return {"Out": OutMeta(x.shape, x.dtype), "Activated": OutMeta(x.shape, x.dtype)}
+
+
+@defop("margin_rank_loss", inputs=("Label", "Left", "Right"), outputs=("Out", "Activated"),
+       infer_shape=_mrl_shape, no_grad=("Label",))
+def margin_rank_loss(op, ctx):
+    m = float(attr(op, "margin", 0.1))
+
+    def k(label, left, right):
+        out = torch.relu(-label * (left - right) + m)
+        return out, (out > 0).to(out.dtype)
+    return k
+
+
+@defop("teacher_student_sigmoid_loss", inputs=("X", "Label"), outputs=("Y",), infer_shape=_rows1("X", "Y"),
+       no_grad=("Label",))
+def teacher_student_sigmoid_loss(op, ctx):
+    lo, hi = float(attr(op, "soft_max_lower_bound", -15.0)), float(attr(op, "soft_max_up_bound", 15.0))
+
+    def k(x, label):
+        # Label < -1: no click, no teacher; -1 <= label < 0: click, no teacher; 0 <= label < 1: no click,
+        # teacher score = label; label >= 1: click, teacher score = label - 1 (Paddle's encoding).
+        base = torch.relu(x) + torch.log1p(torch.exp(-x.abs()))       # sigmoid cross-entropy without -x*z
+        click = ((label >= -1) & (label < 0)) | (label >= 1)
+        ce_click = base - x * click.to(x.dtype)
+        q = torch.where(label >= 1, label - 1, label)
+        has_teacher = label >= 0
+        ce_teacher = torch.where(has_teacher, base - x * q, torch.zeros_like(x))
+        val = ce_click + ce_teacher
+        # Paddle's gradient is zero where x lies outside [lower, upper] bound (its forward is not bounded).
+        sig = torch.sigmoid(x)
+        g = (sig - click.to(x.dtype)) + torch.where(has_teacher, sig - q, torch.zeros_like(x))
+        g = torch.where((x >= lo) & (x <= hi), g, torch.zeros_like(g))
+        return val.detach() + g.detach() * (x - x.detach())
+    return k
+
+
+def _kldiv_shape(ins, attrs):
+    x = first(ins, "X")
+    red = attrs.get("reduction", "mean")
+    return {"Loss": OutMeta(x.shape if red == "none" else (1,), x.dtype)}
+
+
+@defop("kldiv_loss", inputs=("X", "Target"), outputs=("Loss",), infer_shape=_kldiv_shape, no_grad=("Target",))
+def kldiv_loss(op, ctx):
+    red = attr(op, "reduction", "mean")
+
+    def k(x, t):
+        loss = torch.where(t > 0, t * (torch.log(torch.where(t > 0, t, torch.ones_like(t))) - x),
+                           torch.zeros_like(x))
+        if red == "none":
+            return loss
+        if red == "sum":
+            return loss.sum().reshape(1)
+        if red == "batchmean":
+            return (loss.sum() / x.shape[0]).reshape(1)
+        return loss.mean().reshape(1)
+    return k
+
+
+def _center_shape(ins, attrs):
+    x, c = first(ins, "X"), first(ins, "Centers")
+    return {"SampleCenterDiff": OutMeta(x.shape, x.dtype), "Loss": OutMeta((x.shape[0], 1), x.dtype),
+            "CentersOut": OutMeta(c.shape, c.dtype)}
+
+
+@defop("center_loss", inputs=("X", "Label", "Centers", "CenterUpdateRate"),
+       outputs=("SampleCenterDiff", "Loss", "CentersOut"), infer_shape=_center_shape,
+       no_grad=("Label", "Centers", "CenterUpdateRate"))
+def center_loss(op, ctx):
+    update = attr(op, "need_update", True)
+
+    def k(x, label, centers, rate):
+        lab = label.reshape(-1).long()
+        diff = x - centers.detach()[lab]
+        loss = 0.5 * (diff * diff).sum(1, keepdim=True)
+        new_c = centers.detach()
+        if update:
+            # Paddle: each center moves by rate * sum(x - c) / (1 + count) over the batch's samples of it.
+            d = diff.detach()
+            acc = torch.zeros_like(new_c).index_add(0, lab, -d)
+            cnt = torch.zeros(new_c.shape[0], dtype=d.dtype, device=d.device).index_add(
+                0, lab, torch.ones_like(lab, dtype=d.dtype))
+            new_c = new_c - rate.reshape(()).to(d.dtype) * acc / (1.0 + cnt).unsqueeze(1)
+        return diff, loss, new_c
+    return k
+
+
+def _cvm_shape(ins, attrs):
+    x = first(ins, "X")
+    d = x.shape[1] if attrs.get("use_cvm", True) or x.shape[1] < 0 else x.shape[1] - 2
+    return {"Y": OutMeta((x.shape[0], d), x.dtype, x.lod_level)}
+
+
+@defop("cvm", inputs=("X", "CVM"), outputs=("Y",), infer_shape=_cvm_shape, no_grad=("CVM",))
+def cvm(op, ctx):
+    use_cvm = attr(op, "use_cvm", True)
+
+    class _CVMGrad(torch.autograd.Function):
+        # Paddle's cvm_grad writes the CVM values (show, click) into X@GRAD's first two columns instead of
+        # a chain-rule gradient; the rest of X@GRAD is Y@GRAD.
+        @staticmethod
+        def forward(fctx, x, c):
+            fctx.save_for_backward(c)
+            if use_cvm:
+                y = x.clone()
+                y[:, 0] = torch.log(x[:, 0] + 1)
+                y[:, 1] = torch.log(x[:, 1] + 1) - y[:, 0]
+                return y
+            return x[:, 2:].clone()
+
+        @staticmethod
+        def backward(fctx, gy):
+            c, = fctx.saved_tensors
+            gx = gy.clone() if use_cvm else torch.cat([torch.zeros_like(gy[:, :2]), gy], 1)
+            gx[:, :2] = c[:, :2]
+            return gx, None
+
+    return lambda x, c: _CVMGrad.apply(x, c)
+
+
+def _fsp_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return {"Out": OutMeta((x.shape[0], x.shape[1], y.shape[1]), x.dtype)}
+
+
+@defop("fsp", inputs=("X", "Y"), infer_shape=_fsp_shape)
+def fsp(op, ctx):
+    def k(x, y):
+        n, c1, h, w = x.shape
+        return torch.bmm(x.reshape(n, c1, h * w), y.reshape(n, y.shape[1], h * w).transpose(1, 2)) / (h * w)
+    return k
+
+
+@defop("add_position_encoding", infer_shape=same_as("X"))
+def add_position_encoding(op, ctx):
+    alpha, beta = float(attr(op, "alpha", 1.0)), float(attr(op, "beta", 1.0))
+
+    def k(x):
+        n, length, d = x.shape
+        half = d // 2
+        pos = torch.arange(length, dtype=x.dtype, device=x.device).unsqueeze(1)
+        kk = torch.arange(half, dtype=x.dtype, device=x.device).unsqueeze(0)
+        denom = max(half - 1, 1)
+        val = pos / torch.pow(torch.tensor(10000.0, dtype=x.dtype, device=x.device), kk / denom)
+        enc = torch.cat([torch.sin(val), torch.cos(val)], 1)
+        return x * alpha + enc.unsqueeze(0) * beta
+    return k
+
+
+def _btp_shape(ins, attrs):
+    x, w = first(ins, "X"), first(ins, "Weight")
+    return {"Out": OutMeta((x.shape[0], w.shape[0]), x.dtype)}
+
+
+@defop("bilinear_tensor_product", inputs=("X", "Y", "Weight", "Bias"), infer_shape=_btp_shape)
+def bilinear_tensor_product(op, ctx):
+    def k(x, y, w, b):
+        out = torch.einsum("ni,kij,nj->nk", x, w, y)
+        return out + b if b is not None else out
+    return k
+
+
+def _shape(ins, attrs):
+    x = first(ins, "X")
+    row = tuple(x.shape[:-1]) + (1,)
+    return {"Y": OutMeta(row, x.dtype, x.lod_level), "MatchX": OutMeta(row, x.dtype, x.lod_level)}
+
+
+@defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_shape, no_grad=("Label",))
+def cross_entropy2(op, ctx):
+    ignore = attr(op, "ignore_index", -100)
+
+    def k(x, label):
+        lab = label.reshape(label.shape[:-1] + (1,)) if label.dim() == x.dim() else label.unsqueeze(-1)
+        if lab.dtype != torch.int64:
+            lab = lab.long()
+        ignored = lab == ignore
+        idx = lab.masked_fill(ignored, 0)
+        match = torch.gather(x.detach(), -1, idx).masked_fill_(ignored, 0.0)
+        if x.requires_grad and torch.is_grad_enabled():
+            return _hard_ce_function().apply(x, idx, ignored), match
+        return _hard_ce(torch.gather(x, -1, idx), ignored), match
 
     return k

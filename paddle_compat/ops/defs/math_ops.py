@@ -1,14 +1,16 @@
-"""mul, matmul, elementwise_* with Paddle's axis broadcasting, scale, sum, mean, reductions, clip,
-comparisons and logic."""
+"""Math: mul, matmul, elementwise_* with Paddle's axis broadcasting, scale, sum, mean, cumsum, reductions
+(reduce_* and reduce_all/any), clip, comparisons and logic, the linear algebra of 1.8's layers (addmm, bmm,
+dot, dist, cross, kron, trace, tril_triu, diag, diag_embed, eye, linspace) and the number checks (isinf,
+isnan, isfinite, allclose, size)."""
 
 import math
-
 import numpy as np
 
 from .. import eigen_reduce
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
+from ...ir.lazy import torch, torch_dtype
+from ..registry import attr, defop, OutMeta
 from ..shapes import first, reduce_dims, same_as
+
 
 _SAME = same_as("X")
 
@@ -128,12 +130,18 @@ def _broadcast_shape(dtype=None):
     return infer
 
 
+# a pserver may run these on its row block of a parameter (distributed fact: row_wise; pow, mod and floordiv
+# were never planned so, and stay off)
+_ROW_WISE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max",
+             "elementwise_min")
+
 # floor division and remainder are piecewise constant: no gradient
 for _name, _fn in [("elementwise_add", "add"), ("elementwise_sub", "sub"), ("elementwise_mul", "mul"),
                    ("elementwise_div", "div"), ("elementwise_max", "maximum"), ("elementwise_min", "minimum"),
                    ("elementwise_pow", "pow"), ("elementwise_mod", "remainder"), ("elementwise_floordiv", None)]:
     defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape(),
-          differentiable=_name not in ("elementwise_mod", "elementwise_floordiv"))(
+          differentiable=_name not in ("elementwise_mod", "elementwise_floordiv"),
+          row_wise=_name in _ROW_WISE)(
         _elementwise(_floordiv if _fn is None else _fn))
 
 # comparisons and logic: bool outputs, no gradient (their builders take an optional existing output)
@@ -149,7 +157,7 @@ def logical_not(op, ctx):
     return torch.logical_not
 
 
-@defop("scale", infer_shape=_SAME)
+@defop("scale", infer_shape=_SAME, row_wise=True)
 def scale(op, ctx):
     s, b = float(attr(op, "scale", 1.0)), float(attr(op, "bias", 0.0))
     after = attr(op, "bias_after_scale", True)
@@ -170,7 +178,7 @@ def scale(op, ctx):
     return lambda x: (x + b) * s
 
 
-@defop("sum", inputs=("X*",), infer_shape=same_as("X"))
+@defop("sum", inputs=("X*",), infer_shape=same_as("X"), row_wise=True)
 def sum_(op, ctx):
     def k(xs):
         if len(xs) == 2 and not (xs[0].is_sparse or xs[1].is_sparse):
@@ -248,7 +256,7 @@ defop("reduce_min", infer_shape=_reduce_shape)(_reduce(_amin))
 defop("reduce_prod", infer_shape=_reduce_shape)(_reduce(_prod))
 
 
-@defop("clip", infer_shape=_SAME)
+@defop("clip", infer_shape=_SAME, row_wise=True)
 def clip(op, ctx):
     # Paddle's min/max attrs are float32: 1.8e308 (clamp's default max) becomes inf, 2.2e-308 becomes 0.
     lo, hi = float(np.float32(attr(op, "min"))), float(np.float32(attr(op, "max")))
@@ -280,3 +288,225 @@ def clip_by_norm(op, ctx):
 @defop("squared_l2_norm", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
 def squared_l2_norm(op, ctx):
     return lambda x: eigen_reduce.reduce_sum(x * x, None).reshape(1)
+
+
+# Paddle 1.8 cumsum: axis defaults to -1; `exclusive` shifts by one (first element 0); `reverse` sums from
+# the end. Gradient: autograd through the torch ops below (a reversed cumsum of the output grad).
+@defop("cumsum", infer_shape=same_as("X"))
+def cumsum(op, ctx):
+    axis, exclusive, reverse = attr(op, "axis", -1), attr(op, "exclusive", False), attr(op, "reverse", False)
+
+    def k(x):
+        if reverse:
+            x = torch.flip(x, [axis])
+        out = torch.cumsum(x, axis)
+        if exclusive:
+            out = out - x
+        return torch.flip(out, [axis]) if reverse else out
+
+    return k
+
+
+# ---- linear algebra ---------------------------------------------------------------------------------
+
+def _addmm_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return {"Out": OutMeta((x.shape[0], y.shape[1]), x.dtype)}
+
+
+@defop("addmm", inputs=("Input", "X", "Y"), infer_shape=_addmm_shape)
+def addmm(op, ctx):
+    a, b = float(attr(op, "Alpha", 1.0)), float(attr(op, "Beta", 1.0))
+    return lambda inp, x, y: b * inp + a * torch.matmul(x, y)
+
+
+def _bmm_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return {"Out": OutMeta((x.shape[0], x.shape[1], y.shape[2]), x.dtype)}
+
+
+@defop("bmm", inputs=("X", "Y"), infer_shape=_bmm_shape)
+def bmm(op, ctx):
+    return torch.bmm
+
+
+def _dot_shape(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": OutMeta(tuple(x.shape[:-1]) + (1,), x.dtype)}
+
+
+@defop("dot", inputs=("X", "Y"), infer_shape=_dot_shape)
+def dot(op, ctx):
+    return lambda x, y: torch.sum(x * y, -1, keepdim=True)
+
+
+@defop("dist", inputs=("X", "Y"), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})
+def dist(op, ctx):
+    p = float(attr(op, "p", 2.0))
+
+    def k(x, y):
+        d = (x - y).abs().reshape(-1)
+        if p == 0:
+            return (d != 0).sum().to(x.dtype).reshape(1)
+        if math.isinf(p):
+            return (d.max() if p > 0 else d.min()).reshape(1)
+        return torch.sum(d ** p).pow(1.0 / p).reshape(1)
+    return k
+
+
+@defop("cross", inputs=("X", "Y"), infer_shape=same_as("X"))
+def cross(op, ctx):
+    dim = attr(op, "dim", None)
+
+    def k(x, y):
+        d = dim
+        if d is None or d in (-100, 9):  # Paddle's default 9 (kDefaultDim): the first axis of size 3
+            d = next(i for i, s in enumerate(x.shape) if s == 3)
+        return torch.cross(x, y, dim=d)
+    return k
+
+
+def _kron_shape(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    xs, ys = list(x.shape), list(y.shape)
+    n = max(len(xs), len(ys))
+    xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
+    return {"Out": OutMeta([a * b if a >= 0 and b >= 0 else -1 for a, b in zip(xs, ys)], x.dtype)}
+
+
+@defop("kron", inputs=("X", "Y"), infer_shape=_kron_shape)
+def kron(op, ctx):
+    return torch.kron
+
+
+def _trace_shape(ins, attrs):
+    x = first(ins, "Input")
+    n = len(x.shape)
+    d1, d2 = attrs.get("dim1", 0) % n, attrs.get("dim2", 1) % n
+    rest = [s for i, s in enumerate(x.shape) if i not in (d1, d2)]
+    return {"Out": OutMeta(rest or [1], x.dtype)}
+
+
+@defop("trace", inputs=("Input",), infer_shape=_trace_shape)
+def trace(op, ctx):
+    off, d1, d2 = attr(op, "offset", 0), attr(op, "dim1", 0), attr(op, "dim2", 1)
+
+    def k(x):
+        out = torch.diagonal(x, off, d1, d2).sum(-1)
+        return out.reshape(1) if out.dim() == 0 else out
+    return k
+
+
+@defop("tril_triu", infer_shape=same_as("X"))
+def tril_triu(op, ctx):
+    d, lower = attr(op, "diagonal", 0), attr(op, "lower", True)
+    return lambda x: torch.tril(x, d) if lower else torch.triu(x, d)
+
+
+def _diag_embed_shape(ins, attrs):
+    x = first(ins, "Input")
+    n = len(x.shape) + 1
+    d1, d2, off = attrs.get("dim1", -2) % n, attrs.get("dim2", -1) % n, attrs.get("offset", 0)
+    last = x.shape[-1]
+    m = last + abs(off) if last >= 0 else -1
+    rest = list(x.shape[:-1])
+    out = []
+    for i in range(n):
+        out.append(m if i in (d1, d2) else rest.pop(0))
+    return {"Out": OutMeta(out, x.dtype)}
+
+
+@defop("diag_embed", inputs=("Input",), infer_shape=_diag_embed_shape, differentiable=False)
+def diag_embed(op, ctx):
+    off, d1, d2 = attr(op, "offset", 0), attr(op, "dim1", -2), attr(op, "dim2", -1)
+    return lambda x: torch.diag_embed(x, off, d1, d2)
+
+
+def _diag_shape(ins, attrs):
+    d = first(ins, "Diagonal")
+    return {"Out": OutMeta((d.shape[0], d.shape[0]), d.dtype)}
+
+
+@defop("diag", inputs=("Diagonal",), infer_shape=_diag_shape, differentiable=False)
+def diag(op, ctx):
+    return torch.diag
+
+
+def _eye_shape(ins, attrs):
+    return {"Out": OutMeta((attrs["num_rows"], attrs["num_columns"]), attrs["dtype"])}
+
+
+@defop("eye", inputs=(), infer_shape=_eye_shape, differentiable=False)
+def eye(op, ctx):
+    r, c, dt = attr(op, "num_rows"), attr(op, "num_columns"), attr(op, "dtype")
+    return lambda: torch.eye(r, c, dtype=torch_dtype(dt), device=ctx.device)
+
+
+def _linspace_shape(ins, attrs):
+    return {"Out": OutMeta((attrs.get("__num", -1),), first(ins, "Start").dtype)}
+
+
+@defop("linspace", inputs=("Start", "Stop", "Num"), infer_shape=_linspace_shape, differentiable=False)
+def linspace(op, ctx):
+    def k(start, stop, num):
+        n = int(num.reshape(-1)[0])
+        return torch.linspace(float(start.reshape(-1)[0]), float(stop.reshape(-1)[0]), n,
+                              dtype=start.dtype, device=start.device)
+    return k
+
+
+# ---- bool reductions and checks -----------------------------------------------------------------------
+
+def _bool_reduce_shape(ins, attrs):
+    x = first(ins, "X")
+    dims = None if attrs.get("reduce_all") else attrs.get("dim")
+    return {"Out": OutMeta(reduce_dims(x.shape, dims, attrs.get("keep_dim", False)), x.dtype)}
+
+
+def _bool_reduce(fn):
+    def factory(op, ctx):
+        dims = None if attr(op, "reduce_all", False) else list(attr(op, "dim", [0]))
+        keep = attr(op, "keep_dim", False)
+
+        def k(x):
+            if dims is None:
+                out = fn(x)
+                return out.reshape([1] * x.dim()) if keep else out.reshape(1)
+            out = x
+            for d in sorted((d % x.dim() for d in dims), reverse=True):
+                out = fn(out, d, keepdim=keep)
+            return out.reshape(1) if out.dim() == 0 else out
+        return k
+    return factory
+
+
+defop("reduce_all", infer_shape=_bool_reduce_shape, differentiable=False)(
+    _bool_reduce(lambda *a, **k: torch.all(*a, **k)))
+defop("reduce_any", infer_shape=_bool_reduce_shape, differentiable=False)(
+    _bool_reduce(lambda *a, **k: torch.any(*a, **k)))
+
+
+def _flag_shape(dtype=None):
+    return lambda ins, attrs: {"Out": OutMeta((1,), dtype or first(ins, "X").dtype)}
+
+
+# Paddle 1.8's isinf / isnan / isfinite ops reduce to one flag: "has any inf", "has any nan", "all finite".
+defop("isinf", infer_shape=_flag_shape(), differentiable=False)(
+    lambda op, ctx: (lambda x: torch.isinf(x).any().reshape(1).to(x.dtype)))
+defop("isnan", infer_shape=_flag_shape(), differentiable=False)(
+    lambda op, ctx: (lambda x: torch.isnan(x).any().reshape(1).to(x.dtype)))
+defop("isfinite", infer_shape=_flag_shape("bool"), differentiable=False)(
+    lambda op, ctx: (lambda x: torch.isfinite(x).all().reshape(1)))
+
+
+@defop("allclose", inputs=("Input", "Other"), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), "bool")},
+       differentiable=False)
+def allclose(op, ctx):
+    rtol, atol, nan = float(attr(op, "rtol", 1e-5)), float(attr(op, "atol", 1e-8)), attr(op, "equal_nan", False)
+    return lambda a, b: torch.tensor([torch.allclose(a, b, rtol, atol, nan)], device=a.device)
+
+
+@defop("size", inputs=("Input",), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), "int64")},
+       differentiable=False)
+def size(op, ctx):
+    return lambda x: torch.tensor([x.numel()], dtype=torch.int64, device=x.device)

@@ -1,4 +1,4 @@
-"""auc: Paddle's bucketed AUC with persistable bucket counts (and a sliding window of recent batches).
+"""Metric ops: mean_iou, edit_distance (Levenshtein distance per sequence pair) and auc, Paddle's bucketed AUC with persistable bucket counts (and a sliding window of recent batches).
 
 The statistics are a few thousand int64 counters updated by a batch of a few dozen predictions: numpy on
 views of the CPU tensors does that with less per-call overhead than the same dozen torch calls (~60 us
@@ -8,8 +8,8 @@ not on the training path).
 
 import numpy as np
 
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
+from ...ir.lazy import torch, torch_dtype
+from ..registry import attr, defop, OutMeta
 from ..shapes import first
 
 
@@ -76,4 +76,84 @@ def auc(op, ctx):
             if t.device.type != "cpu" or not t.is_contiguous():   # we worked on a copy: write it back
                 t.copy_(torch.from_numpy(arr).reshape(t.shape))
         return torch.tensor([out], dtype=torch.float64, device=predict.device), stat_pos, stat_neg
+    return k
+
+
+def _mean_iou_shape(ins, attrs):
+    n = attrs["num_classes"]
+    return {"OutMeanIou": OutMeta((1,), "float32"), "OutWrong": OutMeta((n,), "int32"),
+            "OutCorrect": OutMeta((n,), "int32")}
+
+
+@defop("mean_iou", inputs=("Predictions", "Labels", "InWrongs*", "InCorrects*", "InMeanIou*"),
+       outputs=("OutMeanIou", "OutWrong", "OutCorrect"), infer_shape=_mean_iou_shape, differentiable=False)
+def mean_iou(op, ctx):
+    n = attr(op, "num_classes")
+
+    def k(pred, label, in_wrongs, in_corrects, in_means):
+        p, lab = pred.reshape(-1).long(), label.reshape(-1).long()
+        same = p == lab
+        correct = torch.bincount(p[same], minlength=n)[:n]
+        wrong = torch.bincount(p[~same], minlength=n)[:n] + torch.bincount(lab[~same], minlength=n)[:n]
+        for w in in_wrongs:
+            wrong = wrong + w.long()
+        for c in in_corrects:
+            correct = correct + c.long()
+        denom = wrong + correct
+        valid = (denom > 0).sum()
+        iou = torch.where(denom > 0, correct.float() / denom.clamp(min=1).float(), torch.zeros(n, device=p.device))
+        mean = iou.sum() / valid.clamp(min=1).float()
+        for m in in_means:
+            mean = mean + m.reshape(()).float()
+        return mean.reshape(1), wrong.to(torch.int32), correct.to(torch.int32)
+    return k
+
+
+def _edit_distance_shape(ins, attrs):
+    h = first(ins, "Hyps")
+    n = first(ins, "HypsLength").shape[0] if first(ins, "HypsLength") is not None else -1
+    if first(ins, "HypsLength") is None and h.lod_level == 0:
+        n = h.shape[0]
+    return {"Out": OutMeta((n, 1), "float32"), "SequenceNum": OutMeta((1,), "int64")}
+
+
+def _levenshtein(a, b):
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return prev[-1]
+
+
+@defop("edit_distance", inputs=("Hyps", "Refs", "HypsLength", "RefsLength"), outputs=("Out", "SequenceNum"),
+       lod_in=("Hyps", "Refs"), infer_shape=_edit_distance_shape, differentiable=False)
+def edit_distance(op, ctx):
+    normalized = attr(op, "normalized", True)
+
+    def k(hyps, refs, hl, rl, hyps_lod, refs_lod):
+        if hl is not None:   # padded [batch, max_len] with lengths
+            h_seqs = [hyps[i, :int(n)].reshape(-1).tolist() for i, n in enumerate(hl.reshape(-1).tolist())]
+            r_seqs = [refs[i, :int(n)].reshape(-1).tolist() for i, n in enumerate(rl.reshape(-1).tolist())]
+        else:
+            if hyps_lod is None or refs_lod is None:
+                raise ValueError("edit_distance: Hyps and Refs need LoD (or give input_length/label_length)")
+            ho, ro = hyps_lod[-1].tolist(), refs_lod[-1].tolist()
+            hf, rf = hyps.reshape(-1).tolist(), refs.reshape(-1).tolist()
+            h_seqs = [hf[a:b] for a, b in zip(ho, ho[1:])]
+            r_seqs = [rf[a:b] for a, b in zip(ro, ro[1:])]
+        if len(h_seqs) != len(r_seqs):
+            raise ValueError("edit_distance: %d hypotheses but %d references" % (len(h_seqs), len(r_seqs)))
+        out = []
+        for h, r in zip(h_seqs, r_seqs):
+            d = float(_levenshtein(h, r))
+            if normalized:
+                if not r:
+                    raise ValueError("edit_distance: a reference is empty, cannot normalize")
+                d /= len(r)
+            out.append(d)
+        dev = hyps.device
+        return (torch.tensor(out, dtype=torch.float32, device=dev).reshape(-1, 1),
+                torch.tensor([len(out)], dtype=torch.int64, device=dev))
     return k

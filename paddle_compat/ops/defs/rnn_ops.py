@@ -21,11 +21,13 @@ them trains the same weights as in Paddle.
 from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
+from .activation_ops import activation
 from .lstm_seq import lstm_packed, packed_plan
 
-_ACTS = {"sigmoid": lambda x: torch.sigmoid(x), "tanh": lambda x: torch.tanh(x),
-         "relu": lambda x: torch.relu(x), "identity": lambda x: x, "linear": lambda x: x}
-_ACT_IDS = {0: "identity", 1: "sigmoid", 2: "tanh", 3: "relu"}     # gru_unit's integer attributes
+_ACTS = ("sigmoid", "tanh", "relu", "identity", "linear")   # the activations Paddle's recurrent ops take
+# gru_unit's integer activation attributes (its builder writes these ids)
+GRU_UNIT_ACT_IDS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
+_ACT_IDS = {i: name for name, i in GRU_UNIT_ACT_IDS.items()}
 
 
 def _act_name(op, name, default):
@@ -39,7 +41,7 @@ def _act(op, name, default):
         v = _ACT_IDS.get(v, v)
     if v not in _ACTS:
         raise ValueError("%s: attribute %s=%r is not one of %s" % (op.type, name, v, sorted(_ACTS)))
-    return _ACTS[v]
+    return activation(v)
 
 
 def _offsets(op, lod, rows):

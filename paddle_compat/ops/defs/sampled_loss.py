@@ -66,7 +66,8 @@ def _nce_shape(ins, attrs):
 @defop("nce", inputs=("Input", "Label", "Weight", "Bias", "SampleWeight", "CustomDistProbs", "CustomDistAlias",
                       "CustomDistAliasProbs"),
        outputs=("Cost", "SampleLogits", "SampleLabels"), infer_shape=_nce_shape,
-       no_grad=("Label", "SampleWeight", "CustomDistProbs", "CustomDistAlias", "CustomDistAliasProbs"))
+       no_grad=("Label", "SampleWeight", "CustomDistProbs", "CustomDistAlias", "CustomDistAliasProbs"),
+       sparse_grad_slot="Weight")
 def nce(op, ctx):
     classes, num_neg = int(attr(op, "num_total_classes")), int(attr(op, "num_neg_samples", 10))
     kind, seed, sparse = int(attr(op, "sampler", 0)), attr(op, "seed", 0), bool(attr(op, "is_sparse", False))
@@ -139,7 +140,8 @@ def _tree_code(label, num_classes, table, code):
 # the clip (it uses sigmoid(clipped z) - bit), so the clip here passes gradient straight through. W_Out, as in
 # Paddle's program, names W itself; the kernel does not write it (registry.aliased_outputs keeps W a leaf).
 @defop("hierarchical_sigmoid", inputs=("X", "W", "Label", "PathTable", "PathCode", "Bias"),
-       outputs=("Out", "PreOut"), infer_shape=_hs_shape, no_grad=("Label", "PathTable", "PathCode"))
+       outputs=("Out", "PreOut"), infer_shape=_hs_shape, no_grad=("Label", "PathTable", "PathCode"),
+       sparse_grad_slot="W")
 def hierarchical_sigmoid(op, ctx):
     num_classes, sparse = int(attr(op, "num_classes", 2)), bool(attr(op, "is_sparse", False))
 

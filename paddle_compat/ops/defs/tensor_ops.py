@@ -1,5 +1,5 @@
 """Shape and data-movement ops: cast, concat, split, reshape2, transpose2, flatten2, squeeze2, unsqueeze2, stack,
-gather, expand, lookup_table(_v2), accuracy, slice, pad and label_smooth. The SelectedRows accessors act on the
+gather, expand, accuracy, slice, pad and label_smooth. The SelectedRows accessors act on the
 backend's row-sparse representation and stay with it (backends/lowering/kernels/rows_ops.py).
 
 The reshaping ops' XShape output (Paddle keeps the input's shape there for its grad kernels) is recorded by the
@@ -35,7 +35,7 @@ def _cast_shape(ins, attrs):
     return {"Out": OutMeta(x.shape, dtype_name(convert_dtype(attrs["out_dtype"])), x.lod_level)}
 
 
-@defop("cast", infer_shape=_cast_shape)
+@defop("cast", infer_shape=_cast_shape, row_wise=True)
 def cast(op, ctx):
     dtype = torch_dtype(attr(op, "out_dtype"))
     return lambda x: x.to(dtype)
@@ -208,58 +208,6 @@ def _expand_shape(ins, attrs):
 def expand(op, ctx):
     times = list(attr(op, "expand_times"))
     return lambda x: x.repeat(times)
-
-
-def _lookup_shape(squeeze_last):
-    def infer(ins, attrs):
-        ids, w = first(ins, "Ids"), first(ins, "W")
-        shape = list(ids.shape)
-        if squeeze_last and shape and shape[-1] == 1:
-            shape = shape[:-1]
-        return {"Out": OutMeta(shape + [w.shape[1]], w.dtype, ids.lod_level)}
-    return infer
-
-
-def check_ids_on_gpu(ids, w, what):
-    """On a GPU an id outside the table trips a device-side assert that poisons the whole CUDA context; check
-    first (one sync) and name the table, as the CPU's IndexError is named. On the CPU torch's check suffices."""
-    if ids.is_cuda and ids.numel():
-        lo, hi = (int(v) for v in torch.stack(torch.aminmax(ids)).tolist())
-        if lo < 0 or hi >= w.shape[0]:
-            raise IndexError("%s: an id is outside the table of %d rows (ids: min %d, max %d)"
-                             % (what, w.shape[0], lo, hi))
-
-
-def _lookup(op, squeeze_last):
-    padding_idx = attr(op, "padding_idx", -1)
-    sparse = bool(attr(op, "is_sparse", False))
-    what = "%s: Ids=%s, W=%s" % (op.type, op.input("Ids")[0], op.input("W")[0])
-
-    def k(ids, w):
-        # lookup_table's ids end in a dim of 1 ([N, 1] -> [N, D]); squeezing the int ids (not the float
-        # output) keeps a view op out of the autograd graph.  lookup_table_v2 keeps the ids' shape.
-        flat = ids.view(ids.shape[:-1]) if squeeze_last and ids.dim() > 1 and ids.shape[-1] == 1 else ids
-        if flat.dtype != torch.int64:
-            flat = flat.long()
-        if w.is_sparse:     # a SelectedRows table (rows are ids): its dense form holds each id's row there
-            w = w.coalesce().to_dense()
-        check_ids_on_gpu(flat, w, what)
-        # is_sparse: autograd gives W a row-sparse COO gradient (SelectedRows, see backends/selected_rows.py)
-        out = F.embedding(flat, w, padding_idx=padding_idx if padding_idx >= 0 else None, sparse=sparse)
-        if padding_idx >= 0:  # Paddle outputs zeros for padding ids (torch would return the row)
-            out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
-        return out
-    return k
-
-
-@defop("lookup_table", inputs=("Ids", "W"), infer_shape=_lookup_shape(True))
-def lookup_table(op, ctx):
-    return _lookup(op, squeeze_last=True)
-
-
-@defop("lookup_table_v2", inputs=("Ids", "W"), infer_shape=_lookup_shape(False))
-def lookup_table_v2(op, ctx):
-    return _lookup(op, squeeze_last=False)
 
 
 def _accuracy_shape(ins, attrs):

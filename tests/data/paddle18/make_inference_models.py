@@ -5,9 +5,9 @@
 An MLP, a small conv net with batch_norm, a CTR-style model with a LoD slot and a sequence model whose output keeps
 its LoD, each saved with save_inference_model twice (one file per
 parameter, and params_filename="params") under tests/data/paddle18/inference/<name>[_combined]/, with
-the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz. Also writes paddle_compat/ir/op_attr_types.json: the
-attribute types Paddle 1.8.5's op registry declares (data, read through core.get_all_op_protos), which
-the ProgramDesc writer needs so that Paddle accepts the attributes we write."""
+the fixed inputs (and sequence lengths of LoD inputs) and Paddle's outputs in <name>_io.npz.
+(The attribute types the ProgramDesc writer needs come from paddle_compat/ir/op_protos.json, which
+make_op_protos.py records.)"""
 
 import json
 import os
@@ -95,16 +95,6 @@ def record(name, build):
               open(os.path.join(OUT, name + "_names.json"), "w"))
 
 
-def attr_types():
-    table = {}
-    for raw in fluid.core.get_all_op_protos():
-        p = framework_pb2.OpProto.FromString(raw)
-        table[p.type] = {a.name: int(a.type) for a in p.attrs}
-    with open(os.path.join(ROOT, "paddle_compat", "ir", "op_attr_types.json"), "w") as f:
-        json.dump(table, f, sort_keys=True, separators=(",", ":"))
-        f.write("\n")
-
-
 MODELS = {"mlp": mlp, "conv": conv, "ctr": ctr, "seq": seq}
 
 if __name__ == "__main__":
@@ -113,5 +103,3 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for name in sys.argv[1:] or list(MODELS):
         record(name, MODELS[name])
-    if not sys.argv[1:]:
-        attr_types()

@@ -2,7 +2,7 @@
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_op_protos.py
 
-Writes paddle_compat/ops/op_protos.json: {op type: {"inputs": [[name, flags], ...], "outputs": [...],
+Writes paddle_compat/ir/op_protos.json: {op type: {"inputs": [[name, flags], ...], "outputs": [...],
 "attrs": [[name, type, default], ...], "grad_attrs": [...] (only where the grad op does not carry every
 attribute of the forward op: the names it carries)}} where flags is a string of d (duplicable), i (intermediate), o
 (dispensable), type is framework.proto's AttrType number and default is the value Paddle's attribute checker
@@ -22,7 +22,7 @@ from paddle.fluid.proto import framework_pb2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-OUT = os.path.join(ROOT, "paddle_compat", "ops", "op_protos.json")
+OUT = os.path.join(ROOT, "paddle_compat", "ir", "op_protos.json")
 
 A = framework_pb2
 # a value of each type to put in a required attribute so that check_attrs goes on to the next one

@@ -17,6 +17,7 @@ import numpy as np
 import paddle_compat as fluid
 from paddle_compat.fluid.incubate.fleet.base import role_maker
 from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler import StrategyFactory, fleet
+from paddle_compat.backends.ps.records import trainer_plan
 
 # a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
 LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
@@ -93,12 +94,12 @@ def main():
         sys.stdout = old
     seconds = time.monotonic() - t0
     from paddle_compat.backends.ps.client import get_client
-    client = get_client(fleet.main_program._dist_info)
+    client = get_client(trainer_plan(fleet.main_program))
     comm = client._comm
     fleet.stop_worker()          # sends what a round left queued, then tells the pservers it is done
     losses = [float(x) for x in LOSS_DUMP.findall(buf.getvalue())]
     out = {"trainer": tid, "losses": losses, "per_epoch": FILES * PER_FILE // BATCH, "seconds": seconds,
-           "flags": fleet.main_program._dist_info.get("communicator_flags")}
+           "flags": dict(trainer_plan(fleet.main_program).communicator_flags)}
     if comm is not None:
         out.update(rounds=comm.stats["rounds"], sends=dict(comm.stats["sends"]),
                    merged=dict(comm.stats["merged"]), early_sends=comm.stats["early_sends"])

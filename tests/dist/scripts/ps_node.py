@@ -14,7 +14,9 @@ runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing 
 no_close (trainers end without Executor.close(); must be the last job),
 nan_at (trainer nan_trainer, default 0, feeds NaN at that step: the pserver refuses the push; the trainer prints
 REFUSED and goes on), skip_at (a step the trainers skip),
-trainer_cuda / pserver_cuda (that role runs on CUDAPlace(0): the GPU tests).
+trainer_cuda / pserver_cuda (that role runs on CUDAPlace(0): the GPU tests),
+via ("desc" | "json": each process writes its transpiled programs to files, Paddle's ProgramDesc bytes or program
+JSON, and runs the programs read back from them: the programs carry the whole job).
 Trainers print one line `RESULT {"job": i, "trainer": t, "losses": [...]}` per job.
 """
 
@@ -31,6 +33,7 @@ import numpy as np  # noqa: E402
 
 import paddle_compat as fluid  # noqa: E402
 import reference_data as R  # noqa: E402
+from paddle_compat.backends.ps.records import pserver_plan, trainer_plan  # noqa: E402
 
 _DATA = None
 EMB_ROWS = 20000     # 160000 elements: cut into 2 blocks
@@ -122,20 +125,29 @@ def run_job(i, spec, role, eps, trainers, tid, current):
     t = fluid.DistributeTranspiler(config=cfg)
     t.transpile(tid, program=main, startup_program=startup, pservers=",".join(eps), trainers=trainers,
                 sync_mode=spec.get("sync", True))
+    via = spec.get("via")
     scope = fluid.Scope()
     on_gpu = spec.get("pserver_cuda" if role == "PSERVER" else "trainer_cuda")
     exe = fluid.Executor(fluid.CUDAPlace(0) if on_gpu else fluid.CPUPlace())
     with fluid.scope_guard(scope):
         if role == "PSERVER":
             prog = t.get_pserver_program(current)
-            print("DIGEST %s" % prog._dist_info["plan_digest"], flush=True)
-            exe.run(t.get_startup_program(current, prog))
+            pstartup = t.get_startup_program(current, prog)
+            if via:
+                prog, pstartup = (reload(p, via, "pserver%d_%s" % (eps.index(current), w))
+                                  for p, w in ((prog, "main"), (pstartup, "startup")))
+            print("DIGEST %s" % (pserver_plan(prog) or trainer_plan(prog)).plan_digest, flush=True)
+            exe.run(pstartup)
             if spec.get("load_dir"):
                 fluid.io.load_persistables(exe, spec["load_dir"], prog)
             exe.run(prog)
             print("SERVED job %d" % i, flush=True)
             return
         prog = t.get_trainer_program()
+        if via:
+            prog, startup = (reload(p, via, "trainer%d_%s" % (tid, w))
+                             for p, w in ((prog, "main"), (startup, "startup")))
+            loss = prog.global_block().var(loss.name)
         exe.run(startup)
         losses = []
         steps = spec.get("steps_by_trainer", {}).get(str(tid), spec.get("steps", 5))
@@ -170,6 +182,21 @@ def run_job(i, spec, role, eps, trainers, tid, current):
             return
         exe.close()
     print("RESULT " + json.dumps({"job": i, "trainer": tid, "losses": losses}), flush=True)
+
+
+def reload(program, via, name):
+    """`program` written to a file (ProgramDesc bytes or program JSON) and read back."""
+    from paddle_compat.ir.serialization import parse_program, program_from_dict, program_to_dict
+    path = os.path.join(os.environ.get("PS_NODE_TMP", "."), "%s_%d.%s" % (name, os.getpid(), via))
+    if via == "desc":
+        with open(path, "wb") as f:
+            f.write(program.desc.serialize_to_string())
+        with open(path, "rb") as f:
+            return parse_program(f.read())
+    with open(path, "w") as f:
+        json.dump(program_to_dict(program), f)
+    with open(path) as f:
+        return program_from_dict(json.load(f))
 
 
 def main():

@@ -12,11 +12,11 @@ import torch
 import torch.distributed as dist
 
 from ... import comm
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
-@register("gen_nccl_id", inputs=(), outputs=("NCCLID",))
+@kernel("gen_nccl_id")
 def gen_nccl_id(op, ctx):
     trainers, trainer_id, device = list(attr(op, "trainers")), int(attr(op, "trainer_id")), ctx.device
     return lambda: comm.connect(trainers, trainer_id, device, tag="nccl2")
@@ -32,14 +32,14 @@ class RingPeers:
         return "<RingPeers rank %d of %s>" % (self.rank, ",".join(self.endpoints))
 
 
-@register("c_gen_nccl_id", inputs=(), outputs=("Out",))
+@kernel("c_gen_nccl_id")
 def c_gen_nccl_id(op, ctx):
     rank, me, others = int(attr(op, "rank")), attr(op, "endpoint"), list(attr(op, "other_endpoints"))
     endpoints = others[:rank] + [me] + others[rank:]
     return lambda: RingPeers(endpoints, rank)
 
 
-@register("c_comm_init", inputs=("X",), outputs=())
+@kernel("c_comm_init")
 def c_comm_init(op, ctx):
     nranks, rank, ring_id, device = int(attr(op, "nranks")), int(attr(op, "rank")), int(attr(op, "ring_id", 0)), \
         ctx.device
@@ -75,22 +75,22 @@ def _start(op, launch, what):
 
 for _name, _op in [("c_allreduce_sum", dist.ReduceOp.SUM), ("c_allreduce_max", dist.ReduceOp.MAX),
                    ("c_allreduce_min", dist.ReduceOp.MIN), ("c_allreduce_prod", dist.ReduceOp.PRODUCT)]:
-    register(_name)(lambda op, ctx, _op=_op, _name=_name:
+    kernel(_name)(lambda op, ctx, _op=_op, _name=_name:
                     _start(op, lambda c, t: c.allreduce_async(t, _op), _name))
 
 
-@register("c_broadcast")
+@kernel("c_broadcast")
 def c_broadcast(op, ctx):
     root = int(attr(op, "root", 0))
     return _start(op, lambda c, t: c.broadcast_async(t, root), "c_broadcast")
 
 
-@register("c_sync_calc_stream")
+@kernel("c_sync_calc_stream")
 def c_sync_calc_stream(op, ctx):
     return lambda x: x
 
 
-@register("c_sync_comm_stream", inputs=("X*",), outputs=("Out*",))
+@kernel("c_sync_comm_stream")
 def c_sync_comm_stream(op, ctx):
     ring_id = int(attr(op, "ring_id", 0))
 

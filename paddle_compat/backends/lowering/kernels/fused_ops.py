@@ -1,9 +1,10 @@
 """The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), fc's
-product and bias add as one addmm (fusion_fc.py), and grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
+product and bias add as one addmm (fusion_fc.py), mixed precision's loss-scaling check (fusion_amp.py), and
+grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
 backends/lowering/fusion_optim.py).
 
-They exist only inside lowered blocks (no program names them), so they live with the backend rather than
-among the op definitions in paddle_compat/ops/defs/.
+They exist only inside lowered blocks (no program names them); they are declared, as every op type is, in
+paddle_compat/ops/defs/fused.py, and their kernels live here with the backend.
 
 The grouped updates compute what the per-op kernels in optimizer_ops.py compute. On a GPU the dense members
 go through torch's _foreach_* kernels (a handful of launches for the whole group instead of two per
@@ -11,26 +12,31 @@ parameter); on the CPU torch's foreach ops are a loop over per-tensor kernels an
 and calls the per-op update of each member. A row-sparse gradient (SelectedRows) takes its member's per-op path.
 """
 
+import math
+
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ..fusion import FUSED_TYPE
+from ..fusion_amp import FUSED_AMP_CHECK
 from ..fusion_fc import FUSED_FC
 from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 from .optimizer_ops import _dense, momentum_update, sgd_update, update
-from ....ops.defs.tensor_ops import check_ids_on_gpu
+from ....ops import eigen_reduce
+from ....ops.defs.amp_ops import update_scaling
+from ....ops.defs.lookup_table import embed
 
 
-@register(FUSED_TYPE, inputs=("Ids*", "W"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+@kernel(FUSED_TYPE)
 def fused_lookup_seqpool_sum(op, ctx):
     """k lookups of one table, each sum-pooled: one embedding over all ids, one segment_reduce over all
     sequences, split back per slot (see backends/lowering/fusion.py). Same sums in the same order as
     the separate ops, and the same table gradient rows in the same order."""
     sparse = bool(attr(op, "is_sparse", False))
     names = op.input("Ids")
+    table = "the table %s" % op.input("W")[0]
 
     names_rev = names[::-1]
 
@@ -51,13 +57,8 @@ def fused_lookup_seqpool_sum(op, ctx):
             all_ids = torch.cat([ids.reshape(-1) for ids in ids_rev])
         if all_ids.dtype != torch.int64:
             all_ids = all_ids.long()
-        try:
-            check_ids_on_gpu(all_ids, w, "lookup_table")
-            emb = F.embedding(all_ids, w, sparse=sparse)
-        except IndexError:
-            raise IndexError("lookup_table: an id fed to %s is outside the table %s of %d rows (ids: min %d, "
-                             "max %d)" % (", ".join(names), op.input("W")[0], w.shape[0], int(all_ids.min()),
-                                          int(all_ids.max()))) from None
+        # (the fusion only takes lookups without padding_idx: backends/lowering/fusion.py)
+        emb = embed(all_ids, w, "lookup_table", names, table, sparse=sparse)
         pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
         out_lods = [tuple(lod[:-1]) or None for lod in lods]
         return list(torch.split(pooled, sizes))[::-1], out_lods
@@ -93,7 +94,7 @@ def _device_offsets(ends, rows, names):
     return torch.cat(parts), sizes
 
 
-@register(FUSED_FC, inputs=("X", "Y", "Bias"), outputs=("Out",))
+@kernel(FUSED_FC)
 def fused_mul_add_bias(op, ctx):
     """mul (x_num_col_dims = y_num_col_dims = 1) then elementwise_add of a bias on the last axis: addmm."""
     addmm, mm = torch.addmm, torch.mm
@@ -131,8 +132,7 @@ def _scalar(lr):
     return lr.reshape(()) if lr.dim() else lr
 
 
-@register(FUSED_MOMENTUM, inputs=("Param*", "Grad*", "Velocity*", "LearningRate"),
-          outputs=("ParamOut*", "VelocityOut*"))
+@kernel(FUSED_MOMENTUM)
 def fused_momentum_group(op, ctx):
     mu = float(attr(op, "mu"))
 
@@ -149,7 +149,7 @@ def fused_momentum_group(op, ctx):
     return update(k, op, ctx)     # under Hogwild: every member's lock, as momentum takes its own
 
 
-@register(FUSED_SGD, inputs=("Param*", "Grad*", "LearningRate"), outputs=("ParamOut*",))
+@kernel(FUSED_SGD)
 def fused_sgd_group(op, ctx):
     def k(ps, gs, lr):
         if use_foreach(ps[0]) and not any(g.is_sparse for g in gs):
@@ -159,3 +159,60 @@ def fused_sgd_group(op, ctx):
             sgd_update(p, g, lr)
         return ps
     return update(k, op, ctx, state_of=None)
+
+
+# ---- contrib.mixed_precision's loss-scaling check as one op (backends/lowering/fusion_amp.py)
+#
+# The fused dynamic loss-scaling check of contrib.mixed_precision (see backends/lowering/fusion_amp.py):
+# gradients divided by the loss scaling, the step's finiteness, the scaling update, a bad step's gradients zeroed.
+#
+# The ops it replaces decide "not finite" when the float32 sum of the per-gradient sums (Paddle's Eigen order on
+# the CPU, ops/eigen_reduce.py) is inf or nan. That is so exactly when (a) some quotient is inf or nan (an inf
+# or nan summand can never sum back to a finite value), or (b) a partial sum overflows. With every element
+# finite, no partial sum in any order can exceed sum_i(max|q_i| * n_i) grown by its rounding, (1 + u)^N for N
+# additions; where that bound stays below the dtype's largest value, (b) is impossible and the step is finite
+# without taking a single sum. Only otherwise (gradients within a factor of the overflow) are the sums taken,
+# as the ops take them. So the decisions, and the quotients (true divisions, as elementwise_div), are the ops'.
+#
+# On the CPU the decision is read on the host (free there) so a finite step skips the k zeroing wheres. On a GPU
+# the sums are torch's (as the unfused ops' are) and nothing is read back (the step stays capturable).
+
+def _found_by_sums(quots):
+    """The unfused ops' verdict: reduce_sum of each, concat, reduce_sum, isfinite, logical_not."""
+    sums = [eigen_reduce.reduce_sum(q, None).reshape(1) for q in quots]
+    return ~torch.isfinite(eigen_reduce.reduce_sum(torch.cat(sums), None)).all().reshape(1)
+
+
+def _found_cpu(quots):
+    maxes = torch.stack(torch._foreach_norm(quots, float("inf")))     # inf or nan where a quotient is
+    if not bool(torch.isfinite(maxes).all()):
+        return True
+    n = sum(q.numel() for q in quots) + len(quots)
+    bound = float((maxes.double() * torch.tensor([float(q.numel()) for q in quots], dtype=torch.float64)).sum())
+    big = min(torch.finfo(q.dtype).max for q in quots)
+    if bound * math.exp(n * 2.0 ** -23) < big:
+        return False
+    return bool(_found_by_sums(quots))
+
+
+@kernel(FUSED_AMP_CHECK)
+def fused_amp_unscale_check_update(op, ctx):
+    incr_n, decr_n = int(attr(op, "incr_every_n_steps")), int(attr(op, "decr_every_n_nan_or_inf"))
+    incr_ratio, decr_ratio = float(attr(op, "incr_ratio")), float(attr(op, "decr_ratio"))
+
+    def k(grads, scale, good, bad):
+        with torch.no_grad():
+            if scale.is_cuda or any(g.is_sparse or g.dtype != grads[0].dtype for g in grads):
+                quots = [g / scale for g in grads]
+                found = _found_by_sums([q.to_dense() if q.is_sparse else q for q in quots])
+                update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)
+                return [torch.where(found, 0.0, q) for q in quots], found, scale, good, bad
+            # the elementwise_div of each gradient by the [1]-shaped scaling: a true division by its value
+            quots = torch._foreach_div(grads, scale.reshape(()))
+            bad_step = _found_cpu(quots)
+            found = torch.tensor([bad_step], dtype=torch.bool)
+            update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)
+            if bad_step:
+                torch._foreach_zero_(quots)
+            return quots, found, scale, good, bad
+    return k

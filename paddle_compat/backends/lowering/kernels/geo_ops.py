@@ -4,13 +4,14 @@ has the arithmetic, Paddle's GeoSgdCommunicator)."""
 import torch
 
 from ...ps.client import get_client
-from ..registry import register
+from ....ops import kernel
+from ...ps.records import trainer_plan
 from .common import attr
 
 
-@register("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"))
+@kernel("geo_sgd")
 def geo_sgd(op, ctx):
-    client = get_client(ctx.program._dist_info)
+    client = get_client(trainer_plan(ctx.program))
     client.attach(ctx.executor)
     every, scale = int(attr(op, "push_nums")), 1.0 / int(attr(op, "trainers"))
     layout = attr(op, "layout")

@@ -5,7 +5,7 @@ import os
 import torch
 
 from ....ir import lod_as_tensors, tensor_format as tf
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 from ....ir import dtype_name
 
@@ -46,7 +46,7 @@ def _write(f, t, lod):
         tf.write_lod_tensor(f, _to_numpy(t), lod)
 
 
-@register("save", inputs=("X",), outputs=(), lod_in=("X",))
+@kernel("save")
 def save(op, ctx):
     path, overwrite = attr(op, "file_path"), attr(op, "overwrite", True)
     name = op.input("X")[0]
@@ -60,7 +60,7 @@ def save(op, ctx):
     return k
 
 
-@register("load", inputs=(), outputs=("Out",), lod_out=("Out",))
+@kernel("load")
 def load(op, ctx):
     path, name, device = attr(op, "file_path"), op.output("Out")[0], ctx.device
 
@@ -74,7 +74,7 @@ def load(op, ctx):
     return k
 
 
-@register("save_combine", inputs=("X*",), outputs=())
+@kernel("save_combine")
 def save_combine(op, ctx):
     path = attr(op, "file_path")
 
@@ -86,7 +86,7 @@ def save_combine(op, ctx):
     return k
 
 
-@register("load_combine", inputs=(), outputs=("Out*",))
+@kernel("load_combine")
 def load_combine(op, ctx):
     path, names, device = attr(op, "file_path"), op.output("Out"), ctx.device
 

@@ -25,9 +25,8 @@ import threading
 
 import torch
 
-from ....ops.registry import OutMeta, defop
 from ...selected_rows import merge_rows, rows_values
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -94,7 +93,7 @@ def update(fn, op, ctx, state_of="Param"):
     return k_all
 
 
-@register("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
+@kernel("sgd")
 def sgd(op, ctx):
     return update(sgd_update, op, ctx, state_of=None)
 
@@ -108,7 +107,7 @@ def sgd_update(p, g, lr):
     return p.addcmul_(g, lr, value=-1.0)
 
 
-@register("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
+@kernel("momentum")
 def momentum(op, ctx):
     mu, nesterov = float(attr(op, "mu")), attr(op, "use_nesterov", False)
 
@@ -131,9 +130,7 @@ def momentum_update(p, g, v, lr, mu):
     p.addcmul_(v, lr, value=-1.0)
 
 
-@register("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow",
-                          "Beta1Tensor", "Beta2Tensor"),
-          outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
+@kernel("adam")
 def adam(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
     in_place_pows = op.input("Beta1Pow") == op.output("Beta1PowOut") if op.output("Beta1PowOut") else False
@@ -173,6 +170,8 @@ def adam(op, ctx):
             m2.index_copy_(0, rows, m2_r)
             p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
             p.index_copy_(0, rows, p_r)
+        elif sparse and _whole_table_ok(p, m1, m2):
+            _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps)
         else:
             g = _dense(g)
             # the step divides this update's own moments (as Paddle's per-element kernel does), not the
@@ -194,7 +193,54 @@ def adam(op, ctx):
     return update(k, op, ctx)
 
 
-@register("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
+# elements per slice of the whole-table pass of non-lazy sparse Adam: its four slices (param, moments, scratch)
+# stay in the cache between the pass's seven in-place ops; the pass then costs about one read and one write of
+# the table and its moments, as Paddle's per-element loop does (a densified gradient and full-size temporaries
+# cost 10x that on a 1M-row table, mostly page faults of fresh 40 MB buffers)
+_TABLE_SLICE = 1 << 17
+
+
+def _whole_table_ok(p, m1, m2):
+    return p.is_contiguous() and m1.is_contiguous() and m2.is_contiguous() and p.dim() >= 1 and \
+        p.dtype == m1.dtype == m2.dtype and p.shape == m1.shape == m2.shape
+
+
+def _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
+    """Paddle 1.8.5's non-lazy Adam with a row-sparse gradient, without densifying it: its CPU kernel walks
+    every row; a row of the (merged) gradient gets the dense update, any other row gets its moments decayed
+    (beta * m, no gradient term) and the parameter moved by lr_t * m1 / (sqrt(m2) + eps) from them. Here the
+    gradient's rows are updated from their old values first (small tensors), the whole table then decays in
+    place slice by slice (which also, wrongly, decays the gradient's rows), and the gradient's rows are written
+    last. Each element sees Paddle's operations in Paddle's order, so the numbers are the densified update's."""
+    # the repeated rows summed in the order given, from zero (Paddle's MergeAdd, and what the densified
+    # gradient held; coalesce() may add them in another order)
+    rows, inverse = torch.unique(g._indices()[0], sorted=True, return_inverse=True)
+    gv = g._values()
+    gv = torch.zeros((rows.numel(),) + tuple(gv.shape[1:]), dtype=gv.dtype, device=gv.device).index_add_(
+        0, inverse, gv)
+    m1_r = torch.mul(m1.index_select(0, rows), b1).add_(torch.mul(gv, c1))
+    m2_r = torch.mul(m2.index_select(0, rows), b2).add_(torch.mul(gv, c2).mul_(gv))
+    p_r = p.index_select(0, rows).sub_(torch.div(m1_r, torch.sqrt(m2_r).add_(eps)).mul_(lr_t))
+    pf, af, bf = p.view(-1), m1.view(-1), m2.view(-1)
+    n = pf.numel()
+    step = n if p.is_cuda else _TABLE_SLICE     # a GPU gains nothing from slices but more launches
+    scratch = torch.empty(min(n, step), dtype=p.dtype, device=p.device)
+    for i in range(0, n, step):
+        j = min(n, i + step)
+        a, b, t = af[i:j], bf[i:j], scratch[:j - i]
+        a.mul_(b1)
+        b.mul_(b2)
+        torch.sqrt(b, out=t)
+        t.add_(eps)
+        torch.div(a, t, out=t)
+        t.mul_(lr_t)
+        pf[i:j].sub_(t)
+    m1.index_copy_(0, rows, m1_r)
+    m2.index_copy_(0, rows, m2_r)
+    p.index_copy_(0, rows, p_r)
+
+
+@kernel("adagrad")
 def adagrad(op, ctx):
     eps = float(attr(op, "epsilon", 1e-6))
 
@@ -211,8 +257,7 @@ def adagrad(op, ctx):
     return update(k, op, ctx)
 
 
-@register("rmsprop", inputs=("Param", "Grad", "Moment", "MeanSquare", "MeanGrad", "LearningRate"),
-          outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"))
+@kernel("rmsprop")
 def rmsprop(op, ctx):
     rho, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
     mom_c, centered = float(attr(op, "momentum", 0.0)), attr(op, "centered", False)
@@ -233,8 +278,7 @@ def rmsprop(op, ctx):
     return update(k, op, ctx)
 
 
-@register("adamax", inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
-          outputs=("ParamOut", "MomentOut", "InfNormOut"))
+@kernel("adamax")
 def adamax(op, ctx):
     b1, b2, eps = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999)), float(attr(op, "epsilon", 1e-8))
 
@@ -250,8 +294,7 @@ def adamax(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("ftrl", inputs=("Param", "SquaredAccumulator", "LinearAccumulator", "Grad", "LearningRate"),
-       outputs=("ParamOut", "SquaredAccumOut", "LinearAccumOut"), differentiable=False)
+@kernel("ftrl")
 def ftrl(op, ctx):
     # Paddle adds 1e-10 to l1 and l2 (so the shrink test |linear| > l1 is strict even at l1 = 0)
     l1, l2 = float(attr(op, "l1", 0.0)) + 1e-10, float(attr(op, "l2", 0.0)) + 1e-10
@@ -273,8 +316,7 @@ def ftrl(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("decayed_adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-       differentiable=False)
+@kernel("decayed_adagrad")
 def decayed_adagrad(op, ctx):
     decay, eps = float(attr(op, "decay", 0.95)), float(attr(op, "epsilon", 1e-6))
 
@@ -292,8 +334,7 @@ def decayed_adagrad(op, ctx):
 # the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same. When
 # AvgSquaredUpdateOut is another variable (Paddle's op test), the input is not overwritten and the step is the
 # one computed with the old E[dx^2].
-@defop("adadelta", inputs=("Param", "Grad", "AvgSquaredGrad", "AvgSquaredUpdate"),
-       outputs=("ParamOut", "AvgSquaredGradOut", "AvgSquaredUpdateOut"), differentiable=False)
+@kernel("adadelta")
 def adadelta(op, ctx):
     rho, eps = float(attr(op, "rho", 0.95)), float(attr(op, "epsilon", 1e-6))
     aliased = list(op.inputs.get("AvgSquaredUpdate", ())) == list(op.outputs.get("AvgSquaredUpdateOut", ()))
@@ -310,8 +351,7 @@ def adadelta(op, ctx):
 
 # Paddle 1.8.5's lamb applies no bias correction (Beta1Pow/Beta2Pow are inputs it does not use for the
 # step, and nothing advances them): r = m1 / (sqrt(m2) + eps) + weight_decay * p, trust = |p| / |r|.
-@defop("lamb", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-       outputs=("ParamOut", "Moment1Out", "Moment2Out"), differentiable=False)
+@kernel("lamb")
 def lamb(op, ctx):
     b1, b2 = float(attr(op, "beta1", 0.9)), float(attr(op, "beta2", 0.999))
     eps, wd = float(attr(op, "epsilon", 1e-6)), float(attr(op, "weight_decay", 0.01))
@@ -328,8 +368,7 @@ def lamb(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("lars_momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"),
-       differentiable=False)
+@kernel("lars_momentum")
 def lars_momentum(op, ctx):
     mu, coeff = float(attr(op, "mu")), float(attr(op, "lars_coeff", 0.001))
     wd = float(attr(op, "lars_weight_decay", 0.0005))
@@ -345,7 +384,7 @@ def lars_momentum(op, ctx):
     return update(k, op, ctx)
 
 
-@defop("dpsgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",), differentiable=False)
+@kernel("dpsgd")
 def dpsgd(op, ctx):
     clip, batch = float(attr(op, "clip", 0.9)), float(attr(op, "batch_size", 0.999))
     sigma, seed = float(attr(op, "sigma", 1e-8)), int(attr(op, "seed", 0) or 0)
@@ -368,11 +407,7 @@ def dpsgd(op, ctx):
 _MAX_NUM_ACCUMULATES = 16384   # Paddle's kMaxNumAccumulates: fold sum_1 into sum_2 this often (precision)
 
 
-@defop("average_accumulates",
-       inputs=("param", "in_sum_1", "in_sum_2", "in_sum_3", "in_num_accumulates", "in_old_num_accumulates",
-               "in_num_updates"),
-       outputs=("out_sum_1", "out_sum_2", "out_sum_3", "out_num_accumulates", "out_old_num_accumulates",
-                "out_num_updates"), differentiable=False)
+@kernel("average_accumulates")
 def average_accumulates(op, ctx):
     window = float(attr(op, "average_window", 0.0))
     min_w, max_w = int(attr(op, "min_average_window", 10000)), int(attr(op, "max_average_window", 10000))
@@ -398,14 +433,8 @@ def average_accumulates(op, ctx):
 
 
 # proximal_gd, proximal_adagrad (Paddle 1.8's proximal, L1/L2-regularised updates) and dgc_momentum, as Paddle's
-# CPU kernels compute them. The parameter (and the adagrad moment) update in place (ParamOut is Param in Paddle's
-# programs, what fluid.optimizer.ProximalGD / ProximalAdagrad build).
-def _same(*pairs):
-    def infer(ins, attrs):
-        return {out: OutMeta(ins[slot][0].shape, ins[slot][0].dtype, ins[slot][0].lod_level) for slot, out in pairs}
-    return infer
-
-
+# CPU kernels compute them (declared in ops/defs/optimizers.py). The parameter (and the adagrad moment) update in
+# place (ParamOut is Param in Paddle's programs, what fluid.optimizer.ProximalGD / ProximalAdagrad build).
 def _shrink(prox, lr, l1, l2):
     """sign(prox) * max(|prox| - lr * l1, 0) / (1 + lr * l2); without l1, prox / (1 + lr * l2)."""
     if l1 > 0:
@@ -413,8 +442,7 @@ def _shrink(prox, lr, l1, l2):
     return prox / (1 + lr * l2)
 
 
-@defop("proximal_gd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",),
-       infer_shape=_same(("Param", "ParamOut")), differentiable=False)
+@kernel("proximal_gd")
 def proximal_gd(op, ctx):
     l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
 
@@ -423,8 +451,7 @@ def proximal_gd(op, ctx):
     return update(k, op, ctx, state_of=None)     # like sgd: the parameter is its only state
 
 
-@defop("proximal_adagrad", inputs=("Param", "Moment", "Grad", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-       infer_shape=_same(("Param", "ParamOut"), ("Moment", "MomentOut")), differentiable=False)
+@kernel("proximal_adagrad")
 def proximal_adagrad(op, ctx):
     l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
 
@@ -440,10 +467,7 @@ def proximal_adagrad(op, ctx):
 # (Grad_out); before rampup_begin_step the update is momentum (velocity = mu * velocity + g; param -= lr *
 # velocity, or Nesterov's), from it on plain sgd with the averaged gradient (velocity kept).
 # tests/data/paddle18/dgc_momentum.json records Paddle's numbers on both sides of the step.
-@defop("dgc_momentum", inputs=("current_step", "nranks", "Param", "Grad", "Velocity", "LearningRate"),
-       outputs=("Grad_out", "ParamOut", "VelocityOut"),
-       infer_shape=_same(("Grad", "Grad_out"), ("Param", "ParamOut"), ("Velocity", "VelocityOut")),
-       differentiable=False)
+@kernel("dgc_momentum")
 def dgc_momentum(op, ctx):
     mu, nesterov = float(attr(op, "mu")), bool(attr(op, "use_nesterov", False))
     rampup = float(attr(op, "rampup_begin_step", -1.0))

@@ -9,8 +9,9 @@ import torch
 from ...ps import layer_client, service, table_service  # noqa: F401
 from ...ps.comm_plan import comm_plan_for
 from ...ps.layer_service import LayerServer
+from ...ps.records import pserver_plan, trainer_plan
 from ...selected_rows import merged, split_rows
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
@@ -27,7 +28,7 @@ def _hand_built(ctx, role):
     """Ops of a program that was not transpiled (layers.io ListenAndServ / Send / Recv). A transpiled
     program that lost its job facts (a parsed copy) is not one: its ops name the pserver-side variables
     (send_varnames / recv_varnames) or the pserver (pserver_id), and it keeps the transpiler's error."""
-    if ctx.program._dist_info.get("role") == role:
+    if (trainer_plan if role == "trainer" else pserver_plan)(ctx.program) is not None:
         return False
     for op in ctx.block.ops:
         a = op.attrs
@@ -36,28 +37,28 @@ def _hand_built(ctx, role):
     return True
 
 
-@register("send", inputs=("X*",), outputs=())
+@kernel("send")
 def send(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().send_kernel(op, ctx)
     return _plan(ctx).send_kernel(op)
 
 
-@register(["send_barrier", "fetch_barrier"], inputs=(), outputs=())
+@kernel(["send_barrier", "fetch_barrier"])
 def barrier(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().barrier_kernel(op, ctx)
     return _plan(ctx).barrier_kernel(op)
 
 
-@register("recv", inputs=(), outputs=("Out*",))
+@kernel("recv")
 def recv(op, ctx):
     if _hand_built(ctx, "trainer"):
         return _layer_client().recv_kernel(op, ctx)
     return _plan(ctx).recv_kernel(op)
 
 
-@register("listen_and_serv", inputs=(), outputs=())
+@kernel("listen_and_serv")
 def listen_and_serv(op, ctx):
     def k():
         if _hand_built(ctx, "pserver"):
@@ -67,7 +68,7 @@ def listen_and_serv(op, ctx):
     return k
 
 
-@register(["split_byref", "split_selected_rows"], outputs=("Out*",))
+@kernel(["split_byref", "split_selected_rows"])
 def split_byref(op, ctx):
     """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
     gradient (is_sparse) at its height_sections into one SelectedRows per block, rows merged first (each
@@ -82,6 +83,6 @@ def split_byref(op, ctx):
     return k
 
 
-@register("ref_by_trainer_id", inputs=("X*", "TrainerId"))
+@kernel("ref_by_trainer_id")
 def ref_by_trainer_id(op, ctx):
     return lambda xs, tid: xs[int(tid.reshape(-1)[0])]

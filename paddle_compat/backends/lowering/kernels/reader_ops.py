@@ -3,11 +3,11 @@ loader's next batch (fluid.core.EOFException after the last one)."""
 
 from ...feeds import FeedSpec
 from ...loaders import loader_for
-from ..registry import register
+from ....ops import kernel
 from .common import attr
 
 
-@register("read", inputs=(), outputs=("Out*",), lod_out=("Out*",))
+@kernel("read")
 def read(op, ctx):
     reader_id = attr(op, "reader_id")
     specs = [FeedSpec(ctx.var(n), ctx.device) for n in op.output("Out")]   # the executor's feed checks, reused
@@ -26,7 +26,7 @@ def read(op, ctx):
     return k
 
 
-@register("create_double_buffer_reader", inputs=(), outputs=("Out",))
+@kernel("create_double_buffer_reader")
 def create_double_buffer_reader(op, ctx):
     """Paddle's prefetching wrapper around a reader; the DataLoader behind `read` prefetches already, so
     its Out (the reader `read` names) holds nothing."""

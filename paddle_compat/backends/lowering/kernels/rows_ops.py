@@ -5,10 +5,10 @@ so they stay with the backend while the other tensor ops are defined in paddle_c
 """
 
 from ...selected_rows import make_rows, merge_rows, rows_values
-from ..registry import register
+from ....ops import kernel
 
 
-@register("merge_selected_rows")
+@kernel("merge_selected_rows")
 def merge_selected_rows(op, ctx):
     def k(x):
         if not x.is_sparse:
@@ -18,7 +18,7 @@ def merge_selected_rows(op, ctx):
     return k
 
 
-@register("get_tensor_from_selected_rows")
+@kernel("get_tensor_from_selected_rows")
 def get_tensor_from_selected_rows(op, ctx):
     def k(x):
         if not x.is_sparse:

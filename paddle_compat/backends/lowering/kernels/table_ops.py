@@ -16,13 +16,13 @@ import torch
 from ...selected_rows import make_rows
 from ....ir import SelectedRows
 from ...ps.table_client import prefetch_kernel
-from ..registry import register
+from ....ops import kernel
+from ....ops.defs.lookup_table import id_range_error, lookup_ids, zero_padding
 from .common import attr
 
 
 def _flat_ids(ids):
-    flat = ids.reshape(-1)
-    return flat if flat.dtype == torch.int64 else flat.long()
+    return lookup_ids(ids, flatten=True)
 
 
 def _unique(flat):
@@ -69,7 +69,7 @@ def _split_by_mod(op, ctx, ids_list):
     return outs
 
 
-@register("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
+@kernel("split_ids")
 def split_ids(op, ctx):
     if attr(op, "height_sections") is None:
         return lambda ids_list, xs: _split_by_mod(op, ctx, ids_list)
@@ -95,8 +95,7 @@ def split_ids(op, ctx):
         flat = torch.cat([_flat_ids(i) for i in ids_list]) if len(ids_list) > 1 else _flat_ids(ids_list[0])
         uniq, inv = _unique(flat)
         if uniq.numel() and (int(uniq[0]) < 0 or int(uniq[-1]) >= height):
-            raise IndexError("lookup_table: an id fed to %s is outside the distributed table %s of %d rows (ids: "
-                             "min %d, max %d)" % (", ".join(names), table, height, int(uniq[0]), int(uniq[-1])))
+            raise id_range_error("lookup_table", names, "the distributed table %s" % table, height, uniq)
         state[(table, tuple(names))] = inv    # merge_ids of the same ids gathers with it (no search)
         cuts = torch.searchsorted(uniq, inner.to(uniq.device)).tolist()
         bounds = [0] + cuts + [uniq.numel()]
@@ -104,7 +103,7 @@ def split_ids(op, ctx):
     return k
 
 
-@register("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+@kernel("merge_ids")
 def merge_ids(op, ctx):
     padding_idx = int(attr(op, "padding_idx", -1))
     key = (attr(op, "table", None), tuple(op.input("Ids")))
@@ -126,8 +125,7 @@ def merge_ids(op, ctx):
                 order = torch.argsort(keys)
                 pos = order[torch.searchsorted(keys[order], flat)]
         out = values.index_select(0, pos)   # its backward (index_add) is 2-3x embedding's on the CPU
-        if padding_idx >= 0:   # Paddle outputs zeros for padding ids (and no gradient reaches that row)
-            out = out.masked_fill((flat == padding_idx).unsqueeze(-1), 0.0)
+        out = zero_padding(out, flat, padding_idx)     # (and no gradient reaches that row)
         parts = torch.split(out, [f.numel() for f in flats]) if len(flats) > 1 else (out,)
         outs = []
         for ids, part, keep in zip(ids_list, parts, keep_shape):
@@ -137,7 +135,7 @@ def merge_ids(op, ctx):
     return k
 
 
-@register("prefetch", inputs=("X*",), outputs=("Out*",))
+@kernel("prefetch")
 def prefetch(op, ctx):
     return prefetch_kernel(op, ctx)
 
@@ -164,9 +162,10 @@ def _grown_rows(op, w, flat):
     return out.masked_fill((pos < 0).unsqueeze(-1), 0) if is_test else out
 
 
-@register("lookup_sparse_table", inputs=("Ids", "W"))
+@kernel("lookup_sparse_table")
 def lookup_sparse_table(op, ctx):
     table, shard = attr(op, "table", "?"), op.input("W")[0]
+    ids_name = op.input("Ids")[0]
 
     def k(ids, w):
         flat = _flat_ids(ids)
@@ -175,6 +174,6 @@ def lookup_sparse_table(op, ctx):
         try:
             return w.index_select(0, flat)   # checks the range itself: no extra pass over the ids
         except (IndexError, RuntimeError):
-            raise IndexError("lookup_sparse_table: rows [%d, %d] asked of %s (shard of table %s) outside its %d rows"
-                             % (int(flat.min()), int(flat.max()), shard, table, w.shape[0])) from None
+            raise id_range_error("lookup_sparse_table", ids_name, "the shard %s of table %s" % (shard, table),
+                                 w.shape[0], flat) from None
     return k

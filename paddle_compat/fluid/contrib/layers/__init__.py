@@ -1,5 +1,5 @@
-"""fluid.contrib.layers: the contrib layers offered (ops defined in paddle_compat/ops/defs/contrib_ops.py,
-contrib_more_ops.py and pyramid_hash.py)."""
+"""fluid.contrib.layers: the contrib layers offered (ops defined in paddle_compat/ops/defs/contrib_ops.py
+and pyramid_hash.py)."""
 
 from . import metric_op, nn, rnn_impl  # noqa: F401
 from .metric_op import *  # noqa: F401,F403

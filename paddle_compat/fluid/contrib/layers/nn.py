@@ -1,7 +1,7 @@
 """Paddle's fluid.contrib.layers.nn: partial_sum, partial_concat, fused_elemwise_activation, rank_attention,
 fused_embedding_seq_pool, shuffle_batch, tdm_child, match_matrix_tensor, sequence_topk_avg_pooling, tree_conv,
-var_conv_2d, multiclass_nms2, search_pyramid_hash (ops in paddle_compat/ops/defs/contrib_ops.py,
-contrib_more_ops.py and pyramid_hash.py)."""
+var_conv_2d, multiclass_nms2, search_pyramid_hash (ops in paddle_compat/ops/defs/contrib_ops.py
+and pyramid_hash.py)."""
 
 import numpy as np
 

@@ -4,6 +4,8 @@ are dropped so every trainer runs the same number of steps."""
 
 import os
 
+from ....backends.cluster import TRAINER_ID_ENV, TRAINERS_NUM_ENV
+
 __all__ = ["distributed_batch_reader"]
 
 
@@ -16,8 +18,8 @@ def _env_int(name, default):
 
 
 def distributed_batch_reader(batch_reader):
-    trainer_id = _env_int("PADDLE_TRAINER_ID", 0)
-    trainers_num = _env_int("PADDLE_TRAINERS_NUM", 1)
+    trainer_id = _env_int(TRAINER_ID_ENV, 0)
+    trainers_num = _env_int(TRAINERS_NUM_ENV, 1)
     if not 0 <= trainer_id < trainers_num:
         raise ValueError("PADDLE_TRAINER_ID=%d is not in [0, PADDLE_TRAINERS_NUM=%d)" % (trainer_id, trainers_num))
 

@@ -227,7 +227,7 @@ def transpose(x, perm, name=None):
         raise ValueError("transpose: perm %s is not a permutation of the %d dims of %s"
                          % (list(perm), len(x.shape), x.name))
     helper = LayerHelper("transpose", name=name)
-    out = out_var(helper, x.dtype, [x.shape[i] for i in perm])
+    out = out_var(helper, x.dtype)
     helper.append_op(type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [_xshape(helper, x)]},
                      attrs={"axis": list(perm)})
     return out
@@ -251,10 +251,9 @@ def split(input, num_or_sections, dim=-1, name=None):
 
 def topk(input, k, name=None):
     helper = LayerHelper("top_k", name=name)
-    shape = list(input.shape[:-1]) + [k]
     # both outputs keep the input's LoD (Paddle's ShareLoD): beam search reads it from the scores
-    values = out_var(helper, input.dtype, shape, input.lod_level)
-    indices = out_var(helper, "int64", shape, input.lod_level, stop_gradient=True)
+    values = out_var(helper, input.dtype, lod_level=input.lod_level)
+    indices = out_var(helper, "int64", lod_level=input.lod_level, stop_gradient=True)
     helper.append_op(type="top_k", inputs={"X": [input]}, outputs={"Out": [values], "Indices": [indices]},
                      attrs={"k": int(k)})
     values.stop_gradient = True
@@ -263,7 +262,7 @@ def topk(input, k, name=None):
 
 def one_hot(input, depth, allow_out_of_range=False):
     """ids [.., 1] -> [.., depth] float32 one-hot rows, depth an int or a Variable (op defined in
-    ops/defs/misc_ext_ops.py)."""
+    ops/defs/nn_ops.py)."""
     ins, attrs = {"X": input}, {"allow_out_of_range": bool(allow_out_of_range)}
     if isinstance(depth, Variable):
         depth.stop_gradient = True
@@ -275,9 +274,7 @@ def one_hot(input, depth, allow_out_of_range=False):
 
 def flatten(x, axis=1, name=None):
     helper = LayerHelper("flatten", name=name)
-    shape = [_prod(x.shape[:axis]) if all(d >= 0 for d in x.shape[:axis]) else -1,
-             _prod(x.shape[axis:]) if all(d >= 0 for d in x.shape[axis:]) else -1]
-    out = out_var(helper, x.dtype, shape)
+    out = out_var(helper, x.dtype)
     helper.append_op(type="flatten2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [_xshape(helper, x)]},
                      attrs={"axis": axis})
     return out
@@ -285,10 +282,7 @@ def flatten(x, axis=1, name=None):
 
 def squeeze(input, axes, name=None):
     helper = LayerHelper("squeeze", name=name)
-    nd = len(input.shape)
-    axes_n = [a + nd if a < 0 else a for a in axes]
-    shape = [d for i, d in enumerate(input.shape) if not (i in axes_n and d == 1)]
-    out = out_var(helper, input.dtype, shape, input.lod_level)   # the op shares X's LoD, as in Paddle
+    out = out_var(helper, input.dtype, lod_level=input.lod_level)   # the op shares X's LoD, as in Paddle
     helper.append_op(type="squeeze2", inputs={"X": [input]},
                      outputs={"Out": [out], "XShape": [_xshape(helper, input)]}, attrs={"axes": list(axes)})
     return out
@@ -296,10 +290,7 @@ def squeeze(input, axes, name=None):
 
 def unsqueeze(input, axes, name=None):
     helper = LayerHelper("unsqueeze", name=name)
-    shape = list(input.shape)
-    for a in sorted(axes):
-        shape.insert(a if a >= 0 else len(shape) + a + 1, 1)
-    out = out_var(helper, input.dtype, shape, input.lod_level)
+    out = out_var(helper, input.dtype, lod_level=input.lod_level)
     helper.append_op(type="unsqueeze2", inputs={"X": [input]},
                      outputs={"Out": [out], "XShape": [_xshape(helper, input)]}, attrs={"axes": list(axes)})
     return out

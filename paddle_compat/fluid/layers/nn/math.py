@@ -57,7 +57,7 @@ def clamp(input, min=None, max=None, output=None, name=None):
         elif v is not None:
             attrs[key] = v
     helper = LayerHelper("clamp", name=name)
-    out = output or out_var(helper, input.dtype, input.shape, input.lod_level)
+    out = output or out_var(helper, input.dtype, lod_level=input.lod_level)
     helper.append_op(type="clip", inputs={k: [v] for k, v in inputs.items()}, outputs={"Out": [out]}, attrs=attrs)
     return out
 
@@ -346,7 +346,7 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError("label_smooth: epsilon must be in [0, 1], got %s" % epsilon)
     helper = LayerHelper("label_smooth", name=name)
-    out = out_var(helper, dtype, label.shape)
+    out = out_var(helper, dtype)
     inputs = {"X": [label]}
     if prior_dist is not None:
         inputs["PriorDist"] = [prior_dist]

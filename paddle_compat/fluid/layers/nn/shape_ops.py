@@ -195,7 +195,7 @@ def maxout(x, groups, name=None, axis=1):
 
 def shape(input):
     helper = LayerHelper("shape")
-    out = out_var(helper, "int32", [len(input.shape)], stop_gradient=True)
+    out = out_var(helper, "int32", stop_gradient=True)
     helper.append_op(type="shape", inputs={"Input": [input]}, outputs={"Out": [out]})
     return out
 

@@ -19,7 +19,7 @@ def fsp_matrix(x, y):
 
 def similarity_focus(input, axis, indexes, name=None):
     """A 0/1 mask of input's shape: for each index along axis, the greedy row- and column-unique maxima of that
-    slice, spread across the axis (see ops/defs/misc_ext_ops.py)."""
+    slice, spread across the axis (see ops/defs/nn_ops.py)."""
     check_variable(input, "input", "similarity_focus")
     if len(input.shape) != 4:
         raise ValueError("similarity_focus: input must be 4-D, got shape %s" % (list(input.shape),))
@@ -62,7 +62,7 @@ def data_norm(input, act=None, epsilon=1e-05, param_attr=None, data_layout="NCHW
               slot_dim=-1, sync_stats=False, summary_decay_rate=0.9999999, enable_scale_and_shift=False):
     """Normalises [N, C] input by accumulated statistics: (x - BatchSum / BatchSize) * sqrt(BatchSize /
     BatchSquareSum). The three statistics are parameters (named name.batch_size, .batch_sum,
-    .batch_square_sum) whose "gradients" are this batch's statistics (see ops/defs/norm_ext_ops.py)."""
+    .batch_square_sum) whose "gradients" are this batch's statistics (see ops/defs/norm_resize_ops.py)."""
     check_variable(input, "input", "data_norm")
     if sync_stats:
         raise NotImplementedError("data_norm: sync_stats=True (NCCL all-reduce of the statistics) is not "

@@ -1,5 +1,6 @@
 """dynamic_lstm, dynamic_lstmp, dynamic_gru and gru_unit (Paddle's fluid.layers.rnn)."""
 
+from ....ops.defs.rnn_ops import GRU_UNIT_ACT_IDS
 from ...layer_helper import LayerHelper
 from ..utils import append_defined, check_variable
 
@@ -7,9 +8,6 @@ __all__ = ["dynamic_lstm", "dynamic_gru", "gru_unit", "dynamic_lstmp"]
 
 
 _ACT_NAMES = ("sigmoid", "tanh", "relu", "identity")
-
-
-_ACT_IDS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
 
 
 def _check_act(layer, arg, v):
@@ -94,7 +92,7 @@ def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation='t
         bias = helper.create_parameter(attr=helper.bias_attr, shape=[1, 3 * hs], dtype=dtype, is_bias=True)
     # Paddle 1.8 records the activations as integers and (a Paddle bug) always as tanh/sigmoid whatever was
     # asked; we record what was asked, which equals Paddle's for the defaults.
-    attrs = {"activation": _ACT_IDS[activation], "gate_activation": _ACT_IDS[gate_activation],
+    attrs = {"activation": GRU_UNIT_ACT_IDS[activation], "gate_activation": GRU_UNIT_ACT_IDS[gate_activation],
              "origin_mode": bool(origin_mode)}
     outs = append_defined("gru_unit", {"Input": input, "HiddenPrev": hidden, "Weight": weight, "Bias": bias}, attrs,
                           helper=helper)

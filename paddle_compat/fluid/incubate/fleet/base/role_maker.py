@@ -12,7 +12,7 @@ import warnings
 
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
                                   resolve_general)
-from .....backends import job_env
+from .....backends import cluster, job_env
 from .....backends.ps import client as ps_client
 
 __all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
@@ -130,7 +130,7 @@ class PaddleCloudRoleMaker(RoleMakerBase):
 
 
 def _has_explicit_endpoints(env):
-    return any(k in env for k in ("PADDLE_TRAINER_ENDPOINTS", "PADDLE_TRAINER_ID", "RANK", "MASTER_ADDR"))
+    return any(k in env for k in (cluster.TRAINER_ENDPOINTS_ENV, cluster.TRAINER_ID_ENV, "RANK", "MASTER_ADDR"))
 
 
 class UserDefinedRoleMaker(RoleMakerBase):
@@ -186,7 +186,7 @@ def _gather_mpi_facts(comm, symmetric=False):
     (never a public address for a one-machine job); POD_IP overrides."""
     host = socket.gethostname()
     hosts = comm.allgather(host)
-    ip = os.environ.get("POD_IP") or ("127.0.0.1" if len(set(hosts)) == 1 else socket.gethostbyname(host))
+    ip = os.environ.get(cluster.POD_IP_ENV) or ("127.0.0.1" if len(set(hosts)) == 1 else socket.gethostbyname(host))
     pairs = comm.allgather((ip, _free_port(ip)))
     return {"rank": comm.Get_rank(), "size": comm.Get_size(), "ips": [p[0] for p in pairs],
             "ports": [p[1] for p in pairs], "symmetric": symmetric}

@@ -15,8 +15,8 @@ import fleet` (Paddle's path; `...parameter_server.distributed_transpiler` works
         fleet.stop_worker()
 """
 
+import dataclasses
 import os
-import sys
 
 from ......ir import CPUPlace, Program, Variable, default_startup_program
 from ..... import io
@@ -29,6 +29,8 @@ from ...base.role_maker import MPISymetricRoleMaker
 from .distributed_strategy import (AsyncStrategy, DistributedStrategy, GeoStrategy,  # noqa: F401
                                    HalfAsyncStrategy, StrategyFactory, SyncStrategy, TrainerRuntimeConfig)
 from ......backends.checkpoint_dir import verify
+from ......backends.ps.client import close_active
+from ......backends.ps.records import set_trainer_plan, trainer_plan
 
 __all__ = ["fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"]
 
@@ -56,9 +58,7 @@ class DistributedTranspiler(Fleet):
 
     def stop_worker(self):
         """Tell every pserver this worker is done (they return from run_server once all workers are)."""
-        client = sys.modules.get("paddle_compat.backends.ps.client")   # loaded only if this worker trained
-        if client is not None:
-            client.close_active()
+        close_active()
         if self._executor is not None:
             self._executor.close()
         if isinstance(self._role_maker, MPISymetricRoleMaker):
@@ -133,11 +133,14 @@ class DistributedTranspiler(Fleet):
                         pservers=servers, trainers=self.worker_num(), sync_mode=sync_mode)
             self.main_program = t.get_trainer_program(wait_port=config.wait_port)
             self.startup_program = startup_program
-            if self.main_program._dist_info.get("half_async"):
+            plan = trainer_plan(self.main_program)
+            if plan is not None and plan.half_async:
                 # the communicator's settings travel with the program (checked here, naming a bad field)
                 runtime = strategy.get_trainer_runtime_config() if isinstance(strategy, DistributedStrategy) \
                     else TrainerRuntimeConfig()
-                self.main_program._dist_info["communicator_flags"] = runtime.get_communicator_flags()
+                flags = runtime.get_communicator_flags()
+                for prog in (self.main_program, self.startup_program):
+                    set_trainer_plan(prog, dataclasses.replace(plan, communicator_flags=flags))
         else:
             me = self.server_endpoints()[self.server_index()]
             t.transpile(trainer_id=0, program=program, startup_program=startup_program, pservers=servers,

@@ -2,10 +2,10 @@
 sequence_unpad, sequence_expand_as, sequence_mask. Index arithmetic over all rows at once (no loop over sequences);
 gradients by autograd through the gathers."""
 
-from ...ir.lazy import torch, torch_dtype
-from ..registry import OutMeta, defop
-from ..shapes import first
-from ...ir import dtype_name, convert_dtype
+from ....ir.lazy import torch, torch_dtype
+from ...registry import OutMeta, defop
+from ...shapes import first
+from ....ir import dtype_name, convert_dtype
 
 
 def _off(op, lod, slot, rows):

@@ -3,9 +3,9 @@ sequence_enumerate, row_conv (lookahead convolution) and im2sequence (image patc
 Each is index arithmetic over all rows at once (gathers, index_add, unfold), never a loop over sequences;
 gradients by autograd through the gathers."""
 
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
-from ..shapes import first
+from ....ir.lazy import torch
+from ...registry import OutMeta, attr, defop
+from ...shapes import first
 
 
 def _lod_text(lod):

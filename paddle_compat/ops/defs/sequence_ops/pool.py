@@ -6,9 +6,9 @@ over all sequences at once (segment_reduce, index_select, repeat_interleave), ne
 sequences, and autograd differentiates them (Paddle's *_grad kernels are not needed).
 """
 
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
-from ..shapes import first, same_as
+from ....ir.lazy import torch
+from ...registry import OutMeta, attr, defop
+from ...shapes import first, same_as
 
 
 def _offsets(lod, op, slot="X", rows=None):

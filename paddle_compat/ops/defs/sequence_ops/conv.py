@@ -1,9 +1,9 @@
 """Sequence ops beyond pooling: sequence_conv (context projection over each sequence, zero padding at the
 sequence edges) and cos_sim. One gather over all rows at once, never a loop over sequences."""
 
-from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
-from ..shapes import first
+from ....ir.lazy import torch
+from ...registry import OutMeta, attr, defop
+from ...shapes import first
 
 
 def _seq_conv_shape(ins, attrs):

@@ -1,0 +1,26 @@
+"""Parameter-server ops (Paddle's operators/distributed_ops/, with the SelectedRows helpers its programs use):
+declared here, their kernels live with the backend's pserver runtime (backends/lowering/kernels/ps_ops.py,
+table_ops.py, geo_ops.py, rows_ops.py).
+
+  send / send_barrier / recv / fetch_barrier   the trainer's side of a step
+  listen_and_serv                              the pserver's service loop
+  split_byref / split_selected_rows            a variable cut into its pserver blocks
+  ref_by_trainer_id                            the pserver's per-trainer gradient
+  split_ids / prefetch / merge_ids             a distributed lookup table's forward and gradient
+  lookup_sparse_table                          the pserver's rows of its table shard
+  geo_sgd                                      geo-SGD's delta exchange
+"""
+
+from ..registry import declare
+
+declare("send", inputs=("X*",), outputs=())
+declare(["send_barrier", "fetch_barrier", "listen_and_serv"], inputs=(), outputs=())
+declare("recv", inputs=(), outputs=("Out*",))
+declare(["split_byref", "split_selected_rows"], outputs=("Out*",))
+declare("ref_by_trainer_id", inputs=("X*", "TrainerId"))
+declare("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
+declare("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
+declare("prefetch", inputs=("X*",), outputs=("Out*",))
+declare("lookup_sparse_table", inputs=("Ids", "W"))
+declare("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"))
+declare(["merge_selected_rows", "get_tensor_from_selected_rows"])

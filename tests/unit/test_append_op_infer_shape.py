@@ -1,0 +1,49 @@
+"""Block.append_op runs the op's infer_shape, as Paddle 1.8's Operator ran InferShape: an output variable
+without a shape takes the inferred one, and a declared shape that contradicts it is refused (the verifier's
+error names the op, the slot and both shapes)."""
+
+import pytest
+
+import paddle_compat as fluid
+from paddle_compat.ir.verifier import ProgramError
+
+
+def test_unset_output_shape_is_inferred():
+    x = fluid.data("x_is", [None, 3, 4], "float32")
+    block = fluid.default_main_program().global_block()
+    out = block.create_var(name="t_out", dtype="float32")
+    xshape = block.create_var(name="t_xshape", dtype="float32")
+    assert out.shape == ()
+    block.append_op(type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [xshape]},
+                    attrs={"axis": [0, 2, 1]})
+    assert out.shape == (-1, 4, 3)
+
+
+def test_contradicting_declared_shape_is_refused():
+    x = fluid.data("x_cs", [None, 3, 4], "float32")
+    block = fluid.default_main_program().global_block()
+    out = block.create_var(name="t_bad", shape=[-1, 3, 4], dtype="float32")
+    with pytest.raises(ProgramError, match=r"op 'transpose2' \(block 0\): output Out='t_bad' is declared with "
+                                           r"shape \[-1, 3, 4\], but its infer_shape gives \[-1, 4, 3\]"):
+        block.append_op(type="transpose2", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"axis": [0, 2, 1]})
+
+
+def test_unknown_dims_agree_with_anything():
+    x = fluid.data("x_uk", [None, 3], "float32")
+    block = fluid.default_main_program().global_block()
+    out = block.create_var(name="t_uk", shape=[-1, -1], dtype="float32")
+    block.append_op(type="scale", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"scale": 2.0})
+    assert out.shape == (-1, -1)      # a declared shape that agrees is kept as given
+
+
+def test_builders_leave_shapes_to_infer_shape():
+    x = fluid.data("x_b", [None, 2, 3], "float32")
+    L = fluid.layers
+    assert L.transpose(x, [0, 2, 1]).shape == (-1, 3, 2)
+    assert L.flatten(x, axis=2).shape == (-1, 3)
+    assert L.unsqueeze(x, [1]).shape == (-1, 1, 2, 3)
+    assert L.squeeze(L.unsqueeze(x, [1]), [1]).shape == (-1, 2, 3)
+    v, i = L.topk(x, k=2)
+    assert v.shape == i.shape == (-1, 2, 2)
+    assert L.shape(x).shape == (3,)
+    assert L.zeros_like(x).shape == L.ones_like(x).shape == L.assign(x).shape == (-1, 2, 3)
