@@ -62,6 +62,9 @@ class FeedSpec:
                 raise ValueError("feed '%s' is a LoD variable: a Python list cannot carry its sequence lengths; "
                                  "feed a LoDTensor (fluid.create_lod_tensor(data, [lengths], place)) or use "
                                  "fluid.DataFeeder" % self.name)
+            if not isinstance(value, np.ndarray) and np.isscalar(value):
+                # a Python / NumPy scalar is a [1] tensor of the variable's dtype (Paddle's _as_lodtensor)
+                value = np.array([value]).astype(self.np_dtype)
             arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.np_dtype)
             if arr.dtype != self.np_dtype:
                 raise ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'))"

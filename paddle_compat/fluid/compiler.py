@@ -5,6 +5,7 @@ trainers go to the data-parallel runner of the collective backend.
 """
 
 from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
+from .compiler_compile import CompileChecks
 from .transpiler.batch_merge import merge_batches
 from .inference import AnalysisConfig, NativeConfig, create_paddle_predictor
 
@@ -122,7 +123,7 @@ class ExecutionStrategy:
         self.use_cuda = True      # Paddle 1.8's default; the executor's place decides here
 
 
-class CompiledProgram:
+class CompiledProgram(CompileChecks):
     def __init__(self, program_or_graph, build_strategy=None):
         if not isinstance(program_or_graph, Program):
             raise TypeError("CompiledProgram expects a fluid.Program, got %s" % type(program_or_graph).__name__)
@@ -152,7 +153,8 @@ class CompiledProgram:
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
-        self._places = places
+        # one place is taken as a list of one (Paddle 1.8.5)
+        self._places = [places] if places is not None and not isinstance(places, (list, tuple)) else places
         return self
 
     def _with_inference_optimize(self, config):

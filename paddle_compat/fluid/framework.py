@@ -12,8 +12,8 @@ from ..ir.operator import Operator
 from ..ir.places import (_current_expected_place, cpu_places, cuda_pinned_places, cuda_places,  # noqa: F401
                          is_compiled_with_cuda)
 from ..ir.program import Program
-from ..ir.recording import (NameScope, change_hooks, current_name_scope, notify_changed,  # noqa: F401
-                            switch_name_scope)
+from ..ir.recording import (NameScope, change_hooks, current_name_scope, eager_active,  # noqa: F401
+                            notify_changed, switch_name_scope)
 from ..ir.roles import (EMPTY_VAR_NAME, GRAD_SUFFIX, OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY,  # noqa: F401
                         OP_ROLE_VAR_KEY, TEMP_VAR_NAME, OpRole, grad_var_name)
 from ..ir.variable import Parameter, Variable
@@ -28,9 +28,14 @@ __all__ = [
     "grad_var_name", "GRAD_SUFFIX", "OpProtoHolder",
 ]
 
+GRAD_VAR_SUFFIX = GRAD_SUFFIX      # Paddle's name constants (core.kGradVarSuffix() and friends)
+ZERO_VAR_SUFFIX = "@ZERO"
+CONTROL_DEP_VAR_PREFIX = "__control_var"
+
 
 def in_dygraph_mode():
-    return False
+    # inside fluid.dygraph.guard (the minimal eager mode of fluid/eager_op.py), as Paddle's tracer answers
+    return eager_active()
 
 
 def load_op_library(lib_filename):

@@ -161,20 +161,24 @@ class Auc(MetricBase):
         super().__init__(name)
         self._curve = curve
         self._num_thresholds = num_thresholds
-        self._stat_pos = np.zeros(num_thresholds + 1, dtype=np.int64)
-        self._stat_neg = np.zeros(num_thresholds + 1, dtype=np.int64)
+        # Python lists of counts, as Paddle keeps them (its op tests build the op's expected stats from them)
+        self._stat_pos = [0] * (num_thresholds + 1)
+        self._stat_neg = [0] * (num_thresholds + 1)
 
     def reset(self):
-        self._stat_pos[:] = 0
-        self._stat_neg[:] = 0
+        self._stat_pos = [0] * (self._num_thresholds + 1)
+        self._stat_neg = [0] * (self._num_thresholds + 1)
 
     def update(self, preds, labels):
         p = np.asarray(preds)
         p = p[:, 1] if p.ndim == 2 and p.shape[1] == 2 else p.reshape(-1)
         y = np.asarray(labels).reshape(-1)
         idx = (p * self._num_thresholds).astype(np.int64)
-        np.add.at(self._stat_pos, idx[y != 0], 1)
-        np.add.at(self._stat_neg, idx[y == 0], 1)
+        n = self._num_thresholds + 1
+        self._stat_pos = (np.asarray(self._stat_pos, dtype=np.int64) +
+                          np.bincount(idx[y != 0], minlength=n)[:n]).tolist()
+        self._stat_neg = (np.asarray(self._stat_neg, dtype=np.int64) +
+                          np.bincount(idx[y == 0], minlength=n)[:n]).tolist()
 
     def eval(self):
         tot_pos = tot_neg = 0.0

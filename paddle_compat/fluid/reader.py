@@ -18,6 +18,7 @@ from .data_feeder import DataFeeder
 from ..readers.parallel import default_collate_fn
 from ..readers.prefetch import Prefetcher
 from .executor.dataset_run import DatasetLoader
+from .reader_base import DataLoaderBase, keep_data_loader_order  # noqa: F401  (fluid.reader's names)
 
 __all__ = ["DataLoader", "PyReader", "GeneratorLoader", "default_collate_fn"]
 
@@ -41,7 +42,7 @@ def _batched(sample_reader, batch_size, drop_last):
     return reader
 
 
-class GeneratorLoader:
+class GeneratorLoader(DataLoaderBase):
     """What DataLoader.from_generator returns."""
 
     def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
@@ -75,6 +76,10 @@ class GeneratorLoader:
         return _QueueView(self)
 
     # data sources ----------------------------------------------------------------------------------
+    @property
+    def iterable(self):
+        return self._iterable
+
     def _feeder(self, place):
         return DataFeeder(self._feed_list, place or CPUPlace(), program=self._feed_list[0].block.program)
 
@@ -143,7 +148,18 @@ class GeneratorLoader:
 
     # iterable mode ---------------------------------------------------------------------------------
     def __call__(self):
-        return iter(self)
+        self._live_iter = iter(self)
+        return self._live_iter
+
+    def _reset(self):
+        """Ends the pass a `for data in loader()` left early (Paddle's loader._reset()): the next loader()
+        starts from the generator's beginning and stops the prefetch thread of the old pass now."""
+        it, self._live_iter = getattr(self, "_live_iter", None), None
+        if it is not None:
+            it.close()
+        if not self._iterable:
+            self._close_it()
+            self._state = "idle"
 
     def __iter__(self):
         if not self._iterable:
@@ -247,6 +263,11 @@ class DataLoader:
 
 class PyReader(GeneratorLoader):
     """fluid.io.PyReader (Paddle 1.5's name for the same loader; decorate_* set the data source)."""
+
+    @property
+    def _loader(self):
+        """Paddle's PyReader wraps a GeneratorLoader here; this one is its own loader."""
+        return self
 
     def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False):
         super().__init__(feed_list, capacity, use_double_buffer, iterable, return_list, drop_last=True)

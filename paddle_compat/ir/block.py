@@ -71,6 +71,8 @@ class Block:
         return v
 
     def create_var(self, **kwargs):
+        if recording.eager_active():      # inside fluid.dygraph.guard: a VarBase (Paddle's _varbase_creator)
+            return recording.eager_tracer.create_var(**kwargs)
         name = kwargs.get("name")
         if name is not None and name in self.vars:
             # Paddle returns the existing variable (create_var is idempotent by name), but refuses a
@@ -153,6 +155,10 @@ class Block:
         return op
 
     def append_op(self, type=None, inputs=None, outputs=None, attrs=None, stop_gradient=False, **kw):
+        if recording.eager_active():      # inside fluid.dygraph.guard: run the op now (Paddle's tracer)
+            if type is None:
+                raise ValueError("`type` to initialized an Operator can not be None.")
+            return recording.eager_tracer.trace_op(type, inputs, outputs, attrs, stop_gradient)
         op = self._make_op(type, inputs, outputs, attrs)
         self.ops.append(op)
         self.program._bump()

@@ -12,7 +12,7 @@ _FLAGS = {
     "FLAGS_eager_delete_tensor_gb": 0.0, "FLAGS_fraction_of_gpu_memory_to_use": 0.92,
     "FLAGS_allocator_strategy": "auto_growth", "FLAGS_cudnn_deterministic": False,
     "FLAGS_cudnn_exhaustive_search": False, "FLAGS_conv_workspace_size_limit": 512, "FLAGS_check_nan_inf": False,
-    "FLAGS_benchmark": False, "FLAGS_paddle_num_threads": 1, "FLAGS_use_mkldnn": False,
+    "FLAGS_benchmark": False, "FLAGS_paddle_num_threads": 1,
     "FLAGS_fast_eager_deletion_mode": True, "FLAGS_memory_fraction_of_eager_deletion": 1.0,
     "FLAGS_initial_gpu_memory_in_mb": 0, "FLAGS_reallocate_gpu_memory_in_mb": 0,
     "FLAGS_cpu_deterministic": False, "FLAGS_enable_parallel_graph": False, "FLAGS_sync_nccl_allreduce": True,
@@ -30,7 +30,11 @@ _FLAGS = {
 
 
 # flags Paddle's core.globals() also holds that scripts (and Paddle's op tests) read and write there
-_CORE_ONLY_FLAGS = {"FLAGS_use_system_allocator": False}
+# (the fuse_parameter flags group gradients for a fused allreduce in Paddle; recorded only: gradients here are
+# reduced per bucket by torch, whatever they say)
+# (FLAGS_use_mkldnn is private in Paddle 1.8.5: get_flags / set_flags refuse it, core.globals() has it)
+_CORE_ONLY_FLAGS = {"FLAGS_use_system_allocator": False, "FLAGS_use_mkldnn": False,
+                    "FLAGS_fuse_parameter_groups_size": 1, "FLAGS_fuse_parameter_memory_size": -1.0}
 
 
 def core_globals():
@@ -44,7 +48,7 @@ def set_flags(flags):
     if not isinstance(flags, dict):
         raise TypeError("set_flags: flags must be a dict, got %s" % type(flags).__name__)
     for key, value in flags.items():
-        if key not in _FLAGS:
+        if key not in _FLAGS or key in _CORE_ONLY_FLAGS:    # (core.globals() adds those to _FLAGS)
             raise ValueError("Flag %s cannot set its value through this function (known: %s)"
                              % (key, ", ".join(sorted(_FLAGS))))
         _FLAGS[key] = value
@@ -58,7 +62,7 @@ def get_flags(flags):
         raise TypeError("get_flags: flags must be a str, list or tuple, got %s" % type(flags).__name__)
     out = {}
     for key in names:
-        if key not in _FLAGS:
+        if key not in _FLAGS or key in _CORE_ONLY_FLAGS:
             raise ValueError("Flag %s cannot get its value through this function" % key)
         out[key] = flag_value(key)
     return out

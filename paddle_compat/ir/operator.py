@@ -204,6 +204,20 @@ def _attr_type(op_type, name, value):
     return guess_attr_type(value)
 
 
+def _infer_by_slot_names(op, block):
+    """Shape inference for an op that declares none: an output slot `<S>Out` (ParamOut, MomentOut, ...) is
+    its input slot `<S>` (shape, dtype, LoD level), which is what Paddle's InferShape of every optimizer op
+    says; other outputs stay as declared (their shapes are known when the op runs)."""
+    for slot, names in op.outputs.items():
+        src = op.inputs.get(slot[:-3]) if slot.endswith("Out") else None
+        if not src or len(src) != len(names):
+            continue
+        for n, m in zip(names, src):
+            v, s = block._var_recursive(n), block._var_recursive(m)
+            v.shape, v.dtype, v.lod_level = s.shape, s.dtype, s.lod_level
+    block.program._bump()
+
+
 class OpDesc(View):
     __slots__ = ()
 
@@ -305,9 +319,10 @@ class OpDesc(View):
         """Set the output variables' shape, dtype and LoD level from the inputs (the op's infer_shape)."""
         op = self._obj
         infer_shape = op_info.infer_shape_of(op.type)
-        if infer_shape is None:
-            raise NotImplementedError("infer_shape: op type '%s' declares no shape inference here" % op.type)
         b = block._obj if isinstance(block, View) else block
+        if infer_shape is None:
+            _infer_by_slot_names(op, b)
+            return
         ins = {slot: [b._var_recursive(n) for n in names] for slot, names in op.inputs.items()}
         metas = infer_shape(ins, op.attrs)
         for slot, meta in metas.items():

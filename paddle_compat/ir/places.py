@@ -10,8 +10,25 @@ __all__ = ["Place", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "is_compiled_wit
 
 
 class Place:
+    """Paddle's core.Place: the base of the places, and a generic one that set_place points at another."""
+
+    def set_place(self, place):
+        self._inner = place._inner if type(place) is Place else place
+
     def _torch_device(self):
-        raise NotImplementedError
+        inner = getattr(self, "_inner", None)
+        if inner is None:
+            raise RuntimeError("core.Place() names no place yet: call set_place(fluid.CPUPlace()) first")
+        return inner._torch_device()
+
+    def _equals(self, other):
+        a, b = getattr(self, "_inner", self), getattr(other, "_inner", other)
+        return a == b
+
+    def _type(self):
+        """Paddle's variant index of the place: 0 CUDAPlace, 1 CPUPlace, 2 CUDAPinnedPlace."""
+        p = getattr(self, "_inner", self)
+        return 2 if isinstance(p, CUDAPinnedPlace) else 1 if isinstance(p, CPUPlace) else 0
 
 
 class CPUPlace(Place):

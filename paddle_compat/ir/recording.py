@@ -2,7 +2,7 @@
 and the hooks told of every public change of a program (tests install the verifier there)."""
 
 __all__ = ["NameScope", "current_name_scope", "switch_name_scope", "current_device", "switch_device",
-           "change_hooks", "notify_changed"]
+           "change_hooks", "notify_changed", "eager_active", "install_eager_tracer"]
 
 # Called with (program, what) after each public change of a program; tests install the verifier here.
 change_hooks = []
@@ -50,6 +50,19 @@ def notify_changed(program, what):
     for hook in change_hooks:
         hook(program, what)
 
+
+# The minimal eager mode (fluid/eager_op.py, above the IR) installs itself here: while its active() answers
+# True, Block.create_var / append_op hand over to its create_var / trace_op (Paddle's dygraph tracer).
+eager_tracer = None
+
+
+def install_eager_tracer(tracer):
+    global eager_tracer
+    eager_tracer = tracer
+
+
+def eager_active():
+    return eager_tracer is not None and eager_tracer.active()
 
 
 def current_device():

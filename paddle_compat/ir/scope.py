@@ -22,6 +22,13 @@ class Scope:
         self._kids = []
         self._lock = threading.Lock()
 
+    def _remove_from_pool(self):
+        """Paddle keeps every scope made from Python in a pool until it is removed; removing one twice fails."""
+        if getattr(self, "_removed_from_pool", False):
+            raise RuntimeError("Deleting a nonexistent scope is not allowed (this scope was already removed "
+                               "from the pool)")
+        self._removed_from_pool = True
+
     def var(self, name):
         v = self._vars.get(name)
         if v is None:

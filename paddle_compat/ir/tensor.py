@@ -11,6 +11,7 @@ from .dtypes import convert_dtype, dtype_name
 from .lazy import torch
 from .lod import check_lod, lengths_to_offsets, lod_as_lists, lod_as_tensors
 from .places import CPUPlace, torch_device
+from .tensor_dims import TensorDims
 from .tensor_text import tensor_text
 
 __all__ = ["ScopeVar", "LoDTensor", "LoDTensorArray", "SelectedRows", "to_torch"]
@@ -67,19 +68,52 @@ class ScopeVar:
     def get_int(self):
         return int(self.value)
 
+    # typed accessors Paddle's own unit tests use
+    def is_int(self):
+        return isinstance(self.value, int) and not isinstance(self.value, bool)
+
+    def is_float(self):
+        return isinstance(self.value, float)
+
+    def set_float(self, v):
+        self.value = float(v)
+
+    def get_float(self):
+        return float(self.value)
+
+    def get_lod_tensor_array(self):
+        if not isinstance(self.value, LoDTensorArray):
+            self.value = LoDTensorArray(self.value or [])
+        return self.value
+
+    def get_fetch_list(self):
+        """The list a fetch variable holds (Paddle's FetchList): fetched tensors, by column."""
+        if not isinstance(self.value, list):
+            self.value = []
+        return self.value
+
+    def is_type(self, name):
+        """The holder's kind by Paddle's type names (LoDTensor, SelectedRows, LoDTensorArray)."""
+        kinds = {"LoDTensorArray": LoDTensorArray, "SelectedRows": SelectedRows}
+        return isinstance(self.value, kinds[name]) if name in kinds else name == "LoDTensor"
+
     def __repr__(self):
         return "<ScopeVar %s: %s>" % (self.name, type(self.value).__name__)
 
 
 
-class LoDTensor:
+class LoDTensor(TensorDims):
     """A tensor with level-of-detail (sequence offset) info. `np.array(t)` reads it, `t.set(a, place)` writes it.
 
     The LoD is kept as offsets (Paddle's form): [[0, 2, 5]] means rows 0-1 and 2-4 are two sequences.
     """
 
-    def __init__(self, _holder=None):
+    def __init__(self, recursive_sequence_lengths=None, _holder=None):
+        if isinstance(recursive_sequence_lengths, ScopeVar):     # LoDTensor(holder): a view of a scope slot
+            recursive_sequence_lengths, _holder = None, recursive_sequence_lengths
         self._holder = _holder if _holder is not None else ScopeVar()
+        if recursive_sequence_lengths is not None:     # Paddle's LoDTensor(lengths): the LoD before the data
+            self.set_recursive_sequence_lengths(recursive_sequence_lengths)
 
     # data ------------------------------------------------------------------------------------------
     def set(self, array, place=None):
@@ -217,6 +251,16 @@ class SelectedRows:
         """A torch sparse COO tensor (rows in indices[0], uncoalesced) -> SelectedRows sharing its values."""
         rows = t._indices()[0].tolist()
         return cls(rows, t.shape[0], t._values().detach())
+
+    def _to_torch(self, device="cpu"):
+        """The torch sparse COO form generated code works on (an op reading a SelectedRows a test put in
+        the scope by hand)."""
+        vals = to_torch(self._value, device)
+        idx = torch.as_tensor(self._rows, dtype=torch.int64, device=vals.device).reshape(1, -1)
+        return torch.sparse_coo_tensor(idx, vals, (self._height,) + tuple(vals.shape[1:]))
+
+    def sync_index(self):
+        """Paddle rebuilds its row -> position map here; rows are looked up from the list itself here."""
 
     def rows(self):
         return list(self._rows)

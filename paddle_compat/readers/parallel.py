@@ -7,6 +7,8 @@ import threading
 
 import numpy as np
 
+from ..ir.errors import EnforceNotMet  # Paddle raises its EnforceNotMet when a reader process fails
+
 __all__ = ["xmap_readers", "multiprocess_reader", "default_collate_fn"]
 
 _END = object()
@@ -159,7 +161,7 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
                     elif kind == "end":
                         live.remove(k)
                     else:
-                        raise RuntimeError("multiprocess_reader: reader %d failed: %s" % (k, value))
+                        raise EnforceNotMet("multiprocess_reader: reader %d failed: %s" % (k, value))
         finally:
             for c in conns:
                 c.close()
@@ -185,7 +187,7 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
                 elif kind == "end":
                     done += 1
                 else:
-                    raise RuntimeError("multiprocess_reader: a reader failed: %s" % value)
+                    raise EnforceNotMet("multiprocess_reader: a reader failed: %s" % value)
         finally:
             _stop(procs)
 

@@ -7,14 +7,16 @@ with `ctx.state(Class)`: one instance per lowered block, built by `Class(ctx)` o
 attribute write fails, so a kernel cannot leave undeclared state on the context for another to find.
 """
 
+from ...ir.errors import EnforceNotMet
+
 __all__ = ["LowerCtx", "LoweringError", "OpRunError", "describe_op", "missing_value", "op_failure"]
 
 
-class LoweringError(RuntimeError):
+class LoweringError(EnforceNotMet):
     """The program cannot be run as given (a missing feed, an uninitialised variable, an unknown op)."""
 
 
-class OpRunError(RuntimeError):
+class OpRunError(EnforceNotMet):
     """An op failed while running; the message names the op, its inputs and where it was built."""
 
 

@@ -85,7 +85,7 @@ def emit(plan, ctx, autograd_for=None, inplace_writes=False):
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True),
          "__lod": lod_as_tensors, "__dev": ctx.device, "__is_grad": torch.is_grad_enabled,
          "__set_grad": torch._C._set_grad_enabled, "__shared": _shared(torch.Tensor),
-         "__on_dev": _on_device(torch.Tensor, torch.device(ctx.device)), "__write": _write_in_place}
+         "__on_dev": _on_device(torch.Tensor, torch.device(ctx.device), plan.block), "__write": _write_in_place}
     e = _Emitter(plan, ctx, g, autograd_for)
     body = e.body()
     lines = e.head() + body + e.tail(inplace_writes)
@@ -195,7 +195,10 @@ class _Emitter:
             self.g["h_" + local] = scope.find_var(n)
             # off the CPU, a scope value that lives elsewhere (a state set from numpy, a CPU-loaded checkpoint)
             # is moved to the run's device once and kept there, as Paddle's data transform moved it per op
-            read = "h_%s.value" % local if on_cpu else "__on_dev(h_%s)" % local
+            # (a core.SelectedRows a test put in the scope by hand is made torch's sparse COO form there too)
+            by_value = on_cpu and not (hasattr(self.g["h_" + local].value, "_to_torch") and
+                                       rows_as_torch(plan.block, n))
+            read = "h_%s.value" % local if by_value else "__on_dev(h_%s)" % local
             read = "__shared(%s)" % read if plan.shared_params else read
             lines.append("        %s = %s  # scope %s" % (local, read, _safe(n)))
             if n in plan.lod_reads:   # the scope may hold offsets as lists (set by the user): tensors here
@@ -210,7 +213,11 @@ class _Emitter:
         for w in plan.writes:
             local = names(w)
             self.g.setdefault("h_" + local, self.ctx.scope.var(w))
-            if inplace_writes:
+            if hasattr(self.g["h_" + local].value, "_to_torch") and rows_as_torch(plan.block, w):
+                # the scope holds a core.SelectedRows a test made by hand: fill it (its rows, height, values)
+                self.g["__write_rows"] = write_rows
+                lines.append("        __write_rows(h_%s, %s)  # scope %s" % (local, local, _safe(w)))
+            elif inplace_writes:
                 lines.append("        __write(h_%s, %s)  # scope %s" % (local, local, _safe(w)))
             else:
                 lines.append("        h_%s.value = %s  # scope %s" % (local, local, _safe(w)))
@@ -242,6 +249,30 @@ def _safe(text):
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
+# ops whose kernels read a core.SelectedRows itself (kernels/table_ops.py); every other kernel takes a
+# row-sparse value as torch's sparse COO tensor
+NATIVE_ROWS_OPS = frozenset(["split_ids", "merge_ids", "prefetch", "lookup_sparse_table"])
+
+
+def rows_as_torch(block, name):
+    """Whether a core.SelectedRows the scope holds for `name` reaches the kernels as a torch sparse tensor."""
+    return not any(op.type in NATIVE_ROWS_OPS and name in op.input_arg_names for op in block.ops)
+
+
+def write_rows(holder, value):
+    """An op's output into the core.SelectedRows the scope holds (Paddle's kernels fill the variable's own
+    SelectedRows): a row-sparse result gives its rows, height and values, a dense one its values only."""
+    rows = holder.value
+    if hasattr(value, "_to_torch"):     # a table op's own SelectedRows result
+        holder.value = value
+    elif getattr(value, "is_sparse", False):
+        rows._rows = value._indices()[0].tolist()
+        rows._height = int(value.shape[0])
+        rows._value = value._values().detach()
+    else:
+        rows._value = value.detach() if hasattr(value, "detach") else value
+
+
 def _write_in_place(holder, value):
     """A scope write that keeps the scope tensor's storage (a captured graph reads and writes it there)."""
     old = holder.value
@@ -258,9 +289,11 @@ def _no_grad():
     return torch.no_grad()
 
 
-def _on_device(tensor_type, device):
+def _on_device(tensor_type, device, block=None):
     def read(holder):
         v = holder.value
+        if hasattr(v, "_to_torch"):     # a core.SelectedRows put in the scope by hand (see rows_as_torch)
+            return v._to_torch(device) if block is None or rows_as_torch(block, holder.name) else v
         if isinstance(v, tensor_type) and v.device != device:
             moved = v.detach().to(device)
             v = holder.value = moved.requires_grad_(True) if v.requires_grad else moved

@@ -15,6 +15,7 @@ from ...ir.dtypes import FLOAT_TYPES
 from ...ir.lazy import torch
 from ...ops import is_differentiable
 from .autograd_region import autograd, find_regions
+from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .op_checks import kernel_of
 from .plan import grad_leaves, later_backward_leaves
@@ -111,6 +112,8 @@ class _Run:
             raise missing_value(n, self.block._find_var_recursive(n), op)
         value = holder.value
         torch = self.it._torch
+        if hasattr(value, "_to_torch") and rows_as_torch(self.block, n):   # a hand-made core.SelectedRows
+            value = value._to_torch(self.ctx.device)
         if isinstance(value, torch.Tensor):
             if str(value.device) != str(torch.device(self.ctx.device)):
                 moved = value.detach().to(self.ctx.device)
@@ -208,6 +211,9 @@ class _Run:
             v = self.block._find_var_recursive(n)
             if v is not None and v.persistable:
                 holder = scope.var(n)
-                holder.value = self.env[n]
+                if hasattr(holder.value, "_to_torch") and rows_as_torch(self.block, n):
+                    write_rows(holder, self.env[n])     # a hand-made core.SelectedRows: filled (see emit)
+                else:
+                    holder.value = self.env[n]
                 if n in self.lods:
                     holder.lod = self.lods[n]

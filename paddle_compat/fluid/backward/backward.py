@@ -356,7 +356,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         if isinstance(checkpoints, list) else None
     have = _backward(block, [loss], seed, no_grad_set, checkpoints=names)
     if parameter_list is not None:
-        wanted = _names(parameter_list)
+        # in parameter_list's order, as Paddle returns them (Paddle's op tests zip them with their inputs)
+        wanted = list(dict.fromkeys(p.name if isinstance(p, Variable) else p for p in parameter_list))
         params = [block.var(n) for n in wanted if block.has_var(n)]
     else:
         params = [p for p in block.all_parameters() if p.trainable]

@@ -1,10 +1,14 @@
-"""fluid.dygraph: importable so static-graph scripts that import it load; eager mode is not supported.
+"""fluid.dygraph: importable so static-graph scripts that import it load.
 
-Every name resolves (classes can even be subclassed at import time), and using one raises
-DygraphUnsupportedError, which says so. `enabled()` answers False, which is true here.
+`guard`, `to_variable` and `enabled` give the minimal eager mode of fluid/eager_op.py (single ops appended to a
+block run at once, VarBase results, backward by replay: what Paddle's op tests use). Every other name
+resolves (classes can even be subclassed at import time), and using one raises DygraphUnsupportedError.
 """
 
-__all__ = ["DygraphUnsupportedError", "enabled"]
+from ..eager_op import VarBase, guard, to_variable  # noqa: F401  (the eager single-op path)
+from .. import eager_op as _eager
+
+__all__ = ["DygraphUnsupportedError", "enabled", "guard", "to_variable", "VarBase"]
 
 
 class DygraphUnsupportedError(NotImplementedError):
@@ -18,7 +22,7 @@ def _fail(name):
 
 
 def enabled():
-    return False
+    return bool(_eager._STATE.frames)
 
 
 def _unsupported(name):
@@ -46,3 +50,8 @@ def _lookup(name):
 
 def __getattr__(name):
     return _lookup(name)
+
+
+# fluid.dygraph.base.guard without importing the submodule first, as in Paddle ("from . import base" would
+# ask __getattr__ above)
+from .base import guard as _guard  # noqa: E402,F401

@@ -11,8 +11,8 @@ from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
 from ...backends.ps.records import is_pserver_program, trainer_plan
-from ...ir import (CPUPlace, LoDTensor, Program, default_main_program, flag_value, global_scope,  # noqa: F401
-                   scope_guard, torch_device)
+from ...ir import (CPUPlace, LoDTensor, Program, Variable, convert_dtype, default_main_program,  # noqa: F401
+                   dtype_name, flag_value, global_scope, scope_guard, torch_device)
 from ..transpiler.ps_table_trainer import TABLES_KEY, remote_lookups
 from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
 
@@ -178,3 +178,32 @@ class Executor:
                            fetch_info=None, print_period=100, fetch_handler=None):
         return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info,
                                 print_period, "infer_from_dataset", fetch_handler)
+
+
+def _fetch_var(name, scope=None, return_numpy=True):
+    """executor._fetch_var: a variable's value from `scope` (the global scope by default)."""
+    name = name.name if isinstance(name, Variable) else name
+    if not isinstance(name, str):
+        raise TypeError("_fetch_var: name must be a str or a Variable, got %s" % type(name).__name__)
+    scope = global_scope() if scope is None else scope
+    var = scope.find_var(name)
+    if var is None:
+        raise ValueError("Cannot find %s in scope. Perhaps you need to make the variable persistable by using "
+                         "var.persistable = True in your program." % name)
+    tensor = var.get_tensor()
+    return as_numpy(tensor) if return_numpy else tensor
+
+
+def _as_lodtensor(data, place, dtype=None):
+    """executor._as_lodtensor: a numpy array (or a Python scalar with its dtype) as a LoDTensor without LoD."""
+    if isinstance(data, list):
+        raise RuntimeError("Some of your feed data hold LoD information. They can not be completely cast from a "
+                           "list of Python ndarray to LoDTensor. Please convert data to LoDTensor directly before "
+                           "feeding the data.")
+    if not isinstance(data, np.ndarray) and np.isscalar(data):
+        if dtype is None:
+            raise AssertionError("dtype should be given when casting python scalar to tensor")
+        data = np.array([data]).astype(dtype_name(convert_dtype(dtype)))
+    t = LoDTensor()
+    t.set(data, place)
+    return t

@@ -3,6 +3,7 @@
 from ...ir import unique_name
 from ..initializer import Constant
 from ..layer_helper import LayerHelper
+from .arg_checks import check_variable_and_dtype
 from .nn.common import topk
 from .utils import check_variable, out_var
 
@@ -11,6 +12,7 @@ __all__ = ["accuracy", "auc"]
 
 def accuracy(input, label, k=1, correct=None, total=None):
     """Top-k accuracy over the batch: a [1] float32 (plus int64 correct/total counts)."""
+    check_variable_and_dtype(input, "input", ["float16", "float32", "float64"], "accuracy")
     helper = LayerHelper("accuracy")
     _, topk_indices = topk(input, k=k)
     # top_k's values are not needed here, but Paddle feeds them to the accuracy op as `Out`.

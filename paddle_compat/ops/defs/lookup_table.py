@@ -77,6 +77,8 @@ def _lookup(op, squeeze_last):
     ids_name, table = op.input("Ids")[0], "the table %s" % op.input("W")[0]
 
     def k(ids, w):
+        if w.is_sparse:     # a SelectedRows table (rows are ids): its dense form holds each id's row there
+            w = w.coalesce().to_dense()
         return embed(lookup_ids(ids, squeeze_last), w, op.type, ids_name, table, padding_idx, sparse)
     return k
 

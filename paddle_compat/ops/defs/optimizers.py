@@ -5,11 +5,20 @@ sgd .. adamax carry no `differentiable=False` on purpose: they always have, and 
 update op (it runs after the loss), so the fact changes nothing but it is kept as it was.
 """
 
-from ..registry import declare
+from ..registry import OutMeta, declare
+
+
+def _same(*pairs):
+    """infer_shape of an update op: each output slot is its input slot's shape (ParamOut is Param's)."""
+    def infer(ins, attrs):
+        return {out: OutMeta(ins[slot][0].shape, ins[slot][0].dtype, ins[slot][0].lod_level) for slot, out in pairs}
+    return infer
+
 
 declare("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",))
 declare("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"))
-declare("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+declare("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow",
+                        "Beta1Tensor", "Beta2Tensor"),
         outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"))
 declare("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"))
 declare("rmsprop", inputs=("Param", "Grad", "Moment", "MeanSquare", "MeanGrad", "LearningRate"),
@@ -32,3 +41,13 @@ declare("average_accumulates",
                 "in_num_updates"),
         outputs=("out_sum_1", "out_sum_2", "out_sum_3", "out_num_accumulates", "out_old_num_accumulates",
                  "out_num_updates"), differentiable=False)
+
+# Paddle 1.8's proximal (L1/L2-regularised) updates and DGC's local update.
+declare("proximal_gd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",),
+        infer_shape=_same(("Param", "ParamOut")), differentiable=False)
+declare("proximal_adagrad", inputs=("Param", "Moment", "Grad", "LearningRate"), outputs=("ParamOut", "MomentOut"),
+        infer_shape=_same(("Param", "ParamOut"), ("Moment", "MomentOut")), differentiable=False)
+declare("dgc_momentum", inputs=("current_step", "nranks", "Param", "Grad", "Velocity", "LearningRate"),
+        outputs=("Grad_out", "ParamOut", "VelocityOut"),
+        infer_shape=_same(("Grad", "Grad_out"), ("Param", "ParamOut"), ("Velocity", "VelocityOut")),
+        differentiable=False)

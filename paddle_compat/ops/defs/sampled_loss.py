@@ -94,7 +94,7 @@ def nce(op, ctx):
         rows = F.embedding(labels, w, sparse=sparse)                                   # [N, T + S, D]
         z = (rows * x.unsqueeze(1)).sum(-1)
         if b is not None:
-            z = z + F.embedding(labels, b).squeeze(-1)
+            z = z + F.embedding(labels, b.reshape(-1, 1)).squeeze(-1)   # Bias [C, 1], or [C] (Paddle takes both)
         o = torch.sigmoid(z)
         q = (sampler.probability(labels) * num_neg).to(o.dtype)                        # b of Paddle's formula
         true = torch.arange(labels.shape[1], device=x.device) < label.shape[1]

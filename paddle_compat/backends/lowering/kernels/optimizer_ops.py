@@ -15,9 +15,9 @@ gradients (torch sparse COO, Paddle's SelectedRows; see backends/selected_rows.p
            beta^(t+1) rather than beta^t (it advances the shared pow accumulators first);
   others   (momentum, rmsprop, adamax) densify, which is what Paddle's sparse variants compute.
 Rows not touched stay bit-identical under sgd, adagrad and lazy adam.
-Beyond those: ftrl, decayed_adagrad, adadelta, lamb, lars_momentum, dpsgd and ModelAverage's
-average_accumulates (Paddle 1.8's CPU kernels; a row-sparse gradient is densified, which is what Paddle's
-dense kernels of these ops compute from a SelectedRows gradient). Every kernel is made by `update`: one
+Beyond those: ftrl, decayed_adagrad, adadelta, lamb, lars_momentum, dpsgd, proximal_gd, proximal_adagrad,
+dgc_momentum and ModelAverage's average_accumulates (Paddle 1.8's CPU kernels; a row-sparse gradient is
+densified, which is what Paddle's dense kernels of these ops compute from a SelectedRows gradient). Every kernel is made by `update`: one
 no-autograd wrapper and one Hogwild policy for all of them.
 """
 
@@ -141,8 +141,20 @@ def adam(op, ctx):
                       float((torch.tensor(1, dtype=dt) - torch.tensor(b2, dtype=dt)).item()))
                  for dt in (torch.float32, torch.float64)}
 
-    def k(p, g, lr, m1, m2, b1p, b2p):
-        c1, c2 = one_minus.get(p.dtype, (1 - b1, 1 - b2))
+    def k(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
+        if b1_tensor is not None or b2_tensor is not None:
+            # Paddle's dispensable Beta1Tensor / Beta2Tensor replace the attributes (a beta given as a
+            # Variable); they are read each step, so 1 - beta is rounded in the parameter's type here
+            return k_betas(p, g, lr, m1, m2, b1p, b2p,
+                           float(b1_tensor.reshape(-1)[0]) if b1_tensor is not None else b1,
+                           float(b2_tensor.reshape(-1)[0]) if b2_tensor is not None else b2)
+        return k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, one_minus.get(p.dtype, (1 - b1, 1 - b2)))
+
+    def k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, c=None):
+        if c is None:
+            c = (float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b1, dtype=p.dtype)).item()),
+                 float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b2, dtype=p.dtype)).item()))
+        c1, c2 = c
         sparse = g.is_sparse
         if sparse and in_place_pows:
             # Paddle 1.8.5's CPU kernel for a SelectedRows gradient writes beta^(t+1) into the (shared) pow
@@ -319,17 +331,20 @@ def decayed_adagrad(op, ctx):
 # Paddle's adadelta takes no learning rate: the step is the ratio of two running RMS values. Its kernel
 # evaluates the step lazily (an Eigen expression) after AvgSquaredUpdate has been overwritten in place, so
 # the parameter moves by sqrt((E[dx^2]_new + eps) / (E[g^2]_new + eps)) * g, where E[dx^2]_new was built from
-# the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same.
+# the step computed with the old E[dx^2]. That is what Paddle 1.8.5 trains with; we compute the same. When
+# AvgSquaredUpdateOut is another variable (Paddle's op test), the input is not overwritten and the step is the
+# one computed with the old E[dx^2].
 @kernel("adadelta")
 def adadelta(op, ctx):
     rho, eps = float(attr(op, "rho", 0.95)), float(attr(op, "epsilon", 1e-6))
+    aliased = list(op.inputs.get("AvgSquaredUpdate", ())) == list(op.outputs.get("AvgSquaredUpdateOut", ()))
 
     def k(p, g, asg, asu):
         g = _dense(g)
         asg.mul_(rho).add_((1 - rho) * g * g)
         update = -torch.sqrt((asu + eps) / (asg + eps)) * g
         asu.mul_(rho).add_((1 - rho) * update * update)
-        p.sub_(torch.sqrt((asu + eps) / (asg + eps)) * g)
+        p.add_(-torch.sqrt((asu + eps) / (asg + eps)) * g if aliased else update)
         return p, asg, asu
     return update(k, op, ctx)
 
@@ -415,3 +430,55 @@ def average_accumulates(op, ctx):
         n_acc.copy_(torch.where(restart, torch.zeros_like(n_acc), n_acc))
         return s1, s2, s3, n_acc, n_old, n_upd
     return update(k, op, ctx, state_of="param")
+
+
+# proximal_gd, proximal_adagrad (Paddle 1.8's proximal, L1/L2-regularised updates) and dgc_momentum, as Paddle's
+# CPU kernels compute them (declared in ops/defs/optimizers.py). The parameter (and the adagrad moment) update in
+# place (ParamOut is Param in Paddle's programs, what fluid.optimizer.ProximalGD / ProximalAdagrad build).
+def _shrink(prox, lr, l1, l2):
+    """sign(prox) * max(|prox| - lr * l1, 0) / (1 + lr * l2); without l1, prox / (1 + lr * l2)."""
+    if l1 > 0:
+        return torch.sign(prox) * (torch.clamp(prox.abs() - lr * l1, min=0) / (1 + lr * l2))
+    return prox / (1 + lr * l2)
+
+
+@kernel("proximal_gd")
+def proximal_gd(op, ctx):
+    l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
+
+    def k(p, g, lr):
+        return p.copy_(_shrink(p - lr * _dense(g), lr, l1, l2))
+    return update(k, op, ctx, state_of=None)     # like sgd: the parameter is its only state
+
+
+@kernel("proximal_adagrad")
+def proximal_adagrad(op, ctx):
+    l1, l2 = float(attr(op, "l1", 0.0)), float(attr(op, "l2", 0.0))
+
+    def k(p, m, g, lr):
+        g = _dense(g)
+        m.add_(g * g)
+        prox = p - lr * g / torch.sqrt(m)
+        return p.copy_(_shrink(prox, lr, l1, l2)), m
+    return update(k, op, ctx)
+
+
+# dgc_momentum (DGC's local update, Paddle 1.8.5's CPU op): the gradient is averaged over nranks in place
+# (Grad_out); before rampup_begin_step the update is momentum (velocity = mu * velocity + g; param -= lr *
+# velocity, or Nesterov's), from it on plain sgd with the averaged gradient (velocity kept).
+# tests/data/paddle18/dgc_momentum.json records Paddle's numbers on both sides of the step.
+@kernel("dgc_momentum")
+def dgc_momentum(op, ctx):
+    mu, nesterov = float(attr(op, "mu")), bool(attr(op, "use_nesterov", False))
+    rampup = float(attr(op, "rampup_begin_step", -1.0))
+
+    def k(step, nranks, p, g, v, lr):
+        g = _dense(g)
+        g.div_(nranks.reshape(-1)[0])
+        if rampup >= 0 and float(step.reshape(-1)[0]) < rampup:
+            v.mul_(mu).add_(g)
+            p.sub_((g + v * mu) * lr if nesterov else v * lr)
+        else:
+            p.sub_(g * lr)
+        return g, p, v
+    return update(k, op, ctx)

@@ -4,6 +4,7 @@ import functools
 
 from ....ir import OP_ROLE_KEY, OpRole, VarType, Variable, convert_dtype
 from ...layer_helper import LayerHelper
+from ..arg_checks import check_variable_and_dtype
 from ..nn.math import logical_and, logical_not
 from ..tensor import assign, cast, fill_constant
 from ..utils import check_array, append_defined, check_variable, single
@@ -356,7 +357,7 @@ def is_empty(x, cond=None):
 
 def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True, print_tensor_type=True,
           print_tensor_shape=True, print_tensor_lod=True, print_phase="both"):
-    check_variable(input, "input", "fluid.layers.Print")
+    check_variable_and_dtype(input, "input", ["float32", "float64", "int32", "int64", "bool"], "fluid.layers.Print")
     if print_phase.lower() not in ("forward", "backward", "both"):
         raise ValueError("Print: print_phase must be 'forward', 'backward' or 'both', got %r" % (print_phase,))
     attrs = {"first_n": first_n, "summarize": summarize, "message": message or "",

@@ -5,7 +5,7 @@ import functools
 
 import operator
 
-from ....ir import VarType, Variable, unique_name
+from ....ir import VarType, Variable, convert_dtype, dtype_name, unique_name
 from ...initializer import Constant, Normal
 from ...layer_helper import LayerHelper
 from ...param_attr import ParamAttr
@@ -59,6 +59,14 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
 def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype):
     """lookup_table drops the ids' trailing 1; lookup_table_v2 (fluid.embedding) keeps the ids' shape."""
     check_variable(input, "input", "embedding")
+    # Paddle 1.8.5's check_variable_and_dtype / check_dtype for both embeddings
+    api = "fluid.layers.embedding" if op_type == "lookup_table" else "fluid.embedding"
+    if dtype_name(input.dtype) != "int64":
+        raise TypeError("The data type of 'input' in %s must be ['int64'], but received %s."
+                        % (api, dtype_name(input.dtype)))
+    if dtype_name(convert_dtype(dtype)) not in ("float16", "float32", "float64"):
+        raise TypeError("The data type of 'dtype' in %s must be ['float16', 'float32', 'float64'], but "
+                        "received %s." % (api, dtype_name(convert_dtype(dtype))))
     if len(size) != 2:
         raise ValueError("embedding: size must be [vocab_size, emb_dim], got %s" % (size,))
     helper = LayerHelper("embedding", param_attr=param_attr)
@@ -332,6 +340,9 @@ def merge_selected_rows(x, name=None):
 
 def get_tensor_from_selected_rows(x, name=None):
     """The values of a row-sparse variable as a dense [rows, ...] tensor (one row per entry of rows)."""
+    check_variable(x, "x", "get_tensor_from_selected_rows")
+    if x.type != VarType.SELECTED_ROWS:     # Paddle 1.8.5's check
+        raise TypeError("The type of 'x' in get_tensor_from_selected_rows must be SELECTED_ROWS.")
     helper = LayerHelper("get_tensor_from_selected_rows", name=name)
     out = out_var(helper, x.dtype, [-1] + list(x.shape[1:]))
     helper.append_op(type="get_tensor_from_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})

@@ -1,0 +1,38 @@
+"""fluid.core functions beyond what Fluid scripts call, which Paddle's own unit tests use: the feed / fetch
+list accessors of a scope and the fuse-parameter flag setters."""
+
+from ..ir.flags import core_globals
+
+__all__ = ["set_feed_variable", "get_fetch_variable", "set_fuse_parameter_group_size",
+           "set_fuse_parameter_memory_size"]
+
+
+def set_feed_variable(scope, tensor, var_name, index):
+    """core.set_feed_variable: put `tensor` at column `index` of the feed list `var_name` in `scope`."""
+    var = scope.var(var_name)
+    if not isinstance(var.value, list):
+        var.value = []
+    while len(var.value) <= index:
+        var.value.append(None)
+    var.value[index] = tensor
+
+
+def get_fetch_variable(scope, var_name, index):
+    """core.get_fetch_variable: column `index` of the fetch list `var_name` in `scope`."""
+    var = scope.find_var(var_name)
+    if var is None or not isinstance(var.value, list):
+        raise ValueError("get_fetch_variable: %s is not a fetch list in the scope" % var_name)
+    if index >= len(var.value):
+        raise IndexError("get_fetch_variable: %s holds %d fetched values, no column %d"
+                         % (var_name, len(var.value), index))
+    return var.value[index]
+
+
+def set_fuse_parameter_group_size(size):
+    """core._set_fuse_parameter_group_size: FLAGS_fuse_parameter_groups_size (recorded; see ir/flags.py)."""
+    core_globals()["FLAGS_fuse_parameter_groups_size"] = int(size)
+
+
+def set_fuse_parameter_memory_size(size):
+    """core._set_fuse_parameter_memory_size: FLAGS_fuse_parameter_memory_size in MB (recorded)."""
+    core_globals()["FLAGS_fuse_parameter_memory_size"] = float(size)
