@@ -25,9 +25,9 @@ def _dataset(tmp_path, nfiles=2, lines=30):
         files.append(str(p))
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):
-        ids = fluid.layers.data("ids", [1], "int64", lod_level=1)
-        dense = fluid.layers.data("dense", [2], "float32")
-        tag = fluid.layers.data("tag", [1], "int64")
+        ids = fluid.layers.data("ids", [1], dtype="int64", lod_level=1)
+        dense = fluid.layers.data("dense", [2], dtype="float32")
+        tag = fluid.layers.data("tag", [1], dtype="int64")
     ds = fluid.DatasetFactory().create_dataset("InMemoryDataset")
     ds.set_use_var([ids, dense, tag])
     ds.set_batch_size(8)
