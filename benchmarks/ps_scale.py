@@ -36,6 +36,8 @@ import sys
 import tempfile
 import time
 
+from bench_util import free_ports  # benchmarks/ is the script's directory
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SIZES = [784, 200, 200, 10]
@@ -164,18 +166,6 @@ def worker(args):
 
 # ---------------------------------------------------------------------------------------------------
 # driver
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def _proc_cpu(pid):
     """CPU seconds (user + system, all threads) of a live process, or None."""
     try:
@@ -190,7 +180,7 @@ def run_cell(impl, model, mode, trainers, pservers, args):
     """One job; returns a dict of figures, or raises SystemExit with the logs of a failed job."""
     python = sys.executable if impl == "ours" else args.paddle_python
     bar = tempfile.mkdtemp(prefix="ps_scale_")
-    ports = _free_ports(pservers)
+    ports = free_ports(pservers)
     eps = ",".join("127.0.0.1:%d" % p for p in ports)
     base = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0",
                 PYTHONUNBUFFERED="1", TORCH_CPP_LOG_LEVEL="ERROR", BENCH_DIR=bar,

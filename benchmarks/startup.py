@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from bench_util import free_ports  # benchmarks/ is the script's directory
+
 T_UP = time.time()
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -104,20 +106,8 @@ def worker(impl):
     print("STAMPS " + json.dumps({"marks": marks}), flush=True)
 
 
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def run_job(impl, python, head_start, timeout=120, repo=REPO):
-    eps = ",".join("127.0.0.1:%d" % p for p in _free_ports(2))
+    eps = ",".join("127.0.0.1:%d" % p for p in free_ports(2))
     base = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0",
                 PYTHONUNBUFFERED="1", TORCH_CPP_LOG_LEVEL="ERROR", PADDLE_PSERVERS_IP_PORT_LIST=eps,
                 PADDLE_TRAINERS_NUM="2")

@@ -39,7 +39,24 @@ def _averaged_params(program):
     return [p for p in program.global_block().all_parameters() if p.do_model_average is not False]
 
 
-class ExponentialMovingAverage:
+class _AppliesAverage:
+    """apply()/restore() of both averaging wrappers: run apply_program, and restore_program afterwards."""
+
+    @contextlib.contextmanager
+    def apply(self, executor, need_restore=True):
+        """`with avg.apply(exe):` runs with the averaged parameters, then restores (unless need_restore=False)."""
+        executor.run(self.apply_program)
+        try:
+            yield
+        finally:
+            if need_restore:
+                self.restore(executor)
+
+    def restore(self, executor):
+        executor.run(self.restore_program)
+
+
+class ExponentialMovingAverage(_AppliesAverage):
     """ema = decay * ema + (1 - decay) * param each step (update()); apply() swaps in the bias-corrected
     ema / (1 - decay^t) and restore() puts the trained parameters back. With thres_steps, the decay is
     min(decay, (1 + t) / (10 + t)) as in Paddle."""
@@ -112,21 +129,8 @@ class ExponentialMovingAverage:
                 ema_t = ema * self._decay_var + param * (1.0 - self._decay_var)
                 layers.assign(input=ema_t, output=ema)
 
-    @contextlib.contextmanager
-    def apply(self, executor, need_restore=True):
-        """`with avg.apply(exe):` runs with the averaged parameters, then restores (unless need_restore=False)."""
-        executor.run(self.apply_program)
-        try:
-            yield
-        finally:
-            if need_restore:
-                self.restore(executor)
 
-    def restore(self, executor):
-        executor.run(self.restore_program)
-
-
-class ModelAverage(Optimizer):
+class ModelAverage(_AppliesAverage, Optimizer):
     """Averages each parameter over a sliding window of recent steps (Paddle's `average_accumulates` op with
     its sum_1/sum_2/sum_3 and counters); apply() swaps the average in, restore() swaps the trained values
     back. Construct it after minimize(), as in Paddle."""
@@ -190,19 +194,6 @@ class ModelAverage(Optimizer):
 
     def minimize(self, *args, **kwargs):
         raise NotImplementedError("ModelAverage does not minimize: build it after another optimizer's minimize()")
-
-    @contextlib.contextmanager
-    def apply(self, executor, need_restore=True):
-        """`with avg.apply(exe):` runs with the averaged parameters, then restores (unless need_restore=False)."""
-        executor.run(self.apply_program)
-        try:
-            yield
-        finally:
-            if need_restore:
-                self.restore(executor)
-
-    def restore(self, executor):
-        executor.run(self.restore_program)
 
 
 class LookaheadOptimizer:
