@@ -58,6 +58,21 @@ def _raw_gadgets(host, port, gadgets, sent):
                 pass
 
 
+def _claim_again(host, port, digest):
+    """Claim trainer 0 again. Until the pserver has seen the first claim's connection close it answers
+    'connect again' (TryLater, the elastic re-admission rule): retry as a restarted trainer does."""
+    end = time.monotonic() + 30
+    while True:
+        s = socket.create_connection((host, port), timeout=10)
+        try:
+            auth.client_handshake(s, _key(), "trainer 0|%s|0" % digest, 10, "pserver 0")
+            return s
+        except auth.TryLater:
+            s.close()
+            assert time.monotonic() < end, "the pserver kept refusing a second claim of trainer 0 for 30 s"
+            time.sleep(0.1)
+
+
 def _after_handshake(host, port, digest, gadgets, answers):
     """A key holder claiming trainer 0 sends each gadget as a request's meta, then inside a tensor."""
     with socket.create_connection((host, port), timeout=10) as s:
@@ -73,8 +88,8 @@ def _after_handshake(host, port, digest, gadgets, answers):
             frame.send_frame(s, frame.REQUEST, 1000 + rid, meta, bufs)
             kind, got, meta, bufs = reader.read()
             answers.append((name + " in a tensor", kind, codec.decode(meta, bufs)))
-    with socket.create_connection((host, port), timeout=10) as s:
-        auth.client_handshake(s, _key(), "trainer 0|%s|0" % digest, 10, "pserver 0")
+    s = _claim_again(host, port, digest)
+    with s:
         s.sendall(frame.HEADER.pack(frame.MAGIC, frame.VERSION, frame.REQUEST, 0, 1, 0, 1) + struct.pack("<Q", 1 << 62))
         s.settimeout(15)
         assert s.recv(100) == b""      # closed, nothing allocated
