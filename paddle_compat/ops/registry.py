@@ -55,16 +55,18 @@ class OpDef:
     sparse_grad_slot: the input slot whose gradient is row-sparse (SelectedRows) when is_sparse=True.
     random_init: an initializer drawing from a seeded generator (a sharded startup re-seeds it per shard).
     lookup: a table lookup (Ids into W) the transpiler may distribute.
+    runtime: the backend runtime whose module registers this op's kernel when a program first needs it
+      ("ps": the pserver runtime, backends/ps/kernels.py); None: the lowering's own kernels.
     attrs: ((name, AttrType, default), ...) for an op type Paddle 1.8.5 does not declare; Paddle's own ops
       take theirs from Paddle's recorded protos (ir/op_protos.json), so the two never disagree.
     """
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
-                 "kernel_where")
+                 "runtime", "kernel_where")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
-                 sparse_grad_slot=None, random_init=False, lookup=False, attrs=()):
+                 sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), runtime=None):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -80,6 +82,7 @@ class OpDef:
         self.random_init = bool(random_init)
         self.lookup = bool(lookup)
         self.attrs = tuple(attrs)
+        self.runtime = runtime
         self.kernel_where = where if factory is not None else None
 
     def input_slots(self):
@@ -99,7 +102,7 @@ def _types(op_types):
 def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
           differentiable=True, no_grad=(), **facts):
     """Decorator over a kernel factory: declares op type(s) with all their facts, and their kernel, in one
-    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs; see OpDef).
+    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs, runtime; see OpDef).
 
         @defop("cumsum", infer_shape=same_as("X"))
         def cumsum(op, ctx):
