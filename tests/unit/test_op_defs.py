@@ -115,6 +115,21 @@ def test_distributed_facts_are_declaration_fields():
     assert not ops.info("lookup_table_grad").lookup and ops.info("lookup_table_grad").sparse_grad_slot is None
 
 
+def test_host_facts_are_declaration_fields():
+    # what keeps a step off a CUDA graph (capture_check) and what Paddle runs without a kernel (nan_check)
+    host = {t: ops.info(t).host for t in ops.known_op_types() if ops.info(t).host}
+    assert set(host.values()) <= set(ops.HOST_REASONS)
+    assert host["py_func"] == "python" and host["send"] == "rpc" and host["while"] == "control"
+    assert host["unique"] == "data" and host["c_allreduce_sum"] == "collective" and host["save"] == "file"
+    assert "mul" not in host and "relu" not in host
+    assert {t for t in ops.known_op_types() if ops.info(t).random} >= {"dropout", "uniform_random", "randint"}
+    base = {t for t in ops.known_op_types() if ops.info(t).operator_base}
+    assert {"feed", "fetch", "while", "recv", "send", "print", "py_func", "read"} <= base
+    assert not base & {"mul", "sgd", "sqrt", "lookup_table"}
+    with pytest.raises(ValueError, match="host='gpu' is not one of"):
+        ops.OpDef("no_such_op_r3", host="gpu")
+
+
 def test_tensor_op_shapes_agree_with_their_builders():
     # these builders record their own output variables; the definitions' infer_shape must say the same
     from paddle_compat.ir.dtypes import dtype_name
