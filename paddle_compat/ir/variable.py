@@ -86,6 +86,13 @@ class Variable:
     def __repr__(self):
         return "<Variable %s %s %s>" % (self.name, self.shape, self.dtype)
 
+    def _set_info(self, key, value):
+        """Paddle's per-variable Python-side notes (Variable._set_info / _get_info); never saved."""
+        self.__dict__.setdefault("_info", {})[key] = value
+
+    def _get_info(self, key):
+        return self.__dict__.get("_info", {}).get(key)
+
     # identity-based hashing: __eq__ is overloaded into an elementwise op (as in Paddle)
     __hash__ = object.__hash__
 

@@ -32,3 +32,36 @@ def test_get_tensor_from_selected_rows_wants_a_selected_rows_variable():
             name="rows", type=fluid.core.VarDesc.VarType.SELECTED_ROWS, shape=[10, 4], dtype="float32",
             persistable=True)
         assert fluid.layers.get_tensor_from_selected_rows(rows).shape[1:] == (4,)
+
+
+def test_create_parameter_and_global_var_check_their_arguments_as_paddle():
+    # messages as Paddle 1.8.5's data_feeder.check_type / check_dtype
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        for make in (lambda s, d: fluid.layers.create_parameter(s, d),
+                     lambda s, d: fluid.layers.create_global_var(s, 2.0, d)):
+            with pytest.raises(TypeError, match="The type of 'shape' in create_"):
+                make(1, np.float32)
+            with pytest.raises(TypeError, match="The type of 'item of shape' in create_.*received <class 'float'>"):
+                make([1.0, 2.0, 3.0], "float32")
+            with pytest.raises(ValueError):   # convert_dtype refuses it before the dtype check, as in Paddle
+                make([1, 2, 3], np.complex128)
+            make([np.int64(2), 3], "float32")
+        with pytest.raises(TypeError, match="The type of 'attr' in create_parameter"):
+            fluid.layers.create_parameter([1, 2, 3], np.float32, attr=np.arange(6))
+        with pytest.raises(TypeError, match="The type of 'default_initializer' in create_parameter"):
+            fluid.layers.create_parameter([1, 2, 3], np.float32, default_initializer=np.arange(6))
+
+
+def test_create_global_var_takes_a_one_element_array_as_its_value():
+    # float() of a shape-[1] array is an error under NumPy 2; Paddle 1.8 scripts pass one (test_var_info)
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        var = fluid.layers.create_global_var([1], np.array([0.5]), "float32")
+        var._set_info("name", "test")
+        assert var._get_info("name") == "test" and var._get_info("absent") is None
+
+
+def test_switch_case_wants_an_integer_branch_index():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        key = fluid.layers.fill_constant(shape=[1], dtype="float32", value=0.23)
+        with pytest.raises(TypeError, match=r"The data type of 'branch_index' in switch_case must be \['uint8'"):
+            fluid.layers.switch_case(branch_index=key, branch_fns=[(1, lambda: key)], default=lambda: key)
