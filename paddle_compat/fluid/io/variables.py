@@ -95,3 +95,16 @@ def save_selected(executor, dirname, vs, filename=None):
                             attrs={"file_path": os.path.join(dirname, filename)})
 
     executor.run(_io_program(build))
+
+
+def get_parameter_value(para, executor):
+    """A parameter's value (numpy) from the executor's scope, fetched by a program holding only that variable."""
+    if not is_parameter(para):
+        raise AssertionError("The input variable is not parameter.")
+    prog = _io_program(lambda block: None)
+    return executor.run(prog, feed={}, fetch_list=[_clone_var(prog.global_block(), para)])[0]
+
+
+def get_parameter_value_by_name(name, executor, program=None):
+    program = default_main_program() if program is None else program
+    return get_parameter_value(program.global_block().var(name), executor)

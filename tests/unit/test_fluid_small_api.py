@@ -1,0 +1,62 @@
+"""Small pieces of Paddle 1.8's Python API its own tests use: io.get_parameter_value(_by_name), Parameter's
+argument checks, distribute_transpiler.slice_variable, fluid.default_scope_funcs."""
+
+import numpy as np
+import pytest
+
+import paddle_compat.fluid as fluid
+from paddle_compat.fluid import default_scope_funcs as dsf
+from paddle_compat.fluid.transpiler.distribute_transpiler import slice_variable
+
+
+def test_get_parameter_value_by_name_reads_the_scope():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        b = main.global_block()
+        b.create_parameter(name="fc.w", shape=[4, 3], dtype="float32",
+                           initializer=fluid.initializer.ConstantInitializer(1.0625))
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(main)   # the initializer went into main itself (Block.create_parameter, as Paddle)
+        np.testing.assert_array_equal(fluid.io.get_parameter_value_by_name("fc.w", exe, main),
+                                      np.full([4, 3], 1.0625, "float32"))
+        with pytest.raises(AssertionError, match="not parameter"):
+            fluid.io.get_parameter_value(main.global_block().create_var(name="plain", shape=[1]), exe)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(shape=None, dtype="float32"), "The shape of Parameter should not be None"),
+    (dict(shape=[1], dtype=None), "The dtype of Parameter should not be None"),
+    (dict(shape=[], dtype="float32"), "The dimensions of shape for Parameter must be greater than 0"),
+    (dict(shape=[-1], dtype="float32"), r"Each dimension of shape for Parameter must be greater than 0, but "
+                                        r"received \[-1\]")])
+def test_create_parameter_refuses_as_paddle(kw, msg):
+    b = fluid.Program().global_block()
+    with pytest.raises(ValueError, match=msg):
+        b.create_parameter(name="test", initializer=None, **kw)
+
+
+def test_slice_variable_gives_paddles_blocks():
+    # sizes from Paddle 1.8's test_slice_var (its rule: blocks rounded up to whole rows)
+    prog = fluid.Program()
+    shapes = [[3, 5], [1024], [28, 784], [8, 1020], [800, 10]]
+    vs = [prog.global_block().create_var(name="v%d" % i, persistable=True, shape=s) for i, s in enumerate(shapes)]
+    got = slice_variable(vs, 10, 1024)
+    assert got[:3] == ["v0:0:15", "v1:0:1024", "v2:0:2352"]
+    assert [int(s.split(":")[2]) for s in got[2:]] == [2352] * 9 + [784] + [2040] * 4 + [1150] * 6 + [1100]
+    assert [s.rsplit(":", 1)[0] for s in got[-7:]] == ["v4:%d" % i for i in range(7)]
+
+
+def test_default_scope_funcs_keep_a_stack_of_scopes():
+    assert dsf.find_var("never_made") is None
+    dsf.var("outer")
+    seen = []
+
+    def inner():
+        seen.append(dsf.get_cur_scope().find_var("outer") is not None)
+        dsf.var("inner").set_int(10)
+        seen.append(dsf.find_var("inner").get_int())
+
+    dsf.scoped_function(inner)
+    assert seen == [True, 10]
+    assert dsf.find_var("inner") is None   # the local scope was dropped
