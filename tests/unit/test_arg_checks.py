@@ -65,3 +65,33 @@ def test_switch_case_wants_an_integer_branch_index():
         key = fluid.layers.fill_constant(shape=[1], dtype="float32", value=0.23)
         with pytest.raises(TypeError, match=r"The data type of 'branch_index' in switch_case must be \['uint8'"):
             fluid.layers.switch_case(branch_index=key, branch_fns=[(1, lambda: key)], default=lambda: key)
+
+
+def test_one_hot_wants_ids_of_rank_two_at_build_and_at_run_time():
+    # Paddle 1.8.5's one_hot InferShape: EnforceNotMet for rank-1 ids (built, or fed to a [-1, 1] data var)
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64", append_batch_size=False)
+        with pytest.raises(fluid.core.EnforceNotMet, match="rank should be at least 2"):
+            fluid.layers.one_hot(input=label, depth=100)
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        out = fluid.layers.one_hot(input=label, depth=10)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(fluid.core.EnforceNotMet, match="rank should be at least 2"):
+        exe.run(main, feed={"label": np.zeros(4, "int64")}, fetch_list=[out])
+    assert exe.run(main, feed={"label": np.zeros((4, 1), "int64")}, fetch_list=[out])[0].shape == (4, 10)
+
+
+def test_nce_checks_its_input_and_label_dtypes():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x16 = fluid.layers.data(name="x16", shape=[-1, 4], dtype="float16")
+        x = fluid.layers.data(name="x", shape=[-1, 4], dtype="float32")
+        l64 = fluid.layers.data(name="l64", shape=[-1, 1], dtype="int64")
+        l32 = fluid.layers.data(name="l32", shape=[-1, 1], dtype="int32")
+        with pytest.raises(TypeError, match=r"The data type of 'input' in nce must be \['float32', 'float64'\]"):
+            fluid.layers.nce(x16, l64, 5)
+        with pytest.raises(TypeError, match=r"The data type of 'label' in nce must be \['int64'\]"):
+            fluid.layers.nce(x, l32, 5)
+        with pytest.raises(TypeError, match="The type of 'input' in nce"):
+            fluid.layers.nce(fluid.create_lod_tensor(np.zeros([4, 1]), [[1, 3]], fluid.CPUPlace()), l64, 5)
