@@ -33,7 +33,7 @@ class DataParallelRunner:
     def __init__(self, compiled, exe):
         bs = compiled._build_strategy
         self._compiled = compiled
-        self._program = compiled._program
+        self._program = compiled._runnable_program()
         self._places = compiled._resolve_places(exe.place)
         self._exes = [type(exe)(p) for p in self._places]
         self._num_trainers = int(bs.num_trainers or 1)

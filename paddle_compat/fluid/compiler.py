@@ -6,6 +6,7 @@ trainers go to the data-parallel runner of the collective backend.
 
 from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
 from .compiler_compile import CompileChecks
+from .core_objects import Graph
 from .transpiler.batch_merge import merge_batches
 from .inference import AnalysisConfig, NativeConfig, create_paddle_predictor
 
@@ -125,8 +126,14 @@ class ExecutionStrategy:
 
 class CompiledProgram(CompileChecks):
     def __init__(self, program_or_graph, build_strategy=None):
-        if not isinstance(program_or_graph, Program):
-            raise TypeError("CompiledProgram expects a fluid.Program, got %s" % type(program_or_graph).__name__)
+        # a core.Graph: Paddle leaves _program None (fluid.io refuses such a CompiledProgram); it runs the
+        # graph's program
+        self._graph = None
+        if isinstance(program_or_graph, Graph):
+            self._graph, program_or_graph = program_or_graph, None
+        elif not isinstance(program_or_graph, Program):
+            raise TypeError("CompiledProgram expects a fluid.Program or a core.Graph, got %s"
+                            % type(program_or_graph).__name__)
         self._program = program_or_graph
         self._build_strategy = build_strategy
         self._exec_strategy = None
@@ -139,6 +146,9 @@ class CompiledProgram(CompileChecks):
         self._infer_config = None
         self._predictor = None
 
+    def _runnable_program(self):
+        return self._program if self._program is not None else self._graph._source_program
+
     def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
                            places=None):
         if self._is_data_parallel:
@@ -149,7 +159,7 @@ class CompiledProgram(CompileChecks):
         self._build_strategy = self._build_strategy or BuildStrategy()
         repeats = self._build_strategy._merge_repeats()
         if repeats != 1:
-            self._program = merge_batches(self._program, repeats)
+            self._program = merge_batches(self._runnable_program(), repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
@@ -200,9 +210,11 @@ class CompiledProgram(CompileChecks):
                     raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
                 feed = feed[0]
             capture = getattr(self._build_strategy, "allow_cuda_graph_capture", None)
-            return exe._run_program(self._program, feed, fetch_list, scope, return_numpy, capture=capture)
+            return exe._run_program(self._runnable_program(), feed, fetch_list, scope, return_numpy,
+                                    capture=capture)
         if self._runner is None:
-            if len(self._resolve_places(exe.place)) > 1 and _has_optimizer_in_control_flow(self._program):
+            if (len(self._resolve_places(exe.place)) > 1
+                    and _has_optimizer_in_control_flow(self._runnable_program())):
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch
                 raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
                                           "not supported now.")

@@ -60,3 +60,19 @@ def test_default_scope_funcs_keep_a_stack_of_scopes():
     dsf.scoped_function(inner)
     assert seen == [True, 10]
     assert dsf.find_var("inner") is None   # the local scope was dropped
+
+
+def test_a_compiled_program_from_a_core_graph_runs_and_fluid_io_refuses_it():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [-1, 2])
+        y = fluid.layers.scale(x, scale=3.0)
+    compiled = fluid.CompiledProgram(fluid.core.Graph(fluid.core.ProgramDesc(main)))
+    assert compiled._program is None   # as Paddle: fluid.io cannot take it
+    with pytest.raises(TypeError, match="received None"):
+        fluid.io._get_valid_program(compiled)
+    with pytest.raises(TypeError, match="expected type is fluid.Program"):
+        fluid.io._get_valid_program("program")
+    assert fluid.io._get_valid_program(fluid.CompiledProgram(main)) is main
+    out = fluid.Executor(fluid.CPUPlace()).run(compiled, feed={"x": np.ones([1, 2], "float32")}, fetch_list=[y])
+    np.testing.assert_array_equal(out[0], [[3.0, 3.0]])

@@ -16,7 +16,7 @@ from ...ir.serialization import parse_model_file, program_from_dict
 from ...ir.tensor_format import atomic_write
 from .dist import distributed_save, load_table_shards, pserver_load
 from .table_export import localize_tables, save_with_tables
-from .variables import (_check_exe, _clone_var, _io_program, _select, get_program_parameter,  # noqa: F401
+from .variables import (_check_exe, _clone_var, _get_valid_program, _io_program, _select, get_program_parameter,  # noqa: F401
                         get_parameter_value, get_parameter_value_by_name, get_program_persistable_vars,
                         is_parameter, is_persistable, save_selected)
 
