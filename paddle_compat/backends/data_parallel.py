@@ -246,9 +246,16 @@ def _persistable(program, name):
     return v is not None and v.persistable
 
 
+class _ArrayValue(list):
+    """A fetched LoDTensorArray of one place: [(tensor, lod), ...] of its elements."""
+
+
 def _value(r):
     """(tensor, lod) of one fetched LoDTensor, or (row-sparse torch tensor, None) of a SelectedRows (the
-    gradient of embedding(is_sparse=True), which return_numpy=False fetches as SelectedRows)."""
+    gradient of embedding(is_sparse=True), which return_numpy=False fetches as SelectedRows), or an
+    _ArrayValue of a LoDTensorArray (fetched as a list)."""
+    if isinstance(r, list):
+        return _ArrayValue(_value(e) if e is not None else (None, None) for e in r)
     holder = getattr(r, "_holder", None)
     if holder is None:
         values = r._value
@@ -261,6 +268,9 @@ def _merge(fetch, per_place, return_numpy, return_merged):
     out = []
     for i, name in enumerate(fetch):
         vals = [row[i] for row in per_place]
+        if isinstance(vals[0], _ArrayValue):
+            out.append(_merge_arrays(name, vals, return_numpy, return_merged))
+            continue
         if not return_merged:
             out.append([_finish(name, t, lod, return_numpy, LoDTensor, ScopeVar) for t, lod in vals])
             continue
@@ -269,6 +279,28 @@ def _merge(fetch, per_place, return_numpy, return_merged):
         lods = [lod for _, lod in vals]
         out.append(_finish(name, merged, _merge_lod(lods) if any(lods) else None, return_numpy, LoDTensor, ScopeVar))
     return out
+
+
+def _merge_arrays(name, arrays, return_numpy, return_merged):
+    """A LoDTensorArray fetched from each place (Paddle 1.8.5): unmerged, one list per place; merged, one list
+    whose element j is the places' elements j concatenated."""
+    def fin(t, lod):
+        return None if t is None else _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar)
+    if not return_merged:
+        return [[fin(t, lod) for t, lod in arr] for arr in arrays]
+    if len({len(a) for a in arrays}) != 1:
+        raise ValueError("fetched LoDTensorArray '%s' holds %s elements on the places; merging wants the same "
+                         "number (fetch it with return_merged=False)" % (name, [len(a) for a in arrays]))
+    merged = []
+    for j in range(len(arrays[0])):
+        parts = [a[j] for a in arrays]
+        if any(t is None for t, _ in parts):
+            merged.append(None)
+            continue
+        ts = [t.reshape(1) if t.dim() == 0 else t for t, _ in parts]
+        lods = [lod for _, lod in parts]
+        merged.append(fin(torch.cat([t.to(ts[0].device) for t in ts]), _merge_lod(lods) if any(lods) else None))
+    return merged
 
 
 def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):

@@ -245,3 +245,22 @@ def test_a_non_iterable_loader_keeping_its_last_batch_runs_it_on_fewer_places(tw
         while True:
             got.append(exe.run(prog, fetch_list=[y])[0].ravel().tolist())
     assert got == [[0.0, 0.0, 2.0, 2.0], [4.0, 4.0]]
+
+
+def test_a_lod_tensor_array_fetched_from_each_place(two_cpus):
+    # Paddle 1.8.5 (its test_fetch_lod_tensor_array): unmerged, one list per place; merged, element-wise concat
+    x = fluid.data(name="x", shape=[-1, 3], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    i = fluid.layers.zeros(shape=[1], dtype="int64")
+    arr = fluid.layers.array_write(x=x, i=i)
+    fluid.layers.array_write(x=loss, i=fluid.layers.increment(i), array=arr)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)
+    data = np.arange(12, dtype="float32").reshape(4, 3)
+    loss_v, arr_v = exe.run(prog, feed={"x": data}, fetch_list=[loss, arr], return_merged=False)
+    assert np.array(loss_v).shape == (2, 1) and len(arr_v) == 2
+    assert [np.array(a[0]).tolist() for a in arr_v] == [data[:2].tolist(), data[2:].tolist()]
+    loss_v, arr_v = exe.run(prog, feed={"x": data}, fetch_list=[loss, arr], return_merged=True)
+    assert np.array(arr_v[0]).tolist() == data.tolist() and np.allclose(loss_v, arr_v[1])
