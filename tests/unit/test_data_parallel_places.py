@@ -264,3 +264,24 @@ def test_a_lod_tensor_array_fetched_from_each_place(two_cpus):
     assert [np.array(a[0]).tolist() for a in arr_v] == [data[:2].tolist(), data[2:].tolist()]
     loss_v, arr_v = exe.run(prog, feed={"x": data}, fetch_list=[loss, arr], return_merged=True)
     assert np.array(arr_v[0]).tolist() == data.tolist() and np.allclose(loss_v, arr_v[1])
+
+
+def test_parallel_executor_reports_when_its_local_exe_scopes_are_made_anew(two_cpus):
+    # Paddle 1.8.5's bookkeeping: made by a run, dropped every num_iteration_per_drop_scope runs or on request
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+    fluid.optimizer.SGD(0.01).minimize(loss)
+    fluid.Executor(fluid.CPUPlace()).run(fluid.default_startup_program())
+    strategy = fluid.ExecutionStrategy()
+    strategy.num_iteration_per_drop_scope = 2
+    pe = fluid.ParallelExecutor(use_cuda=False, main_program=fluid.default_main_program(), loss_name=loss.name,
+                                exec_strategy=strategy)
+    feed = {"x": np.ones((4, 1), "float32")}
+    assert pe._need_create_local_exe_scopes()
+    seen = []
+    for _ in range(3):
+        pe.run(feed=feed, fetch_list=[loss.name])
+        seen.append(pe._need_create_local_exe_scopes())
+    assert seen == [False, True, False]
+    pe.drop_local_exe_scopes()
+    assert pe._need_create_local_exe_scopes()
