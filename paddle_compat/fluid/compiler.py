@@ -120,7 +120,7 @@ class ExecutionStrategy:
         self.num_iteration_per_run = 1
         self.use_thread_barrier = False
         self.use_experimental_executor = True
-        self.dry_run = False
+        self._dry_run = False     # Paddle's name: run the graph without running its ops
         self.use_cuda = True      # Paddle 1.8's default; the executor's place decides here
 
 
@@ -199,11 +199,21 @@ class CompiledProgram(CompileChecks):
         return self._is_data_parallel and (len(self._resolve_places(exe_place)) > 1 or
                                            (bs is not None and bs.num_trainers > 1))
 
+    def _dry_run(self, exe, feed, fetch_list):
+        """ExecutionStrategy._dry_run (Paddle): the step runs no op, so nothing is fed, computed or updated.
+        Fetching is refused: there would be nothing computed to return."""
+        if fetch_list:
+            raise ValueError("ExecutionStrategy._dry_run is set: the program runs no op, so there is nothing to "
+                             "fetch (fetch_list %s)" % (fetch_list,))
+        return []
+
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
         if self._is_inference:
             if self._predictor is None:
                 self._predictor = create_paddle_predictor(self._infer_config)
             return self._predictor.run(feed)
+        if self._exec_strategy is not None and self._exec_strategy._dry_run:
+            return self._dry_run(exe, feed, fetch_list)
         if self._runner is None and not self._is_multi(exe.place):
             if isinstance(feed, (list, tuple)):
                 if len(feed) != 1:

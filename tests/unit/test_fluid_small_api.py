@@ -76,3 +76,24 @@ def test_a_compiled_program_from_a_core_graph_runs_and_fluid_io_refuses_it():
     assert fluid.io._get_valid_program(fluid.CompiledProgram(main)) is main
     out = fluid.Executor(fluid.CPUPlace()).run(compiled, feed={"x": np.ones([1, 2], "float32")}, fetch_list=[y])
     np.testing.assert_array_equal(out[0], [[3.0, 3.0]])
+
+
+def test_a_dry_run_runs_no_op():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[2], dtype="float32")
+        loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        w = fluid.io.get_parameter_value_by_name(main.all_parameters()[0].name, exe, main).copy()
+        strategy = fluid.ExecutionStrategy()
+        strategy._dry_run = True
+        prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, exec_strategy=strategy)
+        assert exe.run(prog) == []   # nothing fed, no op run: the parameters keep their values
+        np.testing.assert_array_equal(fluid.io.get_parameter_value_by_name(main.all_parameters()[0].name, exe,
+                                                                           main), w)
+        with pytest.raises(ValueError, match="nothing to fetch"):
+            exe.run(prog, fetch_list=[loss])
