@@ -141,6 +141,9 @@ class CompiledProgram(CompileChecks):
         self._loss_name = None
         self._share_vars_from = None
         self._places = None
+        # Paddle's per-place scopes of a ParallelExecutor this program shares variables with (else []); the
+        # per-place scopes here are the runner's, made on the first run, and not listed
+        self._local_scopes = []
         self._runner = None
         self._is_inference = False
         self._infer_config = None

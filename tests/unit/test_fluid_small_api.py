@@ -97,3 +97,26 @@ def test_a_dry_run_runs_no_op():
                                                                            main), w)
         with pytest.raises(ValueError, match="nothing to fetch"):
             exe.run(prog, fetch_list=[loss])
+
+
+def test_core_executor_reads_inputs_from_the_scope_and_leaves_only_persistables_and_fetches():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name="x", shape=[3], dtype="float32")
+        loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        place = fluid.core.Place()
+        place.set_place(fluid.CPUPlace())
+        exe = fluid.core.Executor(place)
+        scope.var("x").get_tensor().set(np.ones((4, 3), "float32"), fluid.CPUPlace())
+        exe.run(main.desc, scope, 0, False, True, [loss.name])
+        for name, var in main.global_block().vars.items():
+            held = scope.find_var(name)
+            assert held is not None, name            # create_vars: every variable exists afterwards
+            alive = held.get_tensor()._is_initialized()
+            # eager deletion (Paddle 1.8's default): persistables and the fetched loss only
+            assert alive == (var.persistable or name == loss.name), name
+        assert np.array(scope.find_var(loss.name).get_tensor()).shape == (1,)
