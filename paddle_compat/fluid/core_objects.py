@@ -2,6 +2,7 @@
 list accessors of a scope, the fuse-parameter flag setters and core.Graph."""
 
 from ..ir.flags import core_globals
+from ..ir.program import ProgramDesc
 
 __all__ = ["set_feed_variable", "get_fetch_variable", "set_fuse_parameter_group_size",
            "set_fuse_parameter_memory_size", "Graph"]
@@ -43,7 +44,6 @@ class Graph:
     from; CompiledProgram(graph) runs that program (no graph passes exist here: torch runs the program)."""
 
     def __init__(self, program_desc, start_op_index=0, end_op_index=None):
-        from ..ir.program import ProgramDesc
         if not isinstance(program_desc, ProgramDesc):
             raise TypeError("core.Graph takes a core.ProgramDesc, got %s" % type(program_desc).__name__)
         if start_op_index or end_op_index is not None:
