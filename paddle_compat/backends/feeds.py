@@ -36,13 +36,15 @@ class FeedSpec:
 
     __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device")
 
-    def __init__(self, var, device):
+    def __init__(self, var, device, fed_lod=False):
+        """fed_lod: the value fed when the run was prepared carries a LoD; it is kept even when the variable
+        declares lod_level=0, as Paddle keeps it (lod_rank_table(x, level=1) of a layers.data x)."""
         self.name = var.name
         self.np_dtype = np.dtype(dtype_name(var.dtype))
         self.torch_dtype = getattr(torch, self.np_dtype.name)
         self.shape = tuple(var.shape)
         self.check = var.need_check_feed
-        self.lod = var.lod_level > 0
+        self.lod = var.lod_level > 0 or bool(fed_lod)
         self.device = device
 
     def convert(self, value):
@@ -95,22 +97,24 @@ class FeedSpec:
 
     # A value of another dtype: fluid.data (need_check_feed) refuses it in Paddle 1.8.5's words. Paddle feeds
     # any dtype to a layers.data variable, which then holds a tensor of a dtype it does not declare (its ops run
-    # in that dtype until one meets a parameter: "Tensor holds the wrong type"); here such a value is cast when
-    # the cast is exact (float64 [3., 4.] to float32, int32 ids to int64), and refused otherwise.
+    # in that dtype until one meets a parameter: "Tensor holds the wrong type"). Here such a value is cast to
+    # the declared dtype when that changes no value (int32 ids to int64) or only rounds a float to another
+    # float (float64 to float32: the declared precision); any other cast (0.5 to an integer) is refused.
     def _wrong_dtype(self, got):
         if self.check:
             return ValueError("The data type of fed Variable %r must be %r, but received %r"
                               % (self.name, self.np_dtype.name, got))
         return ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'); a cast that changes "
-                          "no value is done here)" % (self.name, self.np_dtype.name, got, self.np_dtype.name))
+                          "no value, or rounds a float to a float, is done here)"
+                          % (self.name, self.np_dtype.name, got, self.np_dtype.name))
 
     def _cast_array(self, arr):
         if self.check:
             raise self._wrong_dtype(arr.dtype.name)
         with np.errstate(all="ignore"):
             cast = arr.astype(self.np_dtype)
-            exact = np.array_equal(cast.astype(arr.dtype), arr, equal_nan=arr.dtype.kind in "fc")
-        if not exact:
+            ok = (arr.dtype.kind == "f" and self.np_dtype.kind == "f") or np.array_equal(cast.astype(arr.dtype), arr)
+        if not ok:
             raise self._wrong_dtype(arr.dtype.name)
         return cast
 
@@ -118,7 +122,7 @@ class FeedSpec:
         if self.check:
             raise self._wrong_dtype(str(t.dtype)[6:])
         cast = t.to(self.torch_dtype)
-        if not torch.equal(cast.to(t.dtype), t):
+        if not ((t.is_floating_point() and cast.is_floating_point()) or torch.equal(cast.to(t.dtype), t)):
             raise self._wrong_dtype(str(t.dtype)[6:])
         return cast
 

@@ -86,6 +86,12 @@ class ScopeVar:
             self.value = LoDTensorArray(self.value or [])
         return self.value
 
+    def get_lod_rank_table(self):
+        """The rank table lod_rank_table left here (its items(): (index, length), longest first)."""
+        if self.value is None or not hasattr(self.value, "items"):
+            raise RuntimeError("variable %s holds no LoDRankTable" % self.name)
+        return self.value
+
     def get_fetch_list(self):
         """The list a fetch variable holds (Paddle's FetchList): fetched tensors, by column."""
         if not isinstance(self.value, list):

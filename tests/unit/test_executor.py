@@ -200,15 +200,17 @@ def test_a_fed_persistable_variable_is_written_into_the_scope():
 
 def test_a_layers_data_variable_takes_a_value_whose_cast_changes_nothing():
     # Paddle 1.8.5 feeds any dtype to a layers.data variable (its ops then run in that dtype); here a cast that
-    # changes no value is done, and any other refused
+    # changes no value, or rounds a float to a float, is done, and any other refused
     a = L.data(name="a", shape=[1], dtype="float32")
     ids = L.data(name="ids", shape=[1], dtype="int64")
     out = a - L.cast(ids, "float32")
     exe = fluid.Executor()
     got = exe.run(feed={"a": np.array([[3.5], [4.25]]), "ids": np.array([[1], [2]], np.int32)}, fetch_list=[out])
     assert got[0].dtype == np.float32 and got[0].ravel().tolist() == [2.5, 2.25]
-    with pytest.raises(ValueError, match="feed 'a': expected dtype float32, got float64"):
-        exe.run(feed={"a": np.array([[0.1]]), "ids": np.array([[1]], np.int64)}, fetch_list=[out])
+    got = exe.run(feed={"a": np.array([[0.1]]), "ids": np.array([[1]], np.int64)}, fetch_list=[out])
+    assert got[0].ravel().tolist() == [np.float32(0.1) - 1]
+    with pytest.raises(ValueError, match="feed 'ids': expected dtype int64, got float64"):
+        exe.run(feed={"a": np.array([[0.1]]), "ids": np.array([[1.5]])}, fetch_list=[out])
     t = fluid.create_lod_tensor(np.array([[1], [2]], np.int32), [[2]], fluid.CPUPlace())
     assert exe.run(feed={"a": np.ones((2, 1), "float32"), "ids": t}, fetch_list=[out])[0].ravel().tolist() == [0, -1]
 

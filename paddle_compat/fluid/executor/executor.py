@@ -159,7 +159,9 @@ class Executor:
             var = block._find_var_recursive(name)
             if var is None:
                 raise ValueError("feed: '%s' is not a variable of the program" % name)
-            specs.append(FeedSpec(var, self.device))
+            value = feed[name]
+            fed_lod = isinstance(value, LoDTensor) and bool(value._holder.lod) and var.lod_level == 0
+            specs.append(FeedSpec(var, self.device, fed_lod))
         for f in fetch_names:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)

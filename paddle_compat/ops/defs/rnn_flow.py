@@ -29,6 +29,10 @@ class RankTable:
     def lod_text(self):
         return [self.offsets.tolist()]
 
+    def items(self):
+        """Paddle's LoDRankTable.items(): (original index, length) of each sequence, longest first."""
+        return list(zip(self.index.tolist(), self.lengths))
+
 
 def _level1(op, slot, lod, what, max_levels=1):
     name = op.input(slot)[0]
@@ -50,12 +54,17 @@ def _table(op, t, what):
 
 @defop("lod_rank_table", lod_in=("X",), differentiable=False)
 def lod_rank_table(op, ctx):
-    if attr(op, "level", 0) != 0:
-        raise NotImplementedError("lod_rank_table: level=%r; only level 0 is supported" % attr(op, "level"))
+    level = int(attr(op, "level", 0))
     name = op.input("X")[0]
 
     def k(x, lod):
-        off = _level1(op, "X", lod, "lod_rank_table", 2)
+        if level:   # (a table of a deeper level ranks those sequences; the RNN ops read level-0 tables only)
+            if not lod or len(lod) <= level:
+                raise ValueError("lod_rank_table: X=%s has a %d-level LoD; level=%d needs more"
+                                 % (name, len(lod or []), level))
+            off = lod[level]
+        else:
+            off = _level1(op, "X", lod, "lod_rank_table", 2)
         lengths = (off[1:] - off[:-1]).tolist()
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])    # stable: ties keep their order
         return RankTable(torch.tensor(order, dtype=torch.long, device=off.device), [lengths[i] for i in order],
