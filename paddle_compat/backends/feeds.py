@@ -131,19 +131,25 @@ class PreparedRun:
     """A lowered block with its feed specs: run(feed, return_numpy) -> the fetched values as Executor.run
     returns them (numpy arrays, or LoDTensors / SelectedRows with return_numpy=False)."""
 
-    def __init__(self, lowered, feed_specs, persist_feeds=()):
+    def __init__(self, lowered, feed_specs, persist_feeds=(), feed_holders=()):
         self.lowered = lowered
         self.feed_specs = feed_specs
         self.fetch_persistable = lowered.fetch_persistable
-        # [(index in feed_specs, ScopeVar)]: fed persistable variables (a learning rate), which Paddle's feed
-        # writes into the scope, where later runs (and the optimizer ops of a data-parallel step) read them
+        # Paddle's feed op writes each fed value into the scope, where a later run of a program that does not
+        # feed it reads it. [(index in feed_specs, ScopeVar)]: persistable variables (a learning rate) are
+        # copied into their tensor (the optimizer ops of a data-parallel step read them there), the others
+        # (feed_holders) just hold the fed tensor
         self.persist_feeds = tuple(persist_feeds)
+        self.feed_holders = tuple(feed_holders)
 
     def run(self, feed, return_numpy):
         feeds = [spec.convert(feed[spec.name]) for spec in self.feed_specs]
         if self.persist_feeds:
             for i, holder in self.persist_feeds:
                 _store(holder, feeds[i])
+        for i, holder in self.feed_holders:
+            v = feeds[i]
+            holder.value, holder.lod = v if isinstance(v, tuple) else (v, None)
         results = self.lowered(feeds)
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):

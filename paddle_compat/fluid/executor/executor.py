@@ -168,12 +168,14 @@ class Executor:
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
                               shared_params=shared_params, check_nan_inf=check_nan_inf, capture=capture)
-        persist = []
+        persist, held = [], []
         for i, s in enumerate(specs):
             var = block._find_var_recursive(s.name)
             if var.persistable:
                 persist.append((i, scope.find_var(s.name) or scope.var(s.name)))
-        return PreparedRun(lowered, specs, persist)
+            else:
+                held.append((i, scope.var(s.name)))
+        return PreparedRun(lowered, specs, persist, held)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):
