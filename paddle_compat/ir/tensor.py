@@ -10,7 +10,7 @@ import numpy as np
 from .dtypes import convert_dtype, dtype_name
 from .lazy import torch
 from .lod import check_lod, lengths_to_offsets, lod_as_lists, lod_as_tensors
-from .places import CPUPlace, torch_device
+from .places import CPUPlace, CUDAPlace, torch_device
 from .tensor_dims import TensorDims
 from .tensor_text import tensor_text
 
@@ -160,6 +160,13 @@ class LoDTensor(TensorDims):
     def shape(self):
         t = self._holder.value
         return [] if t is None else list(t.shape)
+
+    def _place(self):
+        """Where the data lives (Paddle's LoDTensor._place()): CPUPlace, or CUDAPlace(index)."""
+        t = self._holder.value
+        if t is None or t.device.type == "cpu":
+            return CPUPlace()
+        return CUDAPlace(t.device.index or 0)
 
     def _dtype(self):
         t = self._holder.value

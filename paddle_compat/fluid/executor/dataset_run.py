@@ -25,7 +25,8 @@ import time
 import numpy as np
 from ...backends.ps.client import get_client
 from ...backends.ps.records import is_pserver_program, trainer_plan
-from ...ir import Program, default_main_program, global_scope
+from ...ir import CPUPlace, LoDTensor, Program, ScopeVar, default_main_program, global_scope
+from ...ir.lazy import torch
 from ...ir.tensor_text import fetch_text
 from ..dataset.datasets import DatasetBase
 
@@ -283,13 +284,32 @@ class DatasetLoader:
             raise ValueError("DataLoader.from_dataset: places is empty")
 
     def __iter__(self):
-        # feeds are built on the host; the executor moves them to the run's device
+        # each value a LoDTensor on its place, as Paddle's loader yields them (scripts call .shape(), ._place())
         group = []
         for feed in _batches(self.dataset, self.dataset.thread_num, self.places[0], self.drop_last):
-            group.append(feed)
+            group.append(_on_place(feed, self.places[len(group)]))
             if len(group) == len(self.places):   # a last group short of one batch per place is dropped
                 yield group
                 group = []
 
     def __call__(self):
         return iter(self)
+
+
+def _on_place(feed, place):
+    out = {}
+    for name, value in feed.items():
+        if not isinstance(value, LoDTensor):
+            if isinstance(value, np.ndarray) and value.flags.c_contiguous and isinstance(place, CPUPlace):
+                value = LoDTensor(_holder=ScopeVar(value=torch.from_numpy(value)))   # (no copy)
+            else:
+                t = LoDTensor()
+                t.set(value, place)
+                value = t
+        elif value._holder.value is not None and not value._place()._equals(place):
+            moved = LoDTensor()
+            moved.set(value._holder.value, place)
+            moved._holder.lod = value._holder.lod
+            value = moved
+        out[name] = value
+    return out
