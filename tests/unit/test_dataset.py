@@ -285,3 +285,30 @@ def test_fetch_handler_sees_parameters(files):
     np.testing.assert_allclose(seen[-1], final)
     with pytest.raises(ValueError, match="var_dict"):
         fluid.executor.FetchHandler({})
+
+
+def test_dataset_config_and_empty_runs_as_paddle(tmp_path, capsys):
+    # Paddle 1.8.5: FileInstantDataset exists, parse_ins_id / parse_content are kept, an empty filelist
+    # trains on nothing, no dataset is a RuntimeError in its words, FetchHandler takes one name and has help()
+    for kind in ("InMemoryDataset", "QueueDataset", "FileInstantDataset"):
+        fluid.DatasetFactory().create_dataset(kind)
+    with pytest.raises(ValueError):
+        fluid.DatasetFactory().create_dataset("MyOwnDataset")
+    import paddle_compat.fluid as pfluid   # (Paddle's names: paddle.fluid.InMemoryDataset, .executor)
+    ds = pfluid.InMemoryDataset()
+    ds.set_parse_ins_id(True)
+    ds.set_parse_content(True)
+    assert ds.parse_ins_id and ds.parse_content
+    x = fluid.layers.data(name="slot1", shape=[1], dtype="int64", lod_level=1)
+    q = fluid.DatasetFactory().create_dataset("QueueDataset")
+    q.set_use_var([x])
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.warns(UserWarning, match="filelist is empty"):
+        exe.train_from_dataset(fluid.default_main_program(), q)
+    with pytest.raises(RuntimeError) as info:
+        exe.train_from_dataset(fluid.default_main_program(), None)
+    assert str(info.value) == "dataset is need and should be initialized"
+    fh = pfluid.executor.FetchHandler(x.name)
+    assert fh.var_dict == {x.name: x.name}
+    fh.help()
+    assert "FetchHandlerExample" in capsys.readouterr().out

@@ -44,8 +44,22 @@ class FetchHandler:
     def __init__(self, var_dict=None, period_secs=60):
         if not var_dict:
             raise ValueError("FetchHandler: var_dict must map names to the Variables to fetch")
+        if isinstance(var_dict, str):   # one variable's name (Paddle takes it; its monitor thread then skips it)
+            var_dict = {var_dict: var_dict}
         self.var_dict = var_dict
         self.period_secs = period_secs
+
+    @staticmethod
+    def help():
+        print("""
+class FetchHandlerExample(FetchHandler):
+    def handler(self, res_dict):
+        print("auc: {}, {}".format(res_dict["auc"], time.ctime()))
+
+auc = Variable()
+var_dict = {"auc": auc}
+handler = FetchHandlerExample(var_dict=var_dict)
+""")
 
     def handler(self, res_dict):
         for key, v in res_dict.items():
@@ -66,6 +80,8 @@ def _call_handler(fetch_handler, scope):
 
 
 def _check(dataset):
+    if dataset is None:   # (Paddle 1.8.5's words)
+        raise RuntimeError("dataset is need and should be initialized")
     if not isinstance(dataset, DatasetBase):
         raise TypeError("train_from_dataset: dataset must come from fluid.DatasetFactory().create_dataset(...), "
                         "got %s" % type(dataset).__name__)
