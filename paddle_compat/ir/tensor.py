@@ -83,7 +83,12 @@ class ScopeVar:
 
     def get_lod_tensor_array(self):
         if not isinstance(self.value, LoDTensorArray):
-            self.value = LoDTensorArray(self.value or [])
+            # a run leaves a list of tensors, their LoDs beside them (`lods`): shown as LoDTensors
+            lods = list(getattr(self.value, "lods", None) or [])
+            items = [v if v is None or isinstance(v, LoDTensor) else
+                     LoDTensor(_holder=ScopeVar(value=v, lod=lods[i] if i < len(lods) else None))
+                     for i, v in enumerate(self.value or [])]
+            self.value = LoDTensorArray(items)
         return self.value
 
     def get_lod_rank_table(self):
