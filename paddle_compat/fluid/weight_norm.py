@@ -69,9 +69,8 @@ def _norm_except_dim(helper, block, dtype, x, out=None, dim=None):
 
 def weight_normalized_parameter(helper, attr, shape, dtype):
     """The variable w of a WeightNormParamAttr parameter (attr has its name and initializer set)."""
-    # (imported here: fluid.layers imports the layer helper, which imports this module)
-    from .layers.nn.math import elementwise_div, elementwise_mul
-    from .layers.nn.common import reshape
+    from .layers.nn.math import elementwise_div, elementwise_mul   # (fluid.layers imports this module's caller)
+    from .layers.nn.common import reshape   # (same cycle: fluid.layers -> layer_helper -> here)
     dim = attr.dim
     if dim is not None and not -len(shape) <= dim < len(shape):
         raise ValueError("WeightNormParamAttr: dim %d is out of range for a %d-D weight" % (dim, len(shape)))
