@@ -82,7 +82,7 @@ class FeedSpec:
             if lod:
                 last = lod[-1]
                 # a CPU tensor's last offset from tolist(): indexing the tensor costs four torch dispatches
-                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.device.type == "cpu"
+                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.is_cpu
                            else last[-1])
                 if rows != shape[0]:
                     raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"

@@ -92,7 +92,7 @@ def _value(a, dims, mean):
 
 
 def applies(x):
-    return x.device.type == "cpu" and x.dtype in (torch.float32, torch.float64) and not x.is_sparse \
+    return x.is_cpu and x.dtype in (torch.float32, torch.float64) and not x.is_sparse \
         and x.numel() > 0
 
 

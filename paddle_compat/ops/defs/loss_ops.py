@@ -55,7 +55,7 @@ def pick_label(x, lab, ignore):
     none). An ignored row gathers column 0 (its loss is then zeroed); any other label out of range fails.
     On the CPU an ignore_index outside [0, C) is looked for only when the plain gather fails (gather checks
     every index there and raises): a batch without ignored labels then costs no comparison and no masks."""
-    if x.device.type == "cpu" and not 0 <= ignore < x.shape[-1]:
+    if x.is_cpu and not 0 <= ignore < x.shape[-1]:
         try:
             return torch.gather(x, -1, lab), lab, None
         except RuntimeError:
@@ -65,9 +65,11 @@ def pick_label(x, lab, ignore):
     return torch.gather(x, -1, idx), idx, ignored
 
 
-def hard_ce(picked, ignored):
+def hard_ce(picked, ignored, positive=False):
+    """positive: picked is known to hold no zero (a clipped softmax's output), so log() never gives -inf and the
+    clamp has nothing to do."""
     # Paddle: -TolerableValue(log(p)): log(0) = -inf becomes -1e20 (a loss of 1e20, not inf)
-    loss = torch.log(picked).clamp_(min=-_KMAX).neg_()
+    loss = torch.log(picked).neg_() if positive else torch.log(picked).clamp_(min=-_KMAX).neg_()
     return loss if ignored is None else loss.masked_fill_(ignored, 0.0)
 
 

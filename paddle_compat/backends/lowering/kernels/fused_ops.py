@@ -52,7 +52,7 @@ def fused_lookup_seqpool_sum(op, ctx):
                 raise ValueError("lookup_table + sequence_pool: ids %s carry no LoD (feed a LoDTensor to a "
                                  "variable declared with lod_level=1)" % name)
         ends = [lod[-1] for lod in lods_rev]
-        offsets, sizes = (_host_offsets if ends[0].device.type == "cpu" else _device_offsets)(
+        offsets, sizes = (_host_offsets if ends[0].is_cpu else _device_offsets)(
             ends, [ids.shape[0] for ids in ids_rev], names_rev)
         if all(ids.dim() == 2 for ids in ids_rev):
             all_ids = torch.cat(ids_rev).reshape(-1)
@@ -64,7 +64,7 @@ def fused_lookup_seqpool_sum(op, ctx):
         emb = embed(all_ids, w, "lookup_table", names, table, sparse=sparse)
         pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
         out_lods = [tuple(lod[:-1]) or None for lod in lods]
-        return list(torch.split(pooled, sizes))[::-1], out_lods
+        return list(pooled.split_with_sizes(sizes))[::-1], out_lods
     return k
 
 
@@ -120,7 +120,9 @@ def _loss_forward(x, lab, ignore):
     """(softmax output, picked, idx, ignored, the mean loss as a [1] tensor)."""
     y = torch.softmax(_shift_clip(x, -1), -1)
     picked, idx, ignored = pick_label(y, lab, ignore)
-    loss = hard_ce(picked, ignored)
+    # every probability of the clipped softmax is at least exp(-64) / C, no zero in float32 or float64 (it
+    # may be in float16): log() is finite there, and hard_ce's clamp of log(0) is left out
+    loss = hard_ce(picked, ignored, positive=y.dtype in (torch.float32, torch.float64))
     if eigen_reduce.applies(loss):      # the mean op's value: Paddle's summation order (eigen_reduce.py)
         a = loss.numpy()
         return y, picked, idx, ignored, torch.from_numpy(np.asarray(eigen_reduce._all(a, True), a.dtype).reshape(1))
