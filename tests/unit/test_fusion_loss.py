@@ -66,13 +66,15 @@ def _same(a, b):
         np.testing.assert_array_equal(pa[n], pb[n], err_msg=n)
 
 
-@pytest.mark.parametrize("ignore_index, label", [
-    (-100, LABEL),                                              # no ignored row: no mask at all
-    (-100, np.where(np.arange(12)[:, None] % 3 == 0, -100, LABEL)),     # ignored rows outside [0, C)
-    (2, LABEL),                                                 # ignore_index in range: masked
+@pytest.mark.parametrize("ignore_index, label, scale", [
+    (-100, LABEL, None),                                        # no ignored row: no mask at all
+    (-100, np.where(np.arange(12)[:, None] % 3 == 0, -100, LABEL), None),   # ignored rows outside [0, C)
+    (2, LABEL, None),                                           # ignore_index in range: masked
+    (-100, LABEL, 0.3),                     # the mean's gradient is not 1 (0.3 / 12 is not 0.3 * (1 / 12))
 ])
-def test_fused_loss_gives_the_three_ops_numbers_bit_for_bit(ignore_index, label, monkeypatch):
-    main, start, predict, ce, loss = _program(ignore_index)
+def test_fused_loss_gives_the_three_ops_numbers_bit_for_bit(ignore_index, label, scale, monkeypatch):
+    extra = (lambda p, c, l: fluid.layers.scale(l, scale)) if scale else None
+    main, start, predict, ce, loss = _program(ignore_index, extra)
     fc_w = main.global_block().all_parameters()[-2].name
     fetch = [loss.name, fc_w + "@GRAD"]
     assert len(_loss_fusions(main, fetch)) == 1

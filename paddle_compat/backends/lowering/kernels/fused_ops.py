@@ -28,7 +28,7 @@ from .optimizer_ops import _dense, momentum_update, sgd_update, update
 from ....ops import eigen_reduce
 from ....ops.defs.activation_ops import _shift_clip
 from ....ops.defs.amp_ops import update_scaling
-from ....ops.defs.loss_ops import hard_ce, hard_ce_grad, label_index, pick_label
+from ....ops.defs.loss_ops import hard_ce, label_index, pick_label
 from ....ops.defs.lookup_table import embed
 
 
@@ -144,9 +144,13 @@ def _loss_function():
             @staticmethod
             def backward(ctx, dout):
                 y, picked, idx, ignored = ctx.saved_tensors
-                # mean's gradient as torch's mean node gives it (the unfused kernel's): dout / n on every row
-                dloss = dout.reshape(()).expand(picked.shape) / picked.numel()
-                dy = hard_ce_grad(dloss, picked, idx, ignored, y.shape)
+                # the unfused ops' -(dout / n) / picked (mean's node, then hard_ce_grad) as (dout / -n) / picked:
+                # negation is exact and commutes with rounding (zeros' signs included), and the one [1] value
+                # broadcast over the rows divides each as the expanded one did
+                d = torch.div(dout / -picked.numel(), picked)
+                if ignored is not None:
+                    d = d.masked_fill_(ignored, 0.0)
+                dy = picked.new_zeros(y.shape).scatter_(-1, idx, d)
                 # softmax_grad from the output, (dy - sum(dy * y)) * y, as clipped_softmax's node
                 return torch._softmax_backward_data(dy, y, y.dim() - 1, y.dtype), None, None
         _LOSS_FN.append(SoftmaxCrossEntropyMean)
