@@ -54,5 +54,6 @@ def _private(block, name, readers, fetch, reader):
     """Whether `name` is read by op `reader` alone, and neither it nor its gradient is wanted elsewhere."""
     v = block._find_var_recursive(name)
     g = block._find_var_recursive(name + GRAD_SUFFIX)
-    return v is not None and not v.persistable and name not in fetch and readers.get(name) == [reader] and \
-        not readers.get(name + GRAD_SUFFIX) and name + GRAD_SUFFIX not in fetch and not (g is not None and g.persistable)
+    if v is None or v.persistable or name in fetch or readers.get(name) != [reader]:
+        return False
+    return not (readers.get(name + GRAD_SUFFIX) or name + GRAD_SUFFIX in fetch or (g is not None and g.persistable))

@@ -1,7 +1,7 @@
 """The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), fc's
-product and bias add as one addmm (fusion_fc.py), softmax + cross_entropy + mean as one node (fusion_loss.py), mixed precision's loss-scaling check (fusion_amp.py), and
-grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
-backends/lowering/fusion_optim.py).
+product and bias add as one addmm (fusion_fc.py), softmax + cross_entropy + mean as one autograd node
+(fusion_loss.py), mixed precision's loss-scaling check (fusion_amp.py), and grouped optimizer updates, a run
+of momentum or sgd ops over many parameters in one call per step (see backends/lowering/fusion_optim.py).
 
 They exist only inside lowered blocks (no program names them); they are declared, as every op type is, in
 paddle_compat/ops/defs/fused.py, and their kernels live here with the backend.
