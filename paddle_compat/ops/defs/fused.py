@@ -1,7 +1,8 @@
 """The lowering's fused ops (Paddle keeps its own in operators/fused/): k lookups of one table sum-pooled
 (backends/lowering/fusion.py), fc's product and bias add as one addmm (fusion_fc.py), softmax + cross_entropy +
 mean as one node (fusion_loss.py), grouped momentum / sgd updates (fusion_optim.py), mixed precision's
-loss-scaling check (fusion_amp.py). No program names them: the lowering forms them. Kernels: backends/lowering/kernels/fused_ops.py."""
+loss-scaling check (fusion_amp.py). No program names them: the lowering forms them. Kernels:
+backends/lowering/kernels/fused_ops.py."""
 
 from ..registry import declare
 
