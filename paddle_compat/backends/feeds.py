@@ -106,6 +106,11 @@ class PreparedRun:
         results = self.lowered(feeds)
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):
+            if return_numpy and not lod and type(t) is torch.Tensor and t.is_cpu and not t.is_sparse and \
+                    t.dtype is not torch.bfloat16:
+                a = t.detach().numpy()      # (the usual fetch, a loss: the checks below have nothing to do)
+                out.append(as_fetch(a.copy() if persist else a))
+                continue
             if isinstance(t, list):   # a LoDTensorArray: a list of its elements, as Paddle returns it
                 out.append(self._array(t, return_numpy))
                 continue
