@@ -165,6 +165,6 @@ def _engine_run():
     """torch.autograd.grad's call into the engine (torch.autograd.graph._engine_run_backward), None on a torch
     without it (then torch.autograd.grad itself runs)."""
     if not _ENGINE_RUN:
-        import torch.autograd.graph as graph
+        graph = getattr(torch.autograd, "graph", None)
         _ENGINE_RUN.append(getattr(graph, "_engine_run_backward", None))
     return _ENGINE_RUN[0]
