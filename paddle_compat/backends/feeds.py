@@ -85,7 +85,7 @@ class FeedSpec:
             if lod:
                 last = lod[-1]
                 # a CPU tensor's last offset from tolist(): indexing the tensor costs four torch dispatches
-                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.device.type == "cpu"
+                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.is_cpu
                            else last[-1])
                 if rows != shape[0]:
                     raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
@@ -153,6 +153,11 @@ class PreparedRun:
         results = self.lowered(feeds)
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):
+            if return_numpy and not lod and type(t) is torch.Tensor and t.is_cpu and not t.is_sparse and \
+                    t.dtype is not torch.bfloat16:
+                a = t.detach().numpy()      # (the usual fetch, a loss: the checks below have nothing to do)
+                out.append(as_fetch(a.copy() if persist else a))
+                continue
             if isinstance(t, list):   # a LoDTensorArray: a list of its elements, as Paddle returns it
                 out.append(self._array(t, return_numpy))
                 continue
