@@ -42,7 +42,9 @@ def find_regions(block, fetch_names=()):
             names.update(block.ops[i].output_arg_names)
         produced_by.append(names)
     for r in regions:
-        _seeds_and_wanted(block, r, fetch)
+        _seeds(block, r)
+    for k, r in enumerate(regions):
+        _wanted(block, r, k, fetch, region_of, produced_by)
         _check_parts(block.ops, r, fetch, region_of, produced_by)
     return regions
 
@@ -72,29 +74,62 @@ def _group(ops):
     return regions
 
 
-def _seeds_and_wanted(block, r, fetch):
-    """A region's seeds (the @GRAD names it reads and does not write) and the @GRAD names it must produce
-    (those read outside it, fetched, or persistable)."""
+def _seeds(block, r):
+    """A region's seeds: the @GRAD names its grad ops read and do not write."""
     ops = block.ops
-    produced, read = [], set()
+    produced, read = set(), set()
     for i in r.op_idx:
         read.update(ops[i].input_arg_names)
-        produced.extend(ops[i].output_arg_names)
-    produced_set = set(produced)
-    r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced_set)
+        produced.update(ops[i].output_arg_names)
+    r.seeds = sorted(n for n in read if n.endswith(GRAD_SUFFIX) and n not in produced)
     r.unit_seeds = _unit_seeds(block, r.seeds)
-    in_region = set(r.op_idx)
-    outside_reads = set(fetch)
-    for j, op in enumerate(ops):
-        if j not in in_region:
-            outside_reads.update(op.input_arg_names)
-    seen = set()
-    for n in produced:
-        if n in seen or "@RENAME@" in n or not n.endswith(GRAD_SUFFIX):
+
+
+def _wanted(block, r, k, fetch, region_of, produced_by):
+    """The @GRAD names region k must produce: fetched, persistable, or live after it, i.e. read by a later
+    op before anything else writes them. A later region reads a name only as its seed (its grad ops read
+    what they write for the record: autograd computes it), and it writes whatever it produces, so a second
+    append_backward over the same loss does not make the first region's values live (nor does the first
+    region's reads make the second's: they come before it). Wanting a gradient means keeping its forward
+    value, which fusion may not have made (fc's product): only what is read may be wanted."""
+    ops = block.ops
+    produced = []
+    for i in r.op_idx:
+        produced.extend(n for n in ops[i].output_arg_names if n not in produced)
+    live, dead = set(fetch), set()
+    last = r.op_idx[-1]
+    j = last + 1
+    while j < len(ops):
+        other = region_of.get(j)
+        if other is not None and other != k:      # a later region, as one step: reads its seeds, writes all
+            reg_ops = [i for i in range(j, len(ops)) if region_of.get(i) == other]
+            seeds = set(n for i in reg_ops for n in ops[i].input_arg_names) - produced_by[other]
+            live.update(n for n in seeds if n not in dead)
+            dead.update(produced_by[other])
+            j = max(reg_ops) + 1
             continue
-        seen.add(n)
+        if other is None:
+            op = ops[j]
+            live.update(n for n in op.input_arg_names if n not in dead)
+            for sub in op.attrs.values():   # a control-flow op's body reads names too
+                if hasattr(sub, "ops") and hasattr(sub, "idx"):
+                    live.update(n for o in sub.ops for n in o.input_arg_names if n not in dead)
+            dead.update(n for n in op.output_arg_names if n not in live)
+        j += 1
+    # ordinary ops before the region (a block run again, a loop body, sees this run's values on its next
+    # run) and those between its grad ops (recomputed forward ops, which read them for the record) count
+    # as readers too, as do earlier regions' seeds
+    for i in range(last):
+        other = region_of.get(i)
+        if other is None:
+            live.update(ops[i].input_arg_names)
+        elif other != k:
+            live.update(n for n in ops[i].input_arg_names if n not in produced_by[other])
+    for n in produced:
+        if "@RENAME@" in n or not n.endswith(GRAD_SUFFIX):
+            continue
         v = block._find_var_recursive(n)
-        if n in outside_reads or (v is not None and v.persistable):
+        if n in live or (v is not None and v.persistable):
             r.wanted.append(n)
 
 
