@@ -83,6 +83,7 @@ def emit(plan, ctx, autograd_for=None, inplace_writes=False):
     call (the data-parallel runner overlaps its allreduce with it). inplace_writes: scope values are
     updated in place (copy_) rather than rebound, so that their storage never moves (CUDA-graph capture)."""
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True),
+         "__ag_graph": lambda t, x, s: autograd(t, x, s, create_graph=True),
          "__lod": lod_as_tensors, "__dev": ctx.device, "__is_grad": torch.is_grad_enabled,
          "__set_grad": torch._C._set_grad_enabled, "__shared": _shared(torch.Tensor),
          "__on_dev": _on_device(torch.Tensor, torch.device(ctx.device), plan.block), "__write": _write_in_place}
@@ -163,7 +164,7 @@ class _Emitter:
         op = self.plan.block.ops[s.index]
         names = self.names
         if s.outputs:
-            ag = "__ag_keep" if s.retain_graph else "__ag"
+            ag = "__ag_graph" if s.region.create_graph else "__ag_keep" if s.retain_graph else "__ag"
             unit = s.region.unit_seeds   # passed as None (ones); a substitute autograd gets the tensors
             if self.autograd_for is not None:
                 unit = ()

@@ -137,7 +137,7 @@ class _Run:
         if r.wanted:
             fn = autograd if self.it.autograd_for is None else self.it.autograd_for(self.block, r)
             grads = fn([self.get(t, op) for t in r.targets], [self.get(x, op) for x in r.wanted_forward()],
-                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
+                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True, "create_graph": r.create_graph}))
             for w, g in zip(r.wanted, grads):
                 self.set(w, g)
         if last:
