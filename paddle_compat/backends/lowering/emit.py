@@ -152,6 +152,9 @@ class _Emitter:
         for n in s.detach:
             v = self.names(n)
             lines.append(("if %s.requires_grad: %s = %s.detach()" % (v, v, v), None))
+        for n in s.leaves:      # a value without a graph that a later backward differentiates (plan.mid_leaves)
+            v = self.names(n)
+            lines.append(("if not %s.requires_grad: %s = %s.detach().requires_grad_(True)" % (v, v, v), None))
         return lines
 
     def nan_lines(self, checked):

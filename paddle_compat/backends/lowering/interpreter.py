@@ -18,7 +18,7 @@ from .autograd_region import autograd, find_regions
 from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .op_checks import kernel_of
-from .plan import grad_leaves, later_backward_leaves
+from .plan import grad_leaves, later_backward_leaves, mid_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
 
@@ -47,6 +47,7 @@ class Interpreted:
         later = later_backward_leaves(ctx.program, self.block)
         self.grad_on = bool(self.regions) or later is not None
         self.leaves = grad_leaves(self.block, self.regions, later)
+        self.mid_leaves = mid_leaves(self.block, self.regions)
         self.no_grad = getattr(ctx.program, "_autograd_no_grad", set())
         self.last_region = max((r.start for r in self.regions), default=-1)
         self.kernels = {}
@@ -167,6 +168,10 @@ class _Run:
         self._unpack(op, spec, result)
         self._share_lod(op, spec, first_lod)
         self._detach(op, spec)
+        for n in op.output_arg_names:
+            v = self.env.get(n)
+            if n in self.it.mid_leaves and v is not None and not v.requires_grad:
+                self.env[n] = v.detach().requires_grad_(True)
 
     def _unpack(self, op, spec, result):
         targets = [(s, False) for s in spec.outputs] + [(s, True) for s in spec.lod_out]

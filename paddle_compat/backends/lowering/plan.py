@@ -9,7 +9,7 @@ Nothing here builds a kernel, generates code or touches torch.
 
 from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ir import is_recomputed_op, updates_params
+from ...ir import is_autograd_op, is_recomputed_op, updates_params
 from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
@@ -17,7 +17,7 @@ from .ctx import missing_value
 from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
-__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
+__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves", "mid_leaves",
            "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "Flow"]
 
 
@@ -37,7 +37,7 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
     later = later_backward_leaves(program, block)
     flow = Flow(block, _holds(scope), feed_names, feed_lod)
     walk = _Walk(block, flow, regions, later is not None, getattr(program, "_autograd_no_grad", set()),
-                 nan_check.NanPolicy(block, regions, env) if check_nan_inf else None)
+                 nan_check.NanPolicy(block, regions, env) if check_nan_inf else None, mid_leaves(block, regions))
     steps = walk.run(schedule(block, regions, in_regions | pruned, fused))
     fetch_lod = []
     for f in fetch_names:
@@ -216,8 +216,8 @@ def detach_outputs(op, kernel, block, no_grad_vars):
 class _Walk:
     """Walks the schedule once, turning each entry into a step while Flow tracks definitions and LoD."""
 
-    def __init__(self, block, flow, regions, later_backward, no_grad_vars, nan):
-        self.block, self.flow, self.nan = block, flow, nan
+    def __init__(self, block, flow, regions, later_backward, no_grad_vars, nan, leaves=frozenset()):
+        self.block, self.flow, self.nan, self.leaves = block, flow, nan, leaves
         self.last_region = max((r.start for r in regions), default=-1)
         self.later_backward = later_backward
         self.no_grad_vars = no_grad_vars
@@ -249,7 +249,8 @@ class _Walk:
         return OpStep(index=i, op=op, kernel=kernel, args=tuple(args), outs=tuple(op_outs(op, kernel)),
                       lod_shares=shares,
                       detach=detach_outputs(op, kernel, self.block, self.no_grad_vars) if cut else (),
-                      nan_out=checked, nan_hooks=hooks)
+                      nan_out=checked, nan_hooks=hooks,
+                      leaves=tuple(n for n in op.output_arg_names if n in self.leaves))
 
 
 def unread_recomputed(block, covered, fetch_names):
@@ -293,6 +294,25 @@ def later_backward_leaves(program, block):
     return leaves
 
 
+def mid_leaves(block, regions):
+    """Forward names a region differentiates that an ordinary op before it computes: made autograd leaves
+    right after that op when the value carries no graph (a fill_constant's output with stop_gradient set
+    False, 2 * a data variable: Paddle gives them a gradient, fluid/backward's _grad_flow)."""
+    out = set()
+    for r in regions:
+        before = set()
+        for i, op in enumerate(block.ops[:r.start]):
+            if not is_autograd_op(op):
+                before.update(n for n in op.output_arg_names if n not in aliased_outputs(op))
+        out.update(n for n in r.wanted_forward() if n in before and _is_float(block, n))
+    return frozenset(out)
+
+
+def _is_float(block, name):
+    v = block._find_var_recursive(name)
+    return v is not None and v.dtype in FLOAT_TYPES
+
+
 def grad_leaves(block, regions, later_backward):
     """Names made to require grad at entry: the forward names a region differentiates that no op before
     the region produces, and those a later backward block differentiates that no op here produces."""
@@ -333,7 +353,7 @@ def step_refs(step):
         return set(), set(step.refs)
     assigned = set(_flat(step.outs)) | set(Ref(dst, True) for dst, _ in step.lod_shares)
     mentioned = assigned | set(_flat(step.args)) | set(Ref(src, True) for _, src in step.lod_shares)
-    mentioned |= set(Ref(n) for n in step.detach) | set(Ref(n) for _, n in step.nan_out)
+    mentioned |= set(Ref(n) for n in step.detach + step.leaves) | set(Ref(n) for _, n in step.nan_out)
     mentioned |= set(Ref(n) for _, _, n in step.nan_hooks)
     return assigned, mentioned
 

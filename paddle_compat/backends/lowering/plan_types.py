@@ -26,6 +26,7 @@ class OpStep(NamedTuple):
     detach: tuple = ()      # outputs cut from autograd after the op (stop_gradient, no-grad variables)
     nan_out: tuple = ()     # ((op, name), ...): outputs FLAGS_check_nan_inf checks after the op
     nan_hooks: tuple = ()   # ((grad op, grad name, output), ...): gradients checked as autograd computes them
+    leaves: tuple = ()      # outputs made autograd leaves after the op (plan.mid_leaves)
 
 
 class RegionStep(NamedTuple):

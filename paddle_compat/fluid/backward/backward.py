@@ -127,13 +127,18 @@ def _grad_inputs(op):
 
 
 def _grad_flow(block, path, no_grad, params_only_trainable=True):
-    """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
+    """Names of variables through which gradient flows (leaves that want grads, and what they reach). As
+    in Paddle, a variable that is not stop_gradient gets a gradient even when what made it carries none
+    (fill_constant's output with stop_gradient set False, 2 * a data variable): it is a leaf of this
+    backward, made one where it is computed (backends/lowering/plan.py, mid_leaves)."""
     produced = set()
     for op in path:
         produced.update(set(op.output_arg_names) - aliased_outputs(op))
     flows = set()
+    made = set()                      # produced by an op seen so far
     for op in path:
         if not is_differentiable(op.type):
+            made.update(op.output_arg_names)
             continue
         hit = False
         for n in _grad_inputs(op):
@@ -141,7 +146,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
                 continue
             if n in flows:
                 hit = True
-            elif n not in produced:
+            elif n not in produced or n in made:
                 v = block._find_var_recursive(n)
                 if v is None or v.stop_gradient:
                     continue
@@ -151,6 +156,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
                     continue
                 flows.add(n)
                 hit = True
+        made.update(op.output_arg_names)
         if hit:
             for n in op.output_arg_names:
                 v = block._find_var_recursive(n)

@@ -206,6 +206,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     outputs joined with select_input on cast(pred, int32)."""
     _check_bool(pred, "pred", "fluid.layers.cond")
     _check_scalar(pred, "pred", "fluid.layers.cond")
+    if name is not None and not isinstance(name, str):
+        raise TypeError("The type of 'name' in fluid.layers.cond must be (str, NoneType), but received %s."
+                        % type(name).__name__)
     true_out = _branch(pred, true_fn, "true_fn") if true_fn is not None else None
     false_out = _branch(logical_not(pred), false_fn, "false_fn") if false_fn is not None else None
     if true_out is None and false_out is None:
