@@ -195,6 +195,8 @@ def _append_grad_op(block, op, flows, have_grad, rename=None, renames=None):
     in_need = [n for n in _grad_inputs(op) if n in flows]
     if not out_with_grad or not in_need:
         return None
+    if op.type == "print":
+        return _append_print_grad(block, op, have_grad, in_need, rename, renames)
     rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
     inputs = collections.OrderedDict()
     for slot, names in op.inputs.items():
@@ -221,6 +223,22 @@ def _append_grad_op(block, op, flows, have_grad, rename=None, renames=None):
         # the role and the device
         gop.attrs = {k: v for k, v in gop.attrs.items() if k in kept}
         gop.attrs.update({OP_ROLE_KEY: OpRole.Backward, "op_device": op.attrs.get("op_device", "")})
+    gop.callsite = op.callsite
+    have_grad.update(in_need)
+    return gop
+
+
+def _append_print_grad(block, op, have_grad, in_need, rename, renames):
+    """Paddle's grad maker of print: another print, of the gradient (In: Out@GRAD, Out: In@GRAD, is_forward
+    False), which prints it in the backward phase. Not a grad op for the lowering: it runs as an ordinary op
+    between two autograd calls, the second seeded by what it writes."""
+    inputs = {"In": [grad_var_name(n) for n in op.output("Out")]}
+    outputs = {"Out": [grad_var_name(n) for n in op.input("In")]}
+    if renames is not None:
+        renames.apply(op, inputs, outputs)
+    attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+    attrs.update({"is_forward": False, OP_ROLE_KEY: OpRole.Backward})
+    gop = block.append_op(type="print", inputs=inputs, outputs=outputs, attrs=attrs)
     gop.callsite = op.callsite
     have_grad.update(in_need)
     return gop
