@@ -19,7 +19,7 @@ from .dist import distributed_save, load_table_shards, pserver_load
 from .table_export import localize_tables, save_with_tables
 from .variables import (_check_exe, _clone_var, _io_program, _select, get_program_parameter,  # noqa: F401
                         get_program_persistable_vars, is_parameter, is_persistable, loads_combined,
-                        save_selected)
+                        parsed_state_vars, save_selected)
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -93,6 +93,15 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
+    program, _ = _select(main_program, [], None, "load_params")
+    parsed = parsed_state_vars(program)
+    if parsed is not None:
+        # Paddle 1.8.5 loads nothing here, silently; the program would then run on whatever the scope holds
+        raise ValueError(
+            "load_params: the program holds no parameters, only persistable variables (%s): it was parsed from a "
+            "ProgramDesc (Paddle's __model__), which does not record which are parameters. Load them with "
+            "fluid.io.load_persistables or fluid.io.load_vars (or fluid.io.load_inference_model)"
+            % ", ".join(v.name for v in parsed[:10]))
     return load_vars(executor, dirname, main_program, None, is_parameter, filename)
 
 

@@ -25,6 +25,17 @@ def is_belong_to_optimizer(var):
     return getattr(var, "belong_to_optimizer", False)
 
 
+def parsed_state_vars(program):
+    """A program holding no Parameter but persistable variables was parsed from a ProgramDesc (Paddle's
+    __model__, Program.parse_from_string), which does not record which persistable variables are parameters:
+    those variables, for fluid.load / set_program_state to load and load_params to name; None otherwise."""
+    vs = list(program.list_vars())
+    if any(is_parameter(v) for v in vs):
+        return None
+    found = [v for v in vs if is_persistable(v)]
+    return found or None
+
+
 def get_program_parameter(program):
     return [v for v in program.list_vars() if is_parameter(v)]
 
