@@ -97,7 +97,9 @@ def apply_infer_shape(block, op):
             v = block._find_var_recursive(name)
             if v is None or shape is None:
                 continue
-            if not v.shape:
+            if not v.shape or (op.type == "assign" and _contradicts(tuple(v.shape), shape)):
+                # assign gives its output the input's shape, as Paddle's InferShape sets it: a loop body
+                # assigning a reshaped value back to a loop variable (while_loop) reshapes that variable
                 v.shape = shape
             elif _contradicts(tuple(v.shape), shape):
                 raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "
