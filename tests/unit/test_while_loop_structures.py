@@ -66,3 +66,86 @@ def test_paddles_errors():
             return L.increment(i), dct
         with pytest.raises(ValueError, match="keys differ"):
             L.while_loop(lambda i, dct: i > 0, grows, [one, {"k": two_d}])
+
+
+def _loop_square(i0):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        i = fluid.data(name="i", shape=[1], dtype="float32")
+        i.stop_gradient = False
+        eleven = L.fill_constant(shape=[1], dtype="float32", value=11)
+        x = fluid.data(name="x", shape=[1], dtype="float32")
+        x.stop_gradient = False
+        def body(i, x):
+            x = L.elementwise_mul(i, i)
+            return [L.increment(i), x]
+        out = L.while_loop(lambda i, x: L.less_than(i, eleven), body, [i, x])
+        mean = L.mean(out[1])
+        fluid.backward.append_backward(mean)
+    with fluid.scope_guard(fluid.Scope()):
+        return fluid.Executor(fluid.CPUPlace()).run(
+            main, feed={"i": np.array([i0], "float32"), "x": np.ones(1, "float32")},
+            fetch_list=[mean, i.grad_name])
+
+
+def test_the_gradient_of_a_loop_variable_is_the_entry_values():
+    """Paddle's test_while_loop_backward: mean = i_last^2 with i_last = i0 + 9 for i0 in [1, 2): d/di0 = 20
+    at 1 (finite differences below, at 1.5). Paddle 1.8.5 gives 110, the sum of every iteration's 2 * i_k (its
+    increment passes no gradient and every iteration adds into the one i@GRAD); we give the derivative."""
+    mean, grad = _loop_square(1.0)
+    assert mean[0] == 100.0 and grad[0] == 20.0
+    # away from the integers, where the number of iterations changes: mean = (i0 + 9)^2, 21 at 1.5
+    eps = 1e-2
+    mean, grad = _loop_square(1.5)
+    fd = (_loop_square(1.5 + eps)[0][0] - _loop_square(1.5 - eps)[0][0]) / (2 * eps)
+    assert grad[0] == 21.0
+    np.testing.assert_allclose(grad[0], fd, rtol=1e-3)
+
+
+def test_nested_loops_with_arrays_give_the_input_gradient():
+    """Paddle's test_nested_net_with_backward_and_lodtensor (1.8.5 gives these values): the sum of three
+    arrays and 3 x, read back after two nested while_loops; d mean / d x = 0.3."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        d = [fluid.data(name="d%d" % k, shape=[10], dtype="float32") for k in range(3)]
+        x = fluid.data(name="x", shape=[10], dtype="float32")
+        x.stop_gradient = False
+        i = L.zeros(shape=[1], dtype="int64")
+        i.stop_gradient = True
+        mem = L.array_write(x=L.zeros(shape=[10], dtype="float32"), i=i)
+        data = L.array_write(x=d[0], i=i)
+        i = L.increment(i)
+        L.array_write(d[1], i, array=data)
+        i = L.increment(i)
+        L.array_write(d[2], i, array=data)
+        i = L.zeros(shape=[1], dtype="int64")
+        i.stop_gradient = True
+        n1 = L.fill_constant(shape=[1], dtype="int64", value=1)
+        j = L.fill_constant(shape=[1], dtype="int64", value=1)
+        j.stop_gradient = True
+        n3 = L.fill_constant(shape=[1], dtype="int64", value=3)
+
+        def inner(j, x, mem):
+            s = L.elementwise_add(x=x, y=L.elementwise_add(L.array_read(data, j), L.array_read(mem, j)))
+            j = L.increment(x=j, in_place=True)
+            L.array_write(s, i=j, array=mem)
+            return [j, x, mem]
+
+        def outer(i, j, x, mem):
+            s = L.elementwise_add(x=x, y=L.elementwise_add(L.array_read(data, i), L.array_read(mem, i)))
+            i = L.increment(x=i, in_place=True)
+            L.array_write(s, i=i, array=mem)
+            j, x, mem = L.while_loop(lambda j, x, mem: L.less_than(j, n3), inner, [j, x, mem])
+            return [i, j, x, mem]
+
+        L.while_loop(lambda i, j, x, mem: L.less_than(i, n1), outer, [i, j, x, mem])
+        result = L.array_read(array=mem, i=j)
+        fluid.backward.append_backward(L.mean(result))
+    rng = np.random.RandomState(0)
+    vals = [rng.rand(10).astype("float32") for _ in range(3)]
+    feed = {"d%d" % k: v for k, v in enumerate(vals)}
+    feed["x"] = np.ones(10, "float32")
+    with fluid.scope_guard(fluid.Scope()):
+        res, gx = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[result, x.grad_name])
+    np.testing.assert_allclose(res, vals[0] + vals[1] + vals[2] + 3, rtol=1e-6)
+    np.testing.assert_allclose(gx, np.full(10, 0.3, "float32"), rtol=1e-6)

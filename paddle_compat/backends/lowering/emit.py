@@ -175,7 +175,7 @@ class _Emitter:
                 self.g[ag] = self.autograd_for(self.plan.block, s.region)
             text = "%s, = %s((%s,), (%s,), (%s,))" % (
                 ", ".join(names(w) for w in s.outputs), ag, ", ".join(names(t) for t in s.targets),
-                ", ".join(names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
+                ", ".join(("e_" if x in self.plan.entry_aliases else "") + names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
         else:
             text = "pass"
         lines = [(text + "  # autograd of ops %d..%d" % (s.region.op_idx[0], s.region.op_idx[-1]), (op, names))]
@@ -209,6 +209,8 @@ class _Emitter:
                 lines.append("        %s = __lod(h_%s.lod, __dev)" % (names.lod(n), local))
         for n in plan.grad_leaves:
             lines.append("        if not %s.requires_grad: %s.requires_grad_(True)" % (names(n), names(n)))
+        for n in sorted(plan.entry_aliases):    # the entry value of a leaf an op rewrites before the backward
+            lines.append("        e_%s = %s" % (names(n), names(n)))
         return [(text, None) for text in lines]
 
     def tail(self, inplace_writes):

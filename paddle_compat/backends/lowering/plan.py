@@ -17,7 +17,7 @@ from .ctx import missing_value
 from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
-__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves", "mid_leaves",
+__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves", "mid_leaves", "entry_aliases",
            "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "Flow"]
 
 
@@ -58,7 +58,8 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
         fetch_persistable=tuple(_persistable(block, f) or f in flow.reads for f in fetch_names),
         regions=regions, fused=dict(fused), pruned=pruned,
         capture=capture_verdict(block, steps, feed_lod, flow.has_lod, check_nan_inf),
-        shared_params=shared_params)
+        shared_params=shared_params,
+        entry_aliases=frozenset(n for n in entry_aliases(block, regions) if n in entry))
 
 
 def _holds(scope):
@@ -304,7 +305,8 @@ def mid_leaves(block, regions):
         for i, op in enumerate(block.ops[:r.start]):
             if not is_autograd_op(op):
                 before.update(n for n in op.output_arg_names if n not in aliased_outputs(op))
-        out.update(n for n in r.wanted_forward() if n in before and _is_float(block, n))
+        out.update(n for n in r.wanted_forward() if n in before and _is_float(block, n) and
+                   not _read_first(block, n, r.start))
     return frozenset(out)
 
 
@@ -315,17 +317,39 @@ def _is_float(block, name):
 
 def grad_leaves(block, regions, later_backward):
     """Names made to require grad at entry: the forward names a region differentiates that no op before
-    the region produces, and those a later backward block differentiates that no op here produces."""
+    the region produces, or that an op before it reads before any writes them (an in-place loop variable a
+    `while` rewrites: its gradient is the entry value's, entry_aliases), and those a later backward block
+    differentiates that no op here produces."""
     leaves = set()
     for r in regions:
-        before = set()
-        for op in block.ops[:r.start]:
-            before.update(n for n in op.output_arg_names if n not in aliased_outputs(op))
-        leaves.update(fv for fv in r.wanted_forward() if fv not in before)
+        leaves.update(fv for fv in r.wanted_forward() if _read_first(block, fv, r.start))
     if later_backward is not None:
         produced = set(n for op in block.ops for n in op.output_arg_names)
         leaves.update(n for n in later_backward if n not in produced)
     return leaves
+
+
+def _read_first(block, name, end):
+    """Whether ops[:end] read `name` before any of them writes it, or none writes it."""
+    for op in block.ops[:end]:
+        if name in op.input_arg_names:
+            return True
+        if name in op.output_arg_names and name not in aliased_outputs(op):
+            return False
+    return True
+
+
+def entry_aliases(block, regions):
+    """Entry leaves (grad_leaves) that an op before the region rewrites: the region differentiates w.r.t.
+    the value read at entry, kept under its own local (Paddle's while_grad gives X@GRAD of the loop's input)."""
+    out = set()
+    for r in regions:
+        for fv in r.wanted_forward():
+            if not _read_first(block, fv, r.start):
+                continue
+            if any(fv in op.output_arg_names and fv not in aliased_outputs(op) for op in block.ops[:r.start]):
+                out.add(fv)
+    return frozenset(out)
 
 
 def scope_writes(block, regions, defined):

@@ -79,6 +79,7 @@ class BlockPlan:
     pruned: frozenset            # op indices not run: recomputed forward copies nothing reads
     capture: CaptureVerdict
     shared_params: bool = False  # Hogwild: scope values read through .data
+    entry_aliases: frozenset = frozenset()   # grad leaves a region differentiates at their entry value (plan.py)
 
     def kernel_steps(self):
         return [s for s in self.steps if isinstance(s, OpStep)]

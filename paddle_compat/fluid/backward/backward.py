@@ -146,7 +146,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
                 continue
             if n in flows:
                 hit = True
-            elif n not in produced or n in made:
+            elif n not in produced or n in made or n in op.output_arg_names:
                 v = block._find_var_recursive(n)
                 if v is None or v.stop_gradient:
                     continue
