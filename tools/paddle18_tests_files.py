@@ -197,10 +197,10 @@ WHY = {
     "test_var_info.py": "left: NumPy 2 (create_global_var calls float() on a shape-[1] array, an error in "
                         "NumPy 2.4)",
     "test_switch_case.py": "left: argument checks (TypeError not raised for a float branch_index)",
-    "test_while_loop_op.py": "left: gradients (the @GRAD of an in-place while_loop variable, i@GRAD, x@GRAD: "
-                             "taken w.r.t. its value before the loop, which the plan does not keep; "
-                             "test_while_loop_backward expects 1.8.5's 110 where d mean/d i is 20 by finite "
-                             "differences: 1.8.5 sums every iteration's gradient)",
+    "test_while_loop_op.py": "design: 1.8.5's while gradient (test_while_loop_backward expects i@GRAD 110 where "
+                             "d mean/d i is 20 by finite differences: 1.8.5's increment passes no gradient and "
+                             "each iteration adds its 2 * i into the one i@GRAD; we give the derivative, "
+                             "tests/unit/test_while_loop_structures.py; the 7 other cases pass)",
     "test_dynrnn_static_input.py": "design: NumPy 2 removed np.product (the test calls it)",
     "test_lod_rank_table.py": "left: LoD ops (lod_rank_table level=1; a list input's TypeError message)",
     "test_lod_tensor_array_ops.py": "left: LoD ops (lod_tensor_to_array of an int32 LoDTensor fed to a float32 "
