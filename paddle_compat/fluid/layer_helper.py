@@ -4,7 +4,8 @@ import copy
 
 from ..ir import (Parameter, VarType, Variable, convert_dtype, default_main_program, default_startup_program,
                   unique_name)
-from .param_attr import ParamAttr
+from .param_attr import ParamAttr, WeightNormParamAttr
+from .weight_norm import weight_normalized_parameter
 from ..ir import notify_changed
 
 
@@ -116,6 +117,10 @@ class LayerHelper:
             if d <= 0:
                 raise ValueError("%s: parameter %s needs a positive shape, got %s (is an input's feature "
                                  "dimension unknown?)" % (self.layer_type, attr.name, shape))
+        if isinstance(attr, WeightNormParamAttr):
+            w = weight_normalized_parameter(self, attr, shape, dtype)
+            WeightNormParamAttr.params_with_weight_norm.append(w)
+            return w
         self.startup_program.global_block().create_parameter(dtype=dtype, shape=shape, type=type,
                                                              **attr._to_kwargs(with_initializer=True))
         p = self.main_program.global_block().create_parameter(dtype=dtype, shape=shape, type=type,
@@ -165,8 +170,7 @@ class LayerHelper:
         if not bias_attr:
             return input_var
         b = self.create_parameter(attr=bias_attr, shape=size, dtype=input_var.dtype, is_bias=True)
-        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, shape=input_var.shape,
-                                                      lod_level=input_var.lod_level)
+        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, lod_level=input_var.lod_level)
         self.append_op(type="elementwise_add", inputs={"X": [input_var], "Y": [b]}, outputs={"Out": [tmp]},
                        attrs={"axis": dim_start})
         return tmp
@@ -182,8 +186,7 @@ class LayerHelper:
         else:
             raise TypeError("%s: act must be a str such as 'relu', got %r" % (self.layer_type, act))
         act_type = act.pop("type")
-        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, shape=input_var.shape,
-                                                      lod_level=input_var.lod_level)
+        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, lod_level=input_var.lod_level)
         self.append_op(type=act_type, inputs={"X": [input_var]}, outputs={"Out": [tmp]}, attrs=act)
         return tmp
 

@@ -3,9 +3,10 @@
 import numpy as np
 
 from ...ir import VarType, Variable, convert_dtype, unique_name
-from ..initializer import Constant
+from ..initializer import Constant, Initializer
 from ..param_attr import ParamAttr
 from ..layer_helper import LayerHelper
+from .arg_checks import check_dtype, check_shape_items, check_type
 from .utils import append_defined, check_array, check_variable, out_var, single
 
 __all__ = ["tensor_array_to_tensor", "kron", "trace", "tril", "triu", "diag", "eye", "linspace", "arange", "full",
@@ -85,7 +86,7 @@ def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=Tru
 def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
     helper = LayerHelper("full_like", name=name)
     dt = input.dtype if dtype is None else convert_dtype(dtype)
-    out = out or out_var(helper, dt, input.shape)
+    out = out or out_var(helper, dt)
     helper.append_op(type="fill_any_like", inputs={"X": [input]}, outputs={"Out": [out]},
                      attrs={"value": fill_value, "dtype": dt})
     if dt != input.dtype:
@@ -135,7 +136,7 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     else:
         raise TypeError("fill_constant: shape must be a list, tuple or Variable, got %r" % (shape,))
     if out is None:
-        out = out_var(helper, dtype, attr_shape, stop_gradient=True)
+        out = out_var(helper, dtype, stop_gradient=True)
     helper.append_op(type="fill_constant", inputs=inputs, outputs={"Out": [out]},
                      attrs={"shape": attr_shape, "dtype": int(convert_dtype(dtype)),
                             "value": float(value), "str_value": str(float(value)), "force_cpu": force_cpu})
@@ -153,9 +154,7 @@ def _int32_dim(v, what):
 
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0):
     helper = LayerHelper("fill_constant_batch_size_like")
-    out_shape = list(shape)
-    out_shape[output_dim_idx] = input.shape[input_dim_idx]
-    out = out_var(helper, dtype, out_shape, stop_gradient=True)
+    out = out_var(helper, dtype, stop_gradient=True)
     helper.append_op(type="fill_constant_batch_size_like", inputs={"Input": [input]}, outputs={"Out": [out]},
                      attrs={"shape": list(shape), "dtype": int(convert_dtype(dtype)), "value": float(value),
                             "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx})
@@ -172,7 +171,7 @@ def assign(input, output=None):
     if isinstance(input, np.ndarray):
         dt = convert_dtype(input.dtype)
         if output is None:
-            output = out_var(helper, dt, input.shape)
+            output = out_var(helper, dt)
         if dt == VarType.FP32 or dt == VarType.FP64:
             key, values = "fp32_values", input.astype(np.float32).reshape(-1)
             dt = VarType.FP32
@@ -208,7 +207,14 @@ def sums(input, out=None):
     return out
 
 
+_PARAM_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    check_shape_items(shape, "create_parameter")
+    check_dtype(dtype, "dtype", _PARAM_DTYPES, "create_parameter")
+    check_type(attr, "attr", (type(None), ParamAttr), "create_parameter")
+    check_type(default_initializer, "default_initializer", (type(None), Initializer), "create_parameter")
     helper = LayerHelper("create_parameter")
     if attr is None:
         attr = ParamAttr(name=name)
@@ -216,9 +222,13 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    check_shape_items(shape, "create_global_var")
+    check_dtype(dtype, "dtype", _PARAM_DTYPES, "create_global_var")
     helper = LayerHelper("global_var")
     var = helper.create_global_variable(dtype=dtype, shape=shape, persistable=persistable,
                                         name=name or unique_name.generate("global_var"), stop_gradient=True)
+    if isinstance(value, np.ndarray) and value.size == 1:   # NumPy 2 refuses float() of a shape-[1] array
+        value = value.item()
     helper.set_variable_initializer(var, initializer=Constant(value=float(value), force_cpu=force_cpu))
     return var
 
@@ -238,9 +248,7 @@ def ones(shape, dtype, force_cpu=False):
 
 def _arg(op_type, x, axis):
     helper = LayerHelper(op_type)
-    nd = len(x.shape)
-    ax = axis + nd if axis < 0 else axis
-    out = out_var(helper, "int64", [d for i, d in enumerate(x.shape) if i != ax] or [1], stop_gradient=True)
+    out = out_var(helper, "int64", stop_gradient=True)
     helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"axis": axis})
     return out
 

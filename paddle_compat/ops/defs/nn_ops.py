@@ -9,6 +9,7 @@ stop-gradient side outputs themselves, in Paddle's order; they ask the shapes be
 
 import numpy as np
 
+from ...ir.errors import EnforceNotMet
 from ...ir.lazy import F, torch
 from ..registry import attr, defop, OutMeta
 from ..shapes import first
@@ -163,7 +164,7 @@ def _running_var(var, mom, buf, alpha):
 @defop("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), no_grad=("Seed",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
                                                       first(ins, "X").lod_level),
-                                       "Mask": OutMeta(first(ins, "X").shape, "uint8")})
+                                       "Mask": OutMeta(first(ins, "X").shape, "uint8")}, random=True)
 def dropout(op, ctx):
     p = float(attr(op, "dropout_prob", 0.5))
     is_test = attr(op, "is_test", False)
@@ -280,7 +281,7 @@ def _hash_shape(ins, attrs):
 
 
 # Out[..., i, 0] = XXH64(bytes of the row X[..., :], seed i) % mod_by, in X's integer type.
-@defop("hash", infer_shape=_hash_shape, differentiable=False)
+@defop("hash", infer_shape=_hash_shape, differentiable=False, host="data")
 def hash_op(op, ctx):
     num_hash, mod_by = int(attr(op, "num_hash", 1)), int(attr(op, "mod_by", 100000))
 
@@ -307,7 +308,8 @@ def _filter_shape(ins, attrs):
 # with a tag in Filter_tag are kept, in order: Out (LoD: one sequence per kept instance), LossWeight 1 each,
 # IndexMap rows (out start, in start, rows). None kept: Out is one row of out_val_if_empty, LossWeight 0.
 @defop("filter_by_instag", inputs=("Ins", "Ins_tag", "Filter_tag"), outputs=("Out", "LossWeight", "IndexMap"),
-       lod_in=("Ins", "Ins_tag"), lod_out=("Out",), infer_shape=_filter_shape, no_grad=("Ins_tag", "Filter_tag"))
+       lod_in=("Ins", "Ins_tag"), lod_out=("Out",), infer_shape=_filter_shape, no_grad=("Ins_tag", "Filter_tag"),
+       host="data")
 def filter_by_instag(op, ctx):
     is_lod = bool(attr(op, "is_lod", True))
     empty_val = attr(op, "out_val_if_empty", 0)
@@ -354,7 +356,7 @@ def filter_by_instag(op, ctx):
 # (row, column) positions across the whole `axis` dimension, over all indexes. Ties are broken by position.
 @defop("similarity_focus", infer_shape=lambda ins, a: {"Out": OutMeta(first(ins, "X").shape,
                                                                       first(ins, "X").dtype)},
-       differentiable=False)
+       differentiable=False, host="data")
 def similarity_focus(op, ctx):
     axis = int(attr(op, "axis", 1))
     indexes = [int(i) for i in attr(op, "indexes", [])]
@@ -398,7 +400,7 @@ def _crop_shape(ins, attrs):
 # value), so a program's crops repeat from run to run of the same Executor; they are not Paddle's numbers.
 # SeedOut carries the next seed, as in Paddle. No gradient, as Paddle.
 @defop("random_crop", inputs=("X", "Seed"), outputs=("Out", "SeedOut"), infer_shape=_crop_shape,
-       differentiable=False)
+       differentiable=False, host="generator", random=True)
 def random_crop(op, ctx):
     shape = [int(s) for s in attr(op, "shape")]
     startup_seed = int(attr(op, "startup_seed", 0) or 0)
@@ -433,11 +435,19 @@ def random_crop(op, ctx):
 
 # ---- one_hot (layers.one_hot) and one_hot_v2 (fluid.one_hot) ----------------------------------------------
 
+def _rank_msg(name, rank):
+    # Paddle 1.8.5's one_hot (v1) refuses ids of rank < 2 (its InferShape, at build time and again at run time)
+    return ("one_hot: Input(input) rank should be at least 2, but received input rank (%d) less than 2 (ids %s; "
+            "give them a trailing dim of 1, or use fluid.one_hot)" % (rank, name))
+
+
 def _one_hot_shape(v2):
     def infer(ins, attrs):
         x = first(ins, "X")
         depth = -1 if first(ins, "depth_tensor") is not None else int(attrs["depth"])
         lead = tuple(x.shape)
+        if not v2 and len(lead) == 1:
+            raise EnforceNotMet(_rank_msg(x.name, 1))
         if not v2 and lead and lead[-1] == 1:
             lead = lead[:-1]        # layers.one_hot: ids [.., 1] -> [.., depth]
         return {"Out": OutMeta(lead + (depth,), "float32", x.lod_level)}
@@ -450,6 +460,8 @@ def _one_hot_kernel(op, v2):
     def k(x, depth_t):
         depth = int(depth_t.reshape(-1)[0]) if depth_t is not None else int(attr(op, "depth"))
         idx = x.long()
+        if not v2 and idx.dim() < 2:
+            raise EnforceNotMet(_rank_msg(op.input("X")[0], idx.dim()))
         if not v2 and idx.dim() > 1 and idx.shape[-1] == 1:
             idx = idx.reshape(idx.shape[:-1])
         valid = (idx >= 0) & (idx < depth)

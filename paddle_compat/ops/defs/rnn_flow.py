@@ -12,15 +12,19 @@ from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 from .control_flow import TensorArray
+from .rnn_flow_nested import nested_from_array, nested_to_array
 
 
 class RankTable:
     """Sequences sorted by length (descending): `index` [N] original positions, `lengths` (Python ints),
     with the LoD and variable name it was built from (for error messages)."""
-    __slots__ = ("index", "lengths", "offsets", "name")
+    __slots__ = ("index", "lengths", "offsets", "name", "level", "coarse")
 
-    def __init__(self, index, lengths, offsets, name):
+    def __init__(self, index, lengths, offsets, name, level=0, coarse=()):
         self.index, self.lengths, self.offsets, self.name = index, lengths, offsets, name
+        # a table of level L > 0 ranks the level-L sequences; `coarse` keeps the levels above (Paddle's
+        # coarse_lod), which array_to_lod_tensor gives its output back
+        self.level, self.coarse = level, tuple(coarse)
 
     def count(self, t):
         """Sequences longer than t (the rows alive at step t)."""
@@ -28,6 +32,10 @@ class RankTable:
 
     def lod_text(self):
         return [self.offsets.tolist()]
+
+    def items(self):
+        """Paddle's LoDRankTable.items(): (original index, length) of each sequence, longest first."""
+        return list(zip(self.index.tolist(), self.lengths))
 
 
 def _level1(op, slot, lod, what, max_levels=1):
@@ -48,24 +56,29 @@ def _table(op, t, what):
     return t
 
 
-@defop("lod_rank_table", lod_in=("X",), differentiable=False)
+@defop("lod_rank_table", lod_in=("X",), differentiable=False, host="array", operator_base=True)
 def lod_rank_table(op, ctx):
-    if attr(op, "level", 0) != 0:
-        raise NotImplementedError("lod_rank_table: level=%r; only level 0 is supported" % attr(op, "level"))
+    level = int(attr(op, "level", 0))
     name = op.input("X")[0]
 
     def k(x, lod):
-        off = _level1(op, "X", lod, "lod_rank_table", 2)
+        if level:   # a table of a deeper level ranks those sequences (lod_tensor_to_array reads it)
+            if not lod or len(lod) <= level:
+                raise ValueError("lod_rank_table: X=%s has a %d-level LoD; level=%d needs more"
+                                 % (name, len(lod or []), level))
+            off = lod[level]
+        else:
+            off = _level1(op, "X", lod, "lod_rank_table", len(lod or ()))
         lengths = (off[1:] - off[:-1]).tolist()
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])    # stable: ties keep their order
         return RankTable(torch.tensor(order, dtype=torch.long, device=off.device), [lengths[i] for i in order],
-                         off, name)
+                         off, name, level, lod[:level] if level else ())
 
     return k
 
 
 @defop("max_sequence_len", inputs=("RankTable",), differentiable=False,
-       infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")})
+       infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")}, host="array", operator_base=True)
 def max_sequence_len(op, ctx):
     dev = ctx.device
 
@@ -89,10 +102,18 @@ def _step_rows(t):
     return [t.count(s) for s in range(t.lengths[0] if t.lengths else 0)]
 
 
-@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",))
+@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",),
+       host="array", operator_base=True)
 def lod_tensor_to_array(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "lod_tensor_to_array")
+        if t.level or (lod and len(lod) > 2):   # a deeper table or LoD: the general walk
+            if not lod or len(lod) <= t.level:
+                raise ValueError("lod_tensor_to_array: X=%s has a %d-level LoD; the rank table %s is of level %d"
+                                 % (op.input("X")[0], len(lod or []), op.input("RankTable")[0], t.level))
+            _check_same_lod(op, lod[t.level], t, "lod_tensor_to_array")
+            counts = _step_rows(t)
+            return nested_to_array(x, lod, t, t.level, counts) if counts else []
         off = _level1(op, "X", lod, "lod_tensor_to_array", 2)
         _check_same_lod(op, off, t, "lod_tensor_to_array")
         counts = _step_rows(t)
@@ -117,7 +138,8 @@ def lod_tensor_to_array(op, ctx):
     return k
 
 
-@defop("array_to_lod_tensor", inputs=("X", "RankTable"), lod_out=("Out",), no_grad=("RankTable",))
+@defop("array_to_lod_tensor", inputs=("X", "RankTable"), lod_out=("Out",), no_grad=("RankTable",),
+       host="array", operator_base=True)
 def array_to_lod_tensor(op, ctx):
     aname = op.input("X")[0]
 
@@ -126,6 +148,12 @@ def array_to_lod_tensor(op, ctx):
         counts = _step_rows(t)
         arr = arr or []
         lods = list(getattr(arr, "lods", None) or [])[:len(counts)]
+        if counts and (t.level or any(lo is not None and len(lo) > 1 for lo in lods)):
+            if len(arr) < len(counts) or any(a is None for a in arr[:len(counts)]):
+                raise ValueError("array_to_lod_tensor: array X=%s has %d steps written but the rank table %s "
+                                 "needs %d" % (aname, sum(a is not None for a in arr), op.input("RankTable")[0],
+                                               len(counts)))
+            return nested_from_array(arr, lods + [None] * (len(counts) - len(lods)), t, counts)
         if lods and len(lods) == len(counts) and all(lods):
             return _nested_to_lod_tensor(arr, lods, t, counts)
         if len(arr) < len(counts) or any(a is None for a in arr[:len(counts)]):
@@ -181,7 +209,7 @@ def _nested_to_lod_tensor(arr, lods, t, counts):
 
 # With a LoD (a static input), the live sequences are whole level-0 sequences: their rows and a cut LoD.
 @defop("shrink_rnn_memory", inputs=("X", "I", "RankTable"), no_grad=("I", "RankTable"), lod_in=("X",),
-       lod_out=("Out",), infer_shape=same_as("X"))
+       lod_out=("Out",), infer_shape=same_as("X"), host="array", operator_base=True)
 def shrink_rnn_memory(op, ctx):
     iname = op.input("I")[0]
 
@@ -209,7 +237,7 @@ def shrink_rnn_memory(op, ctx):
 
 
 @defop("reorder_lod_tensor_by_rank", inputs=("X", "RankTable"), lod_in=("X",), lod_out=("Out",),
-       no_grad=("RankTable",), infer_shape=same_as("X"))
+       no_grad=("RankTable",), infer_shape=same_as("X"), host="array", operator_base=True)
 def reorder_lod_tensor_by_rank(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "reorder_lod_tensor_by_rank")
@@ -259,7 +287,8 @@ def _sub_lod(off, m):
 @defop("split_lod_tensor", inputs=("X", "Mask"), outputs=("OutTrue", "OutFalse"), lod_in=("X",),
        lod_out=("OutTrue", "OutFalse"), no_grad=("Mask",),
        infer_shape=lambda ins, a: {s: OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
-                                              first(ins, "X").lod_level) for s in ("OutTrue", "OutFalse")})
+                                              first(ins, "X").lod_level) for s in ("OutTrue", "OutFalse")},
+       host="control", operator_base=True)
 def split_lod_tensor(op, ctx):
     if attr(op, "level", 0) != 0:
         raise NotImplementedError("split_lod_tensor: level=%r; only level 0 is supported" % attr(op, "level"))
@@ -278,7 +307,7 @@ def split_lod_tensor(op, ctx):
 @defop("merge_lod_tensor", inputs=("X", "Mask", "InTrue", "InFalse"), lod_in=("X",), lod_out=("Out",),
        no_grad=("X", "Mask"),
        infer_shape=lambda ins, a: {"Out": OutMeta(first(ins, "InTrue").shape, first(ins, "InTrue").dtype,
-                                                  first(ins, "X").lod_level)})
+                                                  first(ins, "X").lod_level)}, host="control", operator_base=True)
 def merge_lod_tensor(op, ctx):
     if attr(op, "level", 0) != 0:
         raise NotImplementedError("merge_lod_tensor: level=%r; only level 0 is supported" % attr(op, "level"))
@@ -309,7 +338,7 @@ def merge_lod_tensor(op, ctx):
 
 # ---- StaticRNN -----------------------------------------------------------------------------------
 
-@defop("rnn_memory_helper", infer_shape=same_as("X"))
+@defop("rnn_memory_helper", infer_shape=same_as("X"), host="array", operator_base=True)
 def rnn_memory_helper(op, ctx):
     return lambda x: x
 
@@ -317,7 +346,8 @@ def rnn_memory_helper(op, ctx):
 # Paddle's recurrent op: `inputs` are [T, ...] sequences sliced along dim 0 (the sub-block sees step t under
 # the same name), ex_states/states name a memory before and after a step (initial_states before step 0),
 # `outputs` are the sub-block variables of the same names, stacked over the steps.
-@defop("recurrent", inputs=("inputs*", "initial_states*", "parameters*"), outputs=("outputs*", "step_scopes"))
+@defop("recurrent", inputs=("inputs*", "initial_states*", "parameters*"), outputs=("outputs*", "step_scopes"),
+       host="control", operator_base=True)
 def recurrent(op, ctx):
     ins, params, outs = op.input("inputs"), op.input("parameters"), op.output("outputs")
     ex_states, states = list(attr(op, "ex_states", [])), list(attr(op, "states", []))
