@@ -283,7 +283,7 @@ def _add_up_repeated_grads(block, grad_ops, var_block=None):
         block._insert_op(pos, type="sum", inputs={"X": parts}, outputs={"Out": [name]},
                          attrs={OP_ROLE_KEY: OpRole.Backward, "use_mkldnn": False})
     for _, name, parts in inserts:
-        fwd = (var_block or block)._find_var_recursive(name[: -len(GRAD_SUFFIX)])
+        fwd = (var_block or block)._find_var_recursive(forward_name(name))
         for p in parts:
             _create_grad_var(block, p, fwd)
 
