@@ -102,3 +102,13 @@ def test_calc_gradient_of_one_input_is_the_variable():
     np.testing.assert_allclose(va, np.full((5, 8), 1 / 40.0), rtol=1e-6)
     wy = np.array(scope.find_var(y.name).get_tensor())
     np.testing.assert_allclose(vb, np.tile(wy.sum(axis=1) / 40.0, (5, 1)), rtol=1e-5)
+
+
+def test_renamed_gradient_parts_take_their_forwards_shape():
+    main, _, _, fetch = C.penalty(fluid)
+    block = main.global_block()
+    parts = [v for v in block.vars.values() if v.name.startswith("grad/grad/") and "@RENAME@" in v.name]
+    assert parts
+    for v in parts:
+        fwd = block.var(v.name.split("@GRAD")[0][len("grad/grad/"):])
+        assert tuple(v.shape) == tuple(fwd.shape), v.name
