@@ -21,7 +21,7 @@ from .feed_split import split_feed
 from .grad_reducer import GradAllReducer
 from .step_split import split_step
 from .selected_rows import make_rows, rows_values, scale_rows
-from ..ir import OP_ROLE_KEY, EOFException, LoDTensor, OpRole, ScopeVar, as_fetch, global_scope
+from ..ir import GRAD_SUFFIX, OP_ROLE_KEY, EOFException, LoDTensor, OpRole, ScopeVar, as_fetch, global_scope
 from .feeds import fetch_names_of
 
 __all__ = ["DataParallelRunner"]
@@ -177,7 +177,7 @@ class DataParallelRunner:
                     if p == 0 or not self._partial_feed_ok() or not self._reads_keep_last():
                         raise
                     break
-                out.append([_value(r) for r in res])
+                out.append([self._place_value(f, r) for f, r in zip(fetch, res)])
             return out
         from_compute = [f for f in fetch if f not in sp.grads and f not in sp.apply_outputs
                         and not _persistable(sp.apply, f)]
@@ -208,9 +208,18 @@ class DataParallelRunner:
                 elif f in got:
                     row.append(_value(got[f]))
                 else:
-                    row.append(_value(computed[p][f]))
+                    row.append(self._place_value(f, computed[p][f]))
             results.append(row)
         return results
+
+    def _place_value(self, name, r):
+        """A value one place computed, as fetched. A gradient other than the parameters' (the input's
+        img@GRAD) is that place's own, taken from a loss gradient of 1/devices as Paddle seeds each device's
+        backward under GradientScaleStrategy.CoeffNumDevice; the parameters' are averaged (_average)."""
+        t, lod = _value(r)
+        if self._divisor != 1 and GRAD_SUFFIX in name and not t.is_sparse and t.is_floating_point():
+            t = t / self._divisor
+        return t, lod
 
     def _average(self, per_grad):
         """Sum each gradient over places (on place 0's device), allreduce over trainers, scale."""

@@ -22,7 +22,7 @@ from .places import (CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, cpu_places, cu
 from .program import Program, ProgramDesc, prune_for_inference
 from .recording import current_name_scope, notify_changed, switch_name_scope
 from .roles import (GRAD_SUFFIX, OP_CALLSTACK_KEY, OP_NAMESCOPE_KEY, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole,
-                    grad_var_name, is_autograd_op, is_recomputed_op, role_var_params, updates_params)
+                    grad_var_name, forward_name, is_autograd_op, is_recomputed_op, role_var_params, updates_params)
 from .scope import Scope, global_scope, scope_guard
 from .tensor import LoDTensor, LoDTensorArray, ScopeVar, SelectedRows, to_torch
 from .variable import Parameter, Variable, VarDesc
@@ -30,7 +30,7 @@ from .variable import Parameter, Variable, VarDesc
 __all__ = [
     "Program", "ProgramDesc", "Block", "BlockDesc", "Operator", "OpDesc", "Variable", "Parameter", "VarDesc",
     "VarType", "convert_dtype", "dtype_name", "OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY",
-    "OP_CALLSTACK_KEY", "GRAD_SUFFIX", "grad_var_name", "is_autograd_op", "is_recomputed_op",
+    "OP_CALLSTACK_KEY", "GRAD_SUFFIX", "grad_var_name", "forward_name", "is_autograd_op", "is_recomputed_op",
     "default_main_program", "default_startup_program", "switch_main_program", "switch_startup_program",
     "program_guard", "name_scope", "device_guard", "current_name_scope", "switch_name_scope", "notify_changed",
     "prune_for_inference", "unique_name",

@@ -7,7 +7,7 @@ Plain Python, below paddle_compat.fluid: the backends import these from here, no
 import re
 
 __all__ = ["OpRole", "OP_ROLE_KEY", "OP_ROLE_VAR_KEY", "OP_NAMESCOPE_KEY", "OP_CALLSTACK_KEY", "GRAD_SUFFIX",
-           "grad_var_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "updates_params",
+           "grad_var_name", "forward_name", "is_autograd_op", "is_recomputed_op", "role_var_params", "updates_params",
            "SUBPROG_SUFFIX", "op_proto_and_checker_maker", "EMPTY_VAR_NAME", "TEMP_VAR_NAME"]
 
 
@@ -65,6 +65,17 @@ _SUBPROG = re.compile(r"\.subprog_\d+$")
 
 def grad_var_name(name):
     return name + GRAD_SUFFIX
+
+
+_GRAD_NAME = re.compile(r"^(?:grad/)*(.+)@GRAD(?:_\d+)?$")
+
+
+def forward_name(gname):
+    """The variable a gradient name is the gradient of: x@GRAD -> x; a later backward's renamed gradients
+    too (Paddle's 'grad/grad/x@GRAD' of a second fluid.gradients, whose seed of an existing y@GRAD is
+    y@GRAD_0); x@GRAD@GRAD -> x@GRAD."""
+    m = _GRAD_NAME.match(gname)
+    return m.group(1) if m else gname[: -len(GRAD_SUFFIX)]
 
 
 def is_autograd_op(op):

@@ -35,6 +35,9 @@ def verify(program, known=None):
                 defined.add(v.name)
         # a variable several ops write (an in-place reshape of an fc's output) has the last one's shape
         last_writer = {n: i for i, op in enumerate(block.ops) for n in op.output_arg_names}
+        # a variable a control-flow body also writes may change shape there (assign of a reshaped loop value)
+        for n in _written_in_other_blocks(program, block):
+            last_writer.pop(n, None)
         for i, op in enumerate(block.ops):
             where = "block %d op %d '%s'%s" % (block.idx, i, op.type,
                                                (" (created at %s)" % op.callsite) if op.callsite else "")
@@ -54,6 +57,12 @@ def verify(program, known=None):
             _check_shapes(block, i, op, where, last_writer)
             defined.update(op.output_arg_names)
     return None
+
+
+def _written_in_other_blocks(program, block):
+    """Outputs of `assign` ops of other blocks (apply_infer_shape gives them the assigned value's shape)."""
+    return set(n for b in program.blocks if b.idx != block.idx for op in b.ops if op.type == "assign"
+               for n in op.output_arg_names)
 
 
 def _check_shapes(block, i, op, where, last_writer):
@@ -121,11 +130,15 @@ def apply_infer_shape(block, op):
         if not v.shape:
             v.shape = shape
             v._shape_inferred = True
-        elif _contradicts(tuple(v.shape), shape) and (v.persistable or getattr(v, "_shape_inferred", False)):
-            # a variable written again (layers.assign into a persistable, a second assign of another size):
-            # Paddle 1.8's InferShape overwrote its shape, and its scripts rely on that
+        elif not _contradicts(tuple(v.shape), shape):
+            continue
+        elif op.type == "assign" or v.persistable or getattr(v, "_shape_inferred", False):
+            # a variable written again takes the new shape, as Paddle 1.8's InferShape overwrote it and its
+            # scripts rely on: layers.assign into a persistable, a second assign of another size, a while_loop
+            # body assigning a reshaped value back to its loop variable
             v.shape = shape
-        elif _contradicts(tuple(v.shape), shape):
+            v._shape_inferred = True
+        else:
             # a fresh output whose creator declared a shape its op cannot give: a builder's mistake, named here
             # rather than at run time (Paddle overwrote it silently)
             raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "

@@ -185,3 +185,44 @@ def test_a_loss_seed_only_the_backward_reads_is_not_made():
                           autograd_for=lambda block, region: (lambda t, x, s: torch.autograd.grad(t, x, s)))
     assert "-> Out=%s" % seed in lowered.code
     lowered(values)
+
+
+def _fc_net(twice):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data(name="x", shape=[4, 3], dtype="float32")
+        label = fluid.data(name="label", shape=[4, 1], dtype="float32")
+        pred = L.fc(x, size=2, act="tanh", name="fc_predict",
+                    param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(0.3)))
+        loss = L.mean(L.square_error_cost(input=L.reduce_sum(pred * pred, dim=1, keep_dim=True), label=label))
+        if twice:       # Paddle's test_backward: append_backward, then minimize on the same loss
+            fluid.backward.append_backward(loss)
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    return main, startup, loss
+
+
+def test_a_second_backward_over_the_same_loss_wants_only_what_is_read_after_it():
+    main, startup, loss = _fc_net(True)
+    block = main.global_block()
+    scope = fluid.Scope()
+    fluid.Executor(fluid.CPUPlace()).run(startup, scope=scope)
+    plan = P.plan_block(main, 0, scope, ["x", "label"], [loss.name])
+    first, second = plan.regions
+    # each region writes fc_predict.tmp_0@GRAD (the product's gradient, fc's mul fused away) and reads it
+    # itself; neither makes the other's live, so neither asks for the unfused product
+    assert first.wanted == []
+    assert sorted(second.wanted) == sorted(p.name + "@GRAD" for p in block.all_parameters())
+    assert "fused_mul_add_bias" in [s.op.type for s in plan.kernel_steps()]
+    feed = {"x": np.arange(12, dtype="float32").reshape(4, 3) / 10, "label": np.ones((4, 1), "float32")}
+    got = []
+    for twice in (True, False):
+        main, startup, loss = _fc_net(twice)
+        scope = fluid.Scope()
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup, scope=scope)
+        losses = [exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(2)]
+        got.append((losses, np.array(scope.find_var(main.global_block().all_parameters()[0].name).get_tensor())))
+    # the first backward's gradients are computed and dropped: the step is the plain minimize's
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    assert got[0][0][0] != got[0][0][1]

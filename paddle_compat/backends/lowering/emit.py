@@ -83,6 +83,7 @@ def emit(plan, ctx, autograd_for=None, inplace_writes=False):
     call (the data-parallel runner overlaps its allreduce with it). inplace_writes: scope values are
     updated in place (copy_) rather than rebound, so that their storage never moves (CUDA-graph capture)."""
     g = {"__ag": autograd, "__ag_keep": lambda t, x, s: autograd(t, x, s, retain_graph=True),
+         "__ag_graph": lambda t, x, s: autograd(t, x, s, create_graph=True),
          "__lod": lod_as_tensors, "__dev": ctx.device, "__is_grad": torch.is_grad_enabled,
          "__set_grad": torch._C._set_grad_enabled, "__shared": _shared(torch.Tensor),
          "__on_dev": _on_device(torch.Tensor, torch.device(ctx.device), plan.block), "__write": _write_in_place}
@@ -160,6 +161,9 @@ class _Emitter:
         for n in s.detach:
             v = self.names(n)
             lines.append(("if %s.requires_grad: %s = %s.detach()" % (v, v, v), None))
+        for n in s.leaves:      # a value without a graph that a later backward differentiates (plan.mid_leaves)
+            v = self.names(n)
+            lines.append(("if not %s.requires_grad: %s = %s.detach().requires_grad_(True)" % (v, v, v), None))
         return lines
 
     def nan_lines(self, checked):
@@ -172,7 +176,7 @@ class _Emitter:
         op = self.plan.block.ops[s.index]
         names = self.names
         if s.outputs:
-            ag = "__ag_keep" if s.retain_graph else "__ag"
+            ag = "__ag_graph" if s.region.create_graph else "__ag_keep" if s.retain_graph else "__ag"
             unit = s.region.unit_seeds   # passed as None (ones); a substitute autograd gets the tensors
             if self.autograd_for is not None:
                 unit = ()
@@ -180,7 +184,7 @@ class _Emitter:
                 self.g[ag] = self.autograd_for(self.plan.block, s.region)
             text = "%s, = %s((%s,), (%s,), (%s,))" % (
                 ", ".join(names(w) for w in s.outputs), ag, ", ".join(names(t) for t in s.targets),
-                ", ".join(names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
+                ", ".join(("e_" if x in self.plan.entry_aliases else "") + names(x) for x in s.inputs), ", ".join("None" if d in unit else names(d) for d in s.seeds))
         else:
             text = "pass"
         lines = [(text + "  # autograd of ops %d..%d" % (s.region.op_idx[0], s.region.op_idx[-1]), (op, names))]
@@ -214,6 +218,8 @@ class _Emitter:
                 lines.append("        %s = __lod(h_%s.lod, __dev)" % (names.lod(n), local))
         for n in plan.grad_leaves:
             lines.append("        if not %s.requires_grad: %s.requires_grad_(True)" % (names(n), names(n)))
+        for n in sorted(plan.entry_aliases):    # the entry value of a leaf an op rewrites before the backward
+            lines.append("        e_%s = %s" % (names(n), names(n)))
         return [(text, None) for text in lines]
 
     def tail(self, inplace_writes):

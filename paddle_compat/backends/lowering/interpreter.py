@@ -18,7 +18,7 @@ from .autograd_region import autograd, find_regions
 from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .op_checks import kernel_of
-from .plan import grad_leaves, later_backward_leaves
+from .plan import entry_aliases, grad_leaves, later_backward_leaves, mid_leaves
 
 __all__ = ["interpret_block", "Interpreted"]
 
@@ -47,6 +47,8 @@ class Interpreted:
         later = later_backward_leaves(ctx.program, self.block)
         self.grad_on = bool(self.regions) or later is not None
         self.leaves = grad_leaves(self.block, self.regions, later)
+        self.mid_leaves = mid_leaves(self.block, self.regions)
+        self.entry_aliases = entry_aliases(self.block, self.regions)
         self.no_grad = getattr(ctx.program, "_autograd_no_grad", set())
         self.last_region = max((r.start for r in self.regions), default=-1)
         self.kernels = {}
@@ -86,6 +88,7 @@ class _Run:
     def __init__(self, interp, feeds):
         self.it, self.block, self.ctx = interp, interp.block, interp.ctx
         self.env, self.lods, self.written = {}, {}, []
+        self.entry = {}
         for n, f in zip(interp.feed_names, feeds):
             if n in interp.feed_lod:
                 self.env[n], self.lods[n] = f
@@ -97,6 +100,8 @@ class _Run:
         v = self.env[n]
         if n in self.it.leaves and hasattr(v, "requires_grad_") and not v.requires_grad:
             v.requires_grad_(True)
+        if n in self.it.entry_aliases:
+            self.entry.setdefault(n, v)
 
     def has(self, n):
         if n in self.env:
@@ -136,8 +141,9 @@ class _Run:
         op = self.block.ops[r.start]
         if r.wanted:
             fn = autograd if self.it.autograd_for is None else self.it.autograd_for(self.block, r)
-            grads = fn([self.get(t, op) for t in r.targets], [self.get(x, op) for x in r.wanted_forward()],
-                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True}))
+            grads = fn([self.get(t, op) for t in r.targets],
+                       [self.entry[x] if x in self.entry else self.get(x, op) for x in r.wanted_forward()],
+                       [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True, "create_graph": r.create_graph}))
             for w, g in zip(r.wanted, grads):
                 self.set(w, g)
         if last:
@@ -167,6 +173,10 @@ class _Run:
         self._unpack(op, spec, result)
         self._share_lod(op, spec, first_lod)
         self._detach(op, spec)
+        for n in op.output_arg_names:
+            v = self.env.get(n)
+            if n in self.it.mid_leaves and v is not None and not v.requires_grad:
+                self.env[n] = v.detach().requires_grad_(True)
 
     def _unpack(self, op, spec, result):
         targets = [(s, False) for s in spec.outputs] + [(s, True) for s in spec.lod_out]

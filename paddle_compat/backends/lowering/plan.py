@@ -17,8 +17,9 @@ from .ctx import missing_value
 from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
-__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
-           "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "unit_seed_fills", "Flow"]
+__all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves", "mid_leaves",
+           "entry_aliases", "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "unit_seed_fills",
+           "Flow"]
 
 
 def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lod=(), sub_block=False,
@@ -37,7 +38,7 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
     later = later_backward_leaves(program, block)
     flow = Flow(block, _holds(scope), feed_names, feed_lod)
     walk = _Walk(block, flow, regions, later is not None, getattr(program, "_autograd_no_grad", set()),
-                 nan_check.NanPolicy(block, regions, env) if check_nan_inf else None)
+                 nan_check.NanPolicy(block, regions, env) if check_nan_inf else None, mid_leaves(block, regions))
     steps = walk.run(schedule(block, regions, in_regions | pruned, fused))
     fetch_lod = []
     for f in fetch_names:
@@ -59,7 +60,8 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
         regions=regions, fused=dict(fused), pruned=pruned,
         capture=capture_verdict(block, steps, feed_lod, flow.has_lod, check_nan_inf),
         shared_params=shared_params,
-        unit_fills=frozenset() if check_nan_inf else unit_seed_fills(block, regions, fetch_names))
+        unit_fills=frozenset() if check_nan_inf else unit_seed_fills(block, regions, fetch_names),
+        entry_aliases=frozenset(n for n in entry_aliases(block, regions) if n in entry))
 
 
 def unit_seed_fills(block, regions, fetch_names=()):
@@ -239,8 +241,8 @@ def detach_outputs(op, kernel, block, no_grad_vars):
 class _Walk:
     """Walks the schedule once, turning each entry into a step while Flow tracks definitions and LoD."""
 
-    def __init__(self, block, flow, regions, later_backward, no_grad_vars, nan):
-        self.block, self.flow, self.nan = block, flow, nan
+    def __init__(self, block, flow, regions, later_backward, no_grad_vars, nan, leaves=frozenset()):
+        self.block, self.flow, self.nan, self.leaves = block, flow, nan, leaves
         self.last_region = max((r.start for r in regions), default=-1)
         self.later_backward = later_backward
         self.no_grad_vars = no_grad_vars
@@ -272,7 +274,8 @@ class _Walk:
         return OpStep(index=i, op=op, kernel=kernel, args=tuple(args), outs=tuple(op_outs(op, kernel)),
                       lod_shares=shares,
                       detach=detach_outputs(op, kernel, self.block, self.no_grad_vars) if cut else (),
-                      nan_out=checked, nan_hooks=hooks)
+                      nan_out=checked, nan_hooks=hooks,
+                      leaves=tuple(n for n in op.output_arg_names if n in self.leaves))
 
 
 def unread_recomputed(block, covered, fetch_names):
@@ -316,19 +319,61 @@ def later_backward_leaves(program, block):
     return leaves
 
 
-def grad_leaves(block, regions, later_backward):
-    """Names made to require grad at entry: the forward names a region differentiates that no op before
-    the region produces, and those a later backward block differentiates that no op here produces."""
-    leaves = set()
+def mid_leaves(block, regions):
+    """Forward names a region differentiates that an ordinary op before it computes: made autograd leaves
+    right after that op when the value carries no graph (a fill_constant's output with stop_gradient set
+    False, 2 * a data variable: Paddle gives them a gradient, fluid/backward's _grad_flow)."""
+    out = set()
     for r in regions:
         before = set()
-        for op in block.ops[:r.start]:
-            before.update(n for n in op.output_arg_names if n not in aliased_outputs(op))
-        leaves.update(fv for fv in r.wanted_forward() if fv not in before)
+        for i, op in enumerate(block.ops[:r.start]):
+            if not is_autograd_op(op):
+                before.update(n for n in op.output_arg_names if n not in aliased_outputs(op))
+        out.update(n for n in r.wanted_forward() if n in before and _is_float(block, n) and
+                   not _read_first(block, n, r.start))
+    return frozenset(out)
+
+
+def _is_float(block, name):
+    v = block._find_var_recursive(name)
+    return v is not None and v.dtype in FLOAT_TYPES
+
+
+def grad_leaves(block, regions, later_backward):
+    """Names made to require grad at entry: the forward names a region differentiates that no op before
+    the region produces, or that an op before it reads before any writes them (an in-place loop variable a
+    `while` rewrites: its gradient is the entry value's, entry_aliases), and those a later backward block
+    differentiates that no op here produces."""
+    leaves = set()
+    for r in regions:
+        leaves.update(fv for fv in r.wanted_forward() if _read_first(block, fv, r.start))
     if later_backward is not None:
         produced = set(n for op in block.ops for n in op.output_arg_names)
         leaves.update(n for n in later_backward if n not in produced)
     return leaves
+
+
+def _read_first(block, name, end):
+    """Whether ops[:end] read `name` before any of them writes it, or none writes it."""
+    for op in block.ops[:end]:
+        if name in op.input_arg_names:
+            return True
+        if name in op.output_arg_names and name not in aliased_outputs(op):
+            return False
+    return True
+
+
+def entry_aliases(block, regions):
+    """Entry leaves (grad_leaves) that an op before the region rewrites: the region differentiates w.r.t.
+    the value read at entry, kept under its own local (Paddle's while_grad gives X@GRAD of the loop's input)."""
+    out = set()
+    for r in regions:
+        for fv in r.wanted_forward():
+            if not _read_first(block, fv, r.start):
+                continue
+            if any(fv in op.output_arg_names and fv not in aliased_outputs(op) for op in block.ops[:r.start]):
+                out.add(fv)
+    return frozenset(out)
 
 
 def scope_writes(block, regions, defined):
@@ -356,7 +401,7 @@ def step_refs(step):
         return set(), set(step.refs)
     assigned = set(_flat(step.outs)) | set(Ref(dst, True) for dst, _ in step.lod_shares)
     mentioned = assigned | set(_flat(step.args)) | set(Ref(src, True) for _, src in step.lod_shares)
-    mentioned |= set(Ref(n) for n in step.detach) | set(Ref(n) for _, n in step.nan_out)
+    mentioned |= set(Ref(n) for n in step.detach + step.leaves) | set(Ref(n) for _, n in step.nan_out)
     mentioned |= set(Ref(n) for _, _, n in step.nan_hooks)
     return assigned, mentioned
 

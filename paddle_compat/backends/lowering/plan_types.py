@@ -26,6 +26,7 @@ class OpStep(NamedTuple):
     detach: tuple = ()      # outputs cut from autograd after the op (stop_gradient, no-grad variables)
     nan_out: tuple = ()     # ((op, name), ...): outputs FLAGS_check_nan_inf checks after the op
     nan_hooks: tuple = ()   # ((grad op, grad name, output), ...): gradients checked as autograd computes them
+    leaves: tuple = ()      # outputs made autograd leaves after the op (plan.mid_leaves)
 
 
 class RegionStep(NamedTuple):
@@ -79,6 +80,7 @@ class BlockPlan:
     capture: CaptureVerdict
     shared_params: bool = False  # Hogwild: scope values read through .data
     unit_fills: frozenset = frozenset()   # op indices of loss seeds only regions read (unit_seed_fills)
+    entry_aliases: frozenset = frozenset()   # grad leaves a region differentiates at their entry value (plan.py)
 
     def kernel_steps(self):
         return [s for s in self.steps if isinstance(s, OpStep)]

@@ -7,8 +7,8 @@ backends/lowering/autograd_region.py); their inputs here describe the dependency
 
 import collections
 
-from ...ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, grad_var_name,
-                   notify_changed)
+from ...ir import (GRAD_SUFFIX, OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, Parameter, VarType, Variable, forward_name,
+                   grad_var_name, notify_changed, unique_name as _unique_name)
 from . import recompute as _recompute
 from ...ops import (aliased_outputs, find as _find, info as _op_info, is_differentiable,
                     known_op_types as _known_op_types, no_grad_slots, protos as _protos)
@@ -127,13 +127,18 @@ def _grad_inputs(op):
 
 
 def _grad_flow(block, path, no_grad, params_only_trainable=True):
-    """Names of variables through which gradient flows (leaves that want grads, and what they reach)."""
+    """Names of variables through which gradient flows (leaves that want grads, and what they reach). As
+    in Paddle, a variable that is not stop_gradient gets a gradient even when what made it carries none
+    (fill_constant's output with stop_gradient set False, 2 * a data variable): it is a leaf of this
+    backward, made one where it is computed (backends/lowering/plan.py, mid_leaves)."""
     produced = set()
     for op in path:
         produced.update(set(op.output_arg_names) - aliased_outputs(op))
     flows = set()
+    made = set()                      # produced by an op seen so far
     for op in path:
         if not is_differentiable(op.type):
+            made.update(op.output_arg_names)
             continue
         hit = False
         for n in _grad_inputs(op):
@@ -141,7 +146,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
                 continue
             if n in flows:
                 hit = True
-            elif n not in produced:
+            elif n not in produced or n in made or n in op.output_arg_names:
                 v = block._find_var_recursive(n)
                 if v is None or v.stop_gradient:
                     continue
@@ -151,6 +156,7 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
                     continue
                 flows.add(n)
                 hit = True
+        made.update(op.output_arg_names)
         if hit:
             for n in op.output_arg_names:
                 v = block._find_var_recursive(n)
@@ -160,26 +166,26 @@ def _grad_flow(block, path, no_grad, params_only_trainable=True):
     return flows
 
 
-def _append_grad_ops(block, path, flows, seeds):
+def _append_grad_ops(block, path, flows, seeds, renames=None):
     """Append `<type>_grad` ops for `path` in reverse; returns the forward names whose @GRAD exists."""
-    have_grad, grad_ops = _record_grad_ops(block, path, flows, seeds)
+    have_grad, grad_ops = _record_grad_ops(block, path, flows, seeds, renames)
     _add_up_repeated_grads(block, grad_ops)
     return have_grad
 
 
-def _record_grad_ops(block, path, flows, seeds):
+def _record_grad_ops(block, path, flows, seeds, renames=None):
     """The grad ops of `path` (ops of any block) appended to `block`, repeated contributions not yet
     summed; returns (forward names whose @GRAD exists, the grad ops)."""
     have_grad = set(seeds)            # forward vars whose @GRAD exists so far
     grad_ops = []
     for op in reversed(path):
-        gop = _append_grad_op(block, op, flows, have_grad)
+        gop = _append_grad_op(block, op, flows, have_grad, renames=renames)
         if gop is not None:
             grad_ops.append(gop)
     return have_grad, grad_ops
 
 
-def _append_grad_op(block, op, flows, have_grad, rename=None):
+def _append_grad_op(block, op, flows, have_grad, rename=None, renames=None):
     """Append the `<type>_grad` op of `op` (or nothing, when no gradient passes through it) and add the
     inputs it gives gradient to `have_grad`. rename: {forward name: name the grad op reads instead} (the
     recomputed copies of a recompute segment); gradient names keep the forward names."""
@@ -189,6 +195,8 @@ def _append_grad_op(block, op, flows, have_grad, rename=None):
     in_need = [n for n in _grad_inputs(op) if n in flows]
     if not out_with_grad or not in_need:
         return None
+    if op.type == "print":
+        return _append_print_grad(block, op, have_grad, in_need, rename, renames)
     rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
     inputs = collections.OrderedDict()
     for slot, names in op.inputs.items():
@@ -204,6 +212,8 @@ def _append_grad_op(block, op, flows, have_grad, rename=None):
         g = [grad_var_name(n) for n in names if n in flows and slot not in skip]
         if g:
             outputs[slot + GRAD_SUFFIX] = g
+    if renames is not None:
+        renames.apply(op, inputs, outputs)
     attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
     attrs[OP_ROLE_KEY] = OpRole.Backward
     gop = block.append_op(type=op.type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs)
@@ -213,6 +223,22 @@ def _append_grad_op(block, op, flows, have_grad, rename=None):
         # the role and the device
         gop.attrs = {k: v for k, v in gop.attrs.items() if k in kept}
         gop.attrs.update({OP_ROLE_KEY: OpRole.Backward, "op_device": op.attrs.get("op_device", "")})
+    gop.callsite = op.callsite
+    have_grad.update(in_need)
+    return gop
+
+
+def _append_print_grad(block, op, have_grad, in_need, rename, renames):
+    """Paddle's grad maker of print: another print, of the gradient (In: Out@GRAD, Out: In@GRAD, is_forward
+    False), which prints it in the backward phase. Not a grad op for the lowering: it runs as an ordinary op
+    between two autograd calls, the second seeded by what it writes."""
+    inputs = {"In": [grad_var_name(n) for n in op.output("Out")]}
+    outputs = {"Out": [grad_var_name(n) for n in op.input("In")]}
+    if renames is not None:
+        renames.apply(op, inputs, outputs)
+    attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+    attrs.update({"is_forward": False, OP_ROLE_KEY: OpRole.Backward})
+    gop = block.append_op(type="print", inputs=inputs, outputs=outputs, attrs=attrs)
     gop.callsite = op.callsite
     have_grad.update(in_need)
     return gop
@@ -257,7 +283,7 @@ def _add_up_repeated_grads(block, grad_ops, var_block=None):
         block._insert_op(pos, type="sum", inputs={"X": parts}, outputs={"Out": [name]},
                          attrs={OP_ROLE_KEY: OpRole.Backward, "use_mkldnn": False})
     for _, name, parts in inserts:
-        fwd = (var_block or block)._find_var_recursive(name[: -len(GRAD_SUFFIX)])
+        fwd = (var_block or block)._find_var_recursive(forward_name(name))
         for p in parts:
             _create_grad_var(block, p, fwd)
 
@@ -281,10 +307,46 @@ def _sparse_grad_params(block, path):
     return out
 
 
-def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None):
+class _Renames:
+    """A later fluid.gradients over a block that already holds gradients (a gradient of a gradient) names
+    the gradients it writes apart from those, as Paddle 1.8 does: an @GRAD output already in the block
+    becomes 'grad/' * k + name (k: the program's backward count), and a grad op of a forward op reads the
+    renamed gradient; a seed y@GRAD already in the block becomes a unique y@GRAD_<n>, read under that name
+    by every grad op of this backward. Without it the second backward would overwrite the first one's
+    x@GRAD, which its own forward ops read."""
+
+    def __init__(self, block, times):
+        self.block, self.prefix = block, "grad/" * times
+        self.map, self.seeds = {}, {}
+
+    def seed_name(self, gname):
+        if self.block.has_var(gname):
+            self.seeds[gname] = _unique_name.generate(gname)
+        return self.seeds.get(gname, gname)
+
+    def apply(self, op, inputs, outputs):
+        of_grad_op = bool(op.attrs.get(OP_ROLE_KEY, 0) & OpRole.Backward)
+        for slot, names in inputs.items():
+            names = [self.seeds.get(n, n) for n in names]
+            inputs[slot] = names if of_grad_op else [self.map.get(n, n) for n in names]
+        for slot, names in outputs.items():
+            new = []
+            for n in names:
+                if GRAD_SUFFIX in n and self.block.has_var(n):
+                    self.map[n] = self.prefix + n
+                new.append(self.map.get(n, n))
+            outputs[slot] = new
+
+    def grad_of(self, name):
+        g = grad_var_name(name)
+        return self.seeds.get(g, self.map.get(g, g))
+
+
+def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None, renames=None, inputs=None):
     """Shared core of append_backward and gradients. `seeds_from(target)` appends the seed op.
     checkpoints: names of the variables between which forward segments are recomputed (see
-    backward_recompute)."""
+    backward_recompute). renames: a _Renames (a later fluid.gradients). inputs: fluid.gradients' inputs, whose
+    backward records only the ops between them and the targets (Paddle's _find_op_path_)."""
     target_names = [t.name for t in targets]
     end = max(i for i, op in enumerate(block.ops) if set(target_names) & set(op.output_arg_names)) + 1
     no_grad = _names(no_grad_set)
@@ -292,6 +354,14 @@ def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None):
         if v.stop_gradient and not isinstance(v, Parameter):
             no_grad.add(v.name)
     path = _op_path(block, target_names, end)
+    if inputs is not None:
+        reached = set(inputs)
+        kept = []
+        for op in path:
+            if reached.intersection(op.input_arg_names):
+                reached.update(op.output_arg_names)
+                kept.append(op)
+        path = kept
     if checkpoints:
         path = _recompute.insert_dropout_seeds(block, path)
     flows = _grad_flow(block, path, no_grad)
@@ -300,15 +370,15 @@ def _backward(block, targets, seeds_from, no_grad_set, checkpoints=None):
     if checkpoints:
         have = _append_recompute_ops(block, _recompute.plan(block, path, checkpoints), flows, set(target_names))
     else:
-        have = _append_grad_ops(block, path, flows, set(target_names))
+        have = _append_grad_ops(block, path, flows, set(target_names), renames)
     sparse = _sparse_grad_params(block, path)
-    for n in _in_grad_op_order(block, have):
+    for n in _in_grad_op_order(block, have, renames):
         fwd = block._find_var_recursive(n)
-        _create_grad_var(block, grad_var_name(n), fwd, sparse=n in sparse)
+        _create_grad_var(block, renames.grad_of(n) if renames else grad_var_name(n), fwd, sparse=n in sparse)
     return have
 
 
-def _in_grad_op_order(block, names):
+def _in_grad_op_order(block, names, renames=None):
     """`names` (a set) in the order their @GRAD first appears as a grad op output in `block`, as Paddle
     creates grad vars; iterating the set itself would make the program's variable order (and its saved
     bytes) depend on PYTHONHASHSEED."""
@@ -317,7 +387,7 @@ def _in_grad_op_order(block, names):
         for n in op.output_arg_names:
             base = n.split("@RENAME@")[0]
             if base.endswith(GRAD_SUFFIX):
-                first.setdefault(base[: -len(GRAD_SUFFIX)], len(first))
+                first.setdefault(forward_name(base) if renames else base[: -len(GRAD_SUFFIX)], len(first))
     return sorted(names, key=lambda n: (first.get(n, -1), n))
 
 
@@ -342,6 +412,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         _check_type(callbacks, "callbacks", (list,), "append_backward")
     program = loss.block.program
     block = program.global_block()
+    # counted as Paddle counts backwards (a later fluid.gradients names its gradients apart: _Renames)
+    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
     if loss.op is not None:
         loss.op._set_attr(OP_ROLE_KEY, OpRole.Forward | OpRole.Loss)
     if program.current_block_idx != 0:
@@ -456,11 +528,14 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
         target_gradients = [target_gradients] if isinstance(target_gradients, Variable) else list(target_gradients)
         if len(target_gradients) != len(targets):
             raise ValueError("gradients: %d target_gradients for %d targets" % (len(target_gradients), len(targets)))
-    block = targets[0].block.program.global_block()
+    program = targets[0].block.program
+    block = program.global_block()
     tg = dict(zip([t.name for t in targets], target_gradients or [None] * len(targets)))
+    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
+    renames = _Renames(block, program._appending_grad_times) if program._appending_grad_times > 1 else None
 
     def seed(t):
-        gname = grad_var_name(t.name)
+        gname = renames.seed_name(grad_var_name(t.name)) if renames else grad_var_name(t.name)
         _create_grad_var(block, gname, t)
         given = tg[t.name]
         if given is not None:
@@ -475,12 +550,16 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
     for v in inputs:
         v._stop_gradient = False
     try:
-        have = _backward(block, targets, seed, no_grad_set)
+        have = _backward(block, targets, seed, no_grad_set, renames=renames, inputs=[v.name for v in inputs])
     finally:
         for v, sg in saved:
             v._stop_gradient = sg
     notify_changed(block.program, "gradients")
-    return [block.var(grad_var_name(v.name)) if v.name in have else None for v in inputs]
+    return [block.var(renames.grad_of(v.name) if renames else grad_var_name(v.name)) if v.name in have else None
+            for v in inputs]
 
 
-calc_gradient = gradients
+def calc_gradient(targets, inputs, target_gradients=None, no_grad_set=None):
+    """fluid.gradients, except that one gradient comes back as itself, not in a list (Paddle 1.8)."""
+    grads = gradients(targets, inputs, target_gradients, no_grad_set)
+    return grads[0] if len(grads) == 1 else grads

@@ -7,6 +7,7 @@ executor, so values are read from and written to the executor's scope.
 
 import json
 import os
+import warnings
 
 from ...backends.checkpoint_dir import check_sha256, verify
 from ...backends.ps.records import is_pserver_program, is_trainer_program
@@ -18,7 +19,7 @@ from .dist import distributed_save, load_table_shards, pserver_load
 from .table_export import localize_tables, save_with_tables
 from .variables import (_check_exe, _clone_var, _get_valid_program, _io_program, _select, get_program_parameter,  # noqa: F401
                         get_parameter_value, get_parameter_value_by_name, get_program_persistable_vars,
-                        is_parameter, is_persistable, save_selected)
+                        is_parameter, is_persistable, loads_combined, parsed_state_vars, save_selected)
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
@@ -34,7 +35,7 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     main_program, vs = _select(main_program, vars, predicate, "save_vars")
     if _is_distributed_trainer(main_program) and vars is None:
         return distributed_save(executor, dirname, main_program, vs, filename)
-    save_selected(executor, dirname, vs, filename)
+    return save_selected(executor, dirname, vs, filename)
 
 
 def save_params(executor, dirname, main_program=None, filename=None):
@@ -49,6 +50,10 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     """Load variables from dirname (files named after the variables), into the global scope."""
     _check_exe(executor, "load_vars")
     main_program, vs = _select(main_program, vars, predicate, "load_vars")
+    if dirname is None:      # Paddle's load from memory: filename holds the bytes save_vars returned
+        if filename is None:
+            raise ValueError("load_vars: dirname and filename are both None: nothing to load from")
+        return loads_combined(filename, vs)
     if _is_pserver_program(main_program) and vars is None:
         return pserver_load(executor, dirname, main_program, vs)
     manifest = verify(dirname)       # a pserver job's checkpoint: refuse an interrupted save, naming its parts
@@ -89,6 +94,15 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
+    program, _ = _select(main_program, [], None, "load_params")
+    parsed = parsed_state_vars(program)
+    if parsed is not None:
+        # Paddle 1.8.5 loads nothing here, silently; the program would then run on whatever the scope holds
+        raise ValueError(
+            "load_params: the program holds no parameters, only persistable variables (%s): it was parsed from a "
+            "ProgramDesc (Paddle's __model__), which does not record which are parameters. Load them with "
+            "fluid.io.load_persistables or fluid.io.load_vars (or fluid.io.load_inference_model)"
+            % ", ".join(v.name for v in parsed[:10]))
     return load_vars(executor, dirname, main_program, None, is_parameter, filename)
 
 
@@ -121,6 +135,8 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
     if not isinstance(main_program, Program):
         main_program = main_program._program
     gb = main_program.global_block()
+    if any(op.type == "auc" for op in gb.ops):   # Paddle 1.8's reminder: the saved auc states are the current ones
+        warnings.warn("please ensure that you have set the auc states to zeros before saving inference model")
     for n in feeded_var_names:
         if not gb.has_var(n):
             raise ValueError("save_inference_model: feed variable '%s' is not in the program" % n)
@@ -139,7 +155,17 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
-    """Returns [program, feed target names, fetch target Variables]."""
+    """Returns [program, feed target names, fetch target Variables]. dirname None: model_filename and
+    params_filename are the model's and the parameters' bytes (Paddle's load from memory)."""
+    if dirname is None:
+        if params_filename is None:
+            raise ValueError("The path of params cannot be None when the directory path is None.")
+        if not isinstance(model_filename, (bytes, bytearray)):
+            raise ValueError("load_inference_model: with dirname None, model_filename must be the model's bytes, "
+                             "got %s" % type(model_filename).__name__)
+        program, feeds, fetches = read_inference_program("<model in memory>", bytes(model_filename))
+        load_persistables(executor, None, program, params_filename)
+        return [program, feeds, [program.global_block().var(n) for n in fetches]]
     program, feeds, fetches = read_inference_program(os.path.join(dirname, model_filename or MODEL_FILENAME))
     load_persistables(executor, dirname, program, params_filename)
     return [program, feeds, [program.global_block().var(n) for n in fetches]]

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ...ir import Program, convert_dtype, dtype_name, global_scope, safe_pickle
-from .variables import is_belong_to_optimizer, is_parameter
+from .variables import is_belong_to_optimizer, is_parameter, parsed_state_vars
 from ...ir.proto_desc import serialize_program
 
 __all__ = ["save", "load", "load_program_state", "set_program_state"]
@@ -42,6 +42,9 @@ def save(program, model_path):
     if dirname:
         os.makedirs(dirname, exist_ok=True)
     groups = (("pdparams", is_parameter), ("pdopt", is_belong_to_optimizer))
+    parsed = set(v.name for v in parsed_state_vars(program) or ())
+    if parsed:   # a program parsed from a ProgramDesc: Paddle 1.8.5 saves its persistable variables as .pdopt
+        groups = (("pdparams", lambda v: False), ("pdopt", lambda v: v.name in parsed))
     for ext, pick in groups:
         state = {v.name: _value(v.name, "save") for v in program.list_vars() if pick(v)}
         _atomic_write(model_path + "." + ext, _dumps(state))
@@ -102,8 +105,10 @@ def set_program_state(program, state_dict):
     _check_program(program, "set_program_state")
     scope = global_scope()
     used = []
+    parsed = set(v.name for v in parsed_state_vars(program) or ())
     for var in program.list_vars():
-        if not (is_parameter(var) or is_belong_to_optimizer(var)) or var.name not in state_dict:
+        if not (is_parameter(var) or is_belong_to_optimizer(var) or var.name in parsed) or \
+                var.name not in state_dict:
             continue
         arr = np.asarray(state_dict[var.name])
         want = [d for d in var.shape]
@@ -128,12 +133,22 @@ def load(program, model_path, executor=None, var_list=None):
     optimizer variable) of the program must be in the files."""
     _check_program(program, "load")
     state = load_program_state(model_path)
-    need = [v.name for v in program.list_vars() if is_parameter(v)]
-    if os.path.exists(model_path + ".pdopt"):
-        need += [v.name for v in program.list_vars() if is_belong_to_optimizer(v)]
+    parsed = parsed_state_vars(program)
+    if parsed is not None:
+        # a program parsed from a ProgramDesc: every persistable variable, from whichever file holds it
+        # (Paddle 1.8.5 looks for them all in .pdopt and fails on the parameters: "Can not find [w] in model
+        # file [<path>.pdopt]"; we load them)
+        need = [v.name for v in parsed]
+    else:
+        need = [v.name for v in program.list_vars() if is_parameter(v)]
+        if os.path.exists(model_path + ".pdopt"):
+            need += [v.name for v in program.list_vars() if is_belong_to_optimizer(v)]
     if var_list is not None:
         need = [v.name if hasattr(v, "name") else v for v in var_list]
     missing = [n for n in need if n not in state]
     if missing:
-        raise ValueError("load: %s does not hold %s" % (model_path, missing))
+        files = model_path + ".pdparams" + (" and .pdopt" if os.path.exists(model_path + ".pdopt") else "")
+        raise ValueError("load: %s do(es) not hold %s, which the program needs%s" % (
+            files, missing, " (all its persistable variables: it was parsed from a ProgramDesc, which does not "
+                            "say which are parameters)" if parsed is not None else ""))
     set_program_state(program, {n: state[n] for n in need})

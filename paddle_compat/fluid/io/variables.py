@@ -1,10 +1,13 @@
 """Which variables a save or load takes (Paddle's is_parameter / is_persistable predicates, explicit lists),
 and saving a chosen list to one file per variable or one combined file, by running a program of `save` ops."""
 
+import io
 import os
+import warnings
 
 from ...backends.checkpoint_dir import MANIFEST
-from ...ir import Parameter, Program, VarType, Variable, default_main_program, program_guard
+from ...ir import (Parameter, Program, VarType, Variable, default_main_program, global_scope, program_guard,
+                   tensor_format)
 from ..executor.executor import Executor
 
 
@@ -20,6 +23,17 @@ def is_persistable(var):
 
 def is_belong_to_optimizer(var):
     return getattr(var, "belong_to_optimizer", False)
+
+
+def parsed_state_vars(program):
+    """A program holding no Parameter but persistable variables was parsed from a ProgramDesc (Paddle's
+    __model__, Program.parse_from_string), which does not record which persistable variables are parameters:
+    those variables, for fluid.load / set_program_state to load and load_params to name; None otherwise."""
+    vs = list(program.list_vars())
+    if any(is_parameter(v) for v in vs):
+        return None
+    found = [v for v in vs if is_persistable(v)]
+    return found or None
 
 
 def get_program_parameter(program):
@@ -87,9 +101,21 @@ def _io_program(ops_of):
     return prog
 
 
+NO_VARIABLE = "no variable in your model, please ensure there are any variables in your model to save"
+
+
 def save_selected(executor, dirname, vs, filename=None):
     """Save the variables vs (chosen already) from the executor's scope: dirname/<name> each, or all into
-    dirname/filename."""
+    dirname/filename; with neither, return the bytes of the combined file (Paddle's save to memory). No
+    variable to save: Paddle's warning, and nothing written."""
+    vs = [v for v in vs if v.type != VarType.RAW]
+    if not vs:
+        warnings.warn(NO_VARIABLE)
+        return None
+    if dirname is None and filename is None:
+        return dumps_combined(vs)
+    if dirname is None:
+        raise ValueError("save_vars: a filename (%s) needs a directory: dirname is None" % filename)
     dirname = os.path.normpath(dirname)
     os.makedirs(dirname, exist_ok=True)
     # a local save over a pserver job's checkpoint: its manifest no longer describes the files
@@ -123,3 +149,37 @@ def get_parameter_value(para, executor):
 def get_parameter_value_by_name(name, executor, program=None):
     program = default_main_program() if program is None else program
     return get_parameter_value(program.global_block().var(name), executor)
+
+
+def dumps_combined(vs, scope=None):
+    """The bytes save_combine writes for vs (in name order, as Paddle writes them), from the scope."""
+    scope = scope or global_scope()
+    buf = io.BytesIO()
+    for v in sorted(vs, key=lambda v: v.name):
+        holder = scope.find_var(v.name)
+        if holder is None or holder.value is None:
+            raise ValueError("save_vars: variable %s has no value in the scope (did you run the startup "
+                             "program?)" % v.name)
+        tensor_format.write_lod_tensor(buf, holder.value.detach().cpu().numpy(), None)
+    return buf.getvalue()
+
+
+def loads_combined(data, vs, scope=None):
+    """Load vs (in name order) from the bytes of a combined file (Paddle's load from memory) into the scope:
+    all or nothing."""
+    import torch      # only here: loading values into the scope
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("load_vars: with dirname None, the params must be the bytes of a combined file "
+                        "(save_vars(..., dirname=None, filename=None) returns them), got %s" % type(data).__name__)
+    f = io.BytesIO(bytes(data))
+    values = []
+    for v in sorted(vs, key=lambda v: v.name):
+        arr, _ = tensor_format.read_lod_tensor(f, "<params in memory> (variable %s)" % v.name)
+        values.append((v.name, arr))
+    if f.read(1):
+        raise ValueError("load_vars: the params in memory hold more tensors than the %d variables asked for"
+                         % len(values))
+    scope = scope or global_scope()
+    for name, arr in values:
+        holder = scope.var(name)
+        holder.value, holder.lod = torch.from_numpy(arr.copy()), None

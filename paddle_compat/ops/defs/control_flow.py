@@ -288,10 +288,12 @@ def print_(op, ctx):
     first_n, summarize = attr(op, "first_n", -1), attr(op, "summarize", 20)
     message = attr(op, "message", "")
     phase = attr(op, "print_phase", "BOTH")
+    # Paddle's grad of print is a print too (is_forward False, printing the gradient): each prints in its phase
+    shown = ("FORWARD", "BOTH") if attr(op, "is_forward", True) else ("BACKWARD", "BOTH")
     count = [0]
 
     def k(x):
-        if phase in ("FORWARD", "BOTH") and (first_n < 0 or count[0] < first_n):
+        if phase in shown and (first_n < 0 or count[0] < first_n):
             count[0] += 1
             flat = x.detach().reshape(-1)
             data = flat if summarize < 0 else flat[:summarize]

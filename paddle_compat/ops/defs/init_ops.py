@@ -172,7 +172,7 @@ def increment(op, ctx):
     inplace = op.input("X") == op.output("Out")
 
     def k(x):
-        if inplace:
+        if inplace and not x.requires_grad:   # a loop variable a backward differentiates: out of place
             return x.add_(int(step) if not x.is_floating_point() else step)
         return x + (int(step) if not x.is_floating_point() else step)
     return k

@@ -8,6 +8,7 @@ from ..arg_checks import check_variable_and_dtype
 from ..nn.math import logical_and, logical_not
 from ..tensor import assign, cast, fill_constant
 from ..utils import check_array, append_defined, check_variable, single
+from . import nest
 from .compare import equal
 
 __all__ = ["While", "while_loop", "ConditionalBlock", "cond", "case", "switch_case", "Switch", "select_input",
@@ -98,23 +99,34 @@ class While:
 
 def while_loop(cond, body, loop_vars, is_test=False, name=None):
     """Paddle 1.8's while_loop: a While whose body assigns body(*loop_vars) back to loop_vars (arrays are
-    updated in place, so they are not assigned) and re-evaluates cond."""
-    if not callable(cond) or not callable(body):
-        raise TypeError("while_loop: cond and body must be callable, got %s and %s"
-                        % (type(cond).__name__, type(body).__name__))
-    if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
-        raise ValueError("while_loop: loop_vars must be a non-empty list or tuple of Variables")
+    updated in place, so they are not assigned) and re-evaluates cond. loop_vars may nest lists, tuples and
+    dicts of Variables: the body gets copies of those containers (what it puts in them stays there) and must
+    return the same structure."""
+    if not callable(cond):
+        raise TypeError("cond in while_loop should be callable, got %s" % type(cond).__name__)
+    if not callable(body):
+        raise TypeError("body in while_loop should be callable, got %s" % type(body).__name__)
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError("loop_vars in while_loop should be a list or tuple, got %s" % type(loop_vars).__name__)
+    if not loop_vars:
+        raise ValueError("loop_vars in while_loop should not be empty")
     pre_cond = cond(*loop_vars)
+    if not isinstance(pre_cond, Variable):
+        raise TypeError("cond in while_loop should return a variable, got %s" % type(pre_cond).__name__)
     _check_bool(pre_cond, "the value returned by cond", "while_loop")
+    _check_scalar(pre_cond, "the value returned by cond", "while_loop")
     loop = While(pre_cond, is_test, name)
     with loop.block():
-        outs = body(*loop_vars)
+        args = nest.pack_as(loop_vars, nest.flatten(loop_vars)) if nest.holds_containers(loop_vars) else loop_vars
+        outs = body(*args)
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-        if len(outs) != len(loop_vars):
-            raise ValueError("body in while_loop should return the same arity (length and structure) and types "
-                             "as loop_vars: got %d values for %d loop_vars" % (len(outs), len(loop_vars)))
+        try:
+            nest.assert_same_structure(outs, list(loop_vars))
+        except ValueError as e:
+            raise ValueError("body in while_loop should return the same arity (length and structure) as "
+                             "loop_vars: %s" % e)
         now_cond = cond(*outs)
-        for o, v in zip(outs, loop_vars):
+        for o, v in zip(nest.flatten(outs), nest.flatten(loop_vars)):
             if not (isinstance(o, Variable) and o.type == VarType.LOD_TENSOR_ARRAY):
                 assign(o, v)
         assign(now_cond, pre_cond)
@@ -206,6 +218,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     outputs joined with select_input on cast(pred, int32)."""
     _check_bool(pred, "pred", "fluid.layers.cond")
     _check_scalar(pred, "pred", "fluid.layers.cond")
+    if name is not None and not isinstance(name, str):
+        raise TypeError("The type of 'name' in fluid.layers.cond must be (str, NoneType), but received %s."
+                        % type(name).__name__)
     true_out = _branch(pred, true_fn, "true_fn") if true_fn is not None else None
     false_out = _branch(logical_not(pred), false_fn, "false_fn") if false_fn is not None else None
     if true_out is None and false_out is None:
