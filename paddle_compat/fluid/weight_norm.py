@@ -38,6 +38,22 @@ def _reshape(helper, block, dtype, x, shape, out=None):
     return out
 
 
+def _binary(helper, block, dtype, op_type, x, y, axis=-1):
+    out = _tmp(helper, block, dtype, op_type)
+    block.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]}, attrs={"axis": axis})
+    return out
+
+
+def _reshape2(helper, block, dtype, x, shape):
+    """As layers.reshape builds it (reshape2 with its XShape), which Paddle's weight norm calls for g / ||v||."""
+    out = _tmp(helper, block, dtype, "weight_norm_reshape")
+    xshape = block.create_var(name=out.name + ".xshape", dtype=dtype, shape=[0] + list(x.shape),
+                              persistable=False, stop_gradient=True)
+    block.append_op(type="reshape2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [xshape]},
+                    attrs={"shape": list(shape)})
+    return out
+
+
 def _transpose(helper, block, dtype, x, axis, out=None):
     out = out if out is not None else _tmp(helper, block, dtype, "weight_norm_transpose")
     block.append_op(type="transpose", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"axis": list(axis)})
@@ -69,8 +85,6 @@ def _norm_except_dim(helper, block, dtype, x, out=None, dim=None):
 
 def weight_normalized_parameter(helper, attr, shape, dtype):
     """The variable w of a WeightNormParamAttr parameter (attr has its name and initializer set)."""
-    from .layers.nn.math import elementwise_div, elementwise_mul   # (fluid.layers imports this module's caller)
-    from .layers.nn.common import reshape   # (same cycle: fluid.layers -> layer_helper -> here)
     dim = attr.dim
     if dim is not None and not -len(shape) <= dim < len(shape):
         raise ValueError("WeightNormParamAttr: dim %d is out of range for a %d-D weight" % (dim, len(shape)))
@@ -93,7 +107,11 @@ def weight_normalized_parameter(helper, attr, shape, dtype):
     mb = helper.main_program.global_block()
     g = mb.create_parameter(dtype=dtype, shape=g_shape, type=VarType.LOD_TENSOR, **g_attr._to_kwargs())
     v = mb.create_parameter(dtype=dtype, shape=list(shape), type=VarType.LOD_TENSOR, **v_attr._to_kwargs())
-    norm = _norm_except_dim(helper, helper.main_program.current_block(), dtype, v, dim=dim)
-    scale = elementwise_div(x=g, y=norm)
-    return elementwise_mul(x=v, y=scale if dim is None else reshape(x=scale, shape=[v.shape[dim]]),
-                           axis=-1 if dim is None else dim)
+    # the ops are appended here, not through fluid.layers' builders: layer_helper calls this module, and
+    # fluid.layers is built on layer_helper
+    block = helper.main_program.current_block()
+    norm = _norm_except_dim(helper, block, dtype, v, dim=dim)
+    scale = _binary(helper, block, dtype, "elementwise_div", g, norm)
+    if dim is not None:
+        scale = _reshape2(helper, block, dtype, scale, [v.shape[dim]])
+    return _binary(helper, block, dtype, "elementwise_mul", v, scale, axis=-1 if dim is None else dim)
