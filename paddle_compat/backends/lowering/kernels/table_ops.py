@@ -13,6 +13,7 @@ The pserver runtime loads only when a prefetch op is lowered.
 
 import torch
 
+from ...row_gather import gather_rows
 from ...selected_rows import make_rows
 from ....ir import SelectedRows
 from ...ps.table_client import prefetch_kernel
@@ -103,32 +104,6 @@ def split_ids(op, ctx):
     return k
 
 
-_GATHER = []
-
-
-def _gather_rows(values, pos):
-    """values.index_select(0, pos), whose gradient is index_add_ of a contiguous copy of the output's gradient.
-    autograd's own backward hands index_add_ the gradient as it comes, and a loss sum's is a broadcast
-    (every stride 0): index_add_ then takes its scatter path, element by element down each column, 4x
-    slower at 131,072 x 64. Both add each row's terms in index order: the same bits."""
-    if not (values.requires_grad and torch.is_grad_enabled()):
-        return values.index_select(0, pos)
-    if not _GATHER:
-        class GatherRows(torch.autograd.Function):
-            @staticmethod
-            def forward(fctx, v, index):
-                fctx.save_for_backward(index)
-                fctx.shape = v.shape
-                return v.index_select(0, index)
-
-            @staticmethod
-            def backward(fctx, g):
-                index, = fctx.saved_tensors
-                return g.new_zeros(fctx.shape).index_add_(0, index, g.contiguous()), None
-        _GATHER.append(GatherRows)
-    return _GATHER[0].apply(values, pos)
-
-
 @kernel("merge_ids")
 def merge_ids(op, ctx):
     padding_idx = int(attr(op, "padding_idx", -1))
@@ -150,7 +125,7 @@ def merge_ids(op, ctx):
             else:   # Paddle's merge_ids built by hand: rows in any order (split_ids shards by id % n)
                 order = torch.argsort(keys)
                 pos = order[torch.searchsorted(keys[order], flat)]
-        out = _gather_rows(values, pos)
+        out = gather_rows(values, pos)   # index_select; its gradient: row_gather.py
         out = zero_padding(out, flat, padding_idx)     # (and no gradient reaches that row)
         parts = torch.split(out, [f.numel() for f in flats]) if len(flats) > 1 else (out,)
         outs = []
