@@ -22,24 +22,24 @@ _state = {}
 _lock = threading.Lock()
 
 
-def gather_rows(values, index):
+def gather_rows(values, index, order=None):
+    """values.index_select(0, index). order: (the positions of index sorted stably by row, each row's count),
+    when the caller has them (split_ids' sort): the backward then sorts nothing."""
     if not (values.requires_grad and torch.is_grad_enabled()):
         return values.index_select(0, index)
     fn = _state.get("fn")
     if fn is None:
         class GatherRows(torch.autograd.Function):
             @staticmethod
-            def forward(fctx, v, idx):
-                fctx.save_for_backward(idx)
-                fctx.rows = v.shape[0]
+            def forward(fctx, v, idx, order):
+                fctx.idx, fctx.order, fctx.rows = idx, order, v.shape[0]
                 return v.index_select(0, idx)
 
             @staticmethod
             def backward(fctx, g):
-                idx, = fctx.saved_tensors
-                return index_add_rows(g, idx, fctx.rows), None
+                return index_add_rows(g, fctx.idx, fctx.rows, fctx.order), None, None
         fn = _state["fn"] = GatherRows
-    return fn.apply(values, index)
+    return fn.apply(values, index, order)
 
 
 def _dense(g):
@@ -48,10 +48,12 @@ def _dense(g):
     return g.contiguous()
 
 
-def _bags(g, index, rows):
+def _bags(g, index, rows, order=None):
     import torch.nn.functional as F
-    order = torch.argsort(index, stable=True)
-    counts = torch.bincount(index, minlength=rows)
+    if order is None:
+        order, counts = torch.argsort(index, stable=True), torch.bincount(index, minlength=rows)
+    else:
+        order, counts = order
     offsets = torch.zeros(rows, dtype=torch.int64)
     if rows > 1:
         torch.cumsum(counts[:-1], 0, out=offsets[1:])
@@ -83,10 +85,10 @@ def _bags_agree():
     return ok
 
 
-def index_add_rows(g, index, rows):
-    """torch.zeros(rows, ...).index_add_(0, index, g), bit for bit."""
+def index_add_rows(g, index, rows, order=None):
+    """torch.zeros(rows, ...).index_add_(0, index, g), bit for bit (order: as gather_rows')."""
     g = _dense(g)
     if (g.dim() == 2 and g.dtype == torch.float32 and g.device.type == "cpu" and index.numel() >= _BAG_MIN
             and index.dtype == torch.int64 and _bags_agree()):
-        return _bags(g, index, rows)
+        return _bags(g, index, rows, order)
     return g.new_zeros((rows,) + tuple(g.shape[1:])).index_add_(0, index, g)
