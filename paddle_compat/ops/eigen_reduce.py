@@ -9,8 +9,9 @@ running sum is off from the exact sum by ~1e-4 relative, and a gradient clip's g
 every update, so a model whose clip is active drifts from Paddle's within steps unless the sums are taken the
 same way. torch's sums (cascaded, more accurate) stay in use on GPU and for other dtypes.
 
-The values are computed with numpy (whose reductions over a non-innermost axis are plain running sums); the
-gradient is the usual one (ones, or 1/n for a mean).
+The values are computed with numpy (whose reductions over a non-innermost axis are plain running sums), the
+per-lane running sums of a large float32 reduction by torch's embedding_bag (the same order, 2-4x faster; checked
+once per process); the gradient is the usual one (ones, or 1/n for a mean).
 """
 
 import numpy as np
