@@ -1,8 +1,9 @@
 """Shared pieces of the side-by-side benchmarks: alternating timed rounds, medians, free loopback ports."""
 
-import socket
 import statistics
 import time
+
+from paddle_compat.distributed.procs import free_ports  # noqa: F401  (the benchmarks take it from here)
 
 
 def timed(step, data, steps):
@@ -27,18 +28,6 @@ def alternate(ours, ref, data, rounds, steps, warmup=5):
 
 def median(xs):
     return statistics.median(xs)
-
-
-def free_ports(n):
-    """n ports free on 127.0.0.1 right now."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def fluid_mlp(fluid, init, lr):

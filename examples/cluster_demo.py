@@ -15,7 +15,6 @@ documents' pserver example as written: the same program on every node, the role 
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+
+from paddle_compat.distributed.procs import free_ports  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------------
@@ -99,17 +100,6 @@ def node(args):
 
 # ------------------------------------------------------------------------------------------------
 # the launcher: 2 pservers + 2 trainers on 127.0.0.1
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def _pump(name, stream, sink):
     for raw in iter(stream.readline, b""):
         line = raw.decode(errors="replace").rstrip()

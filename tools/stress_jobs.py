@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from paddle_compat.distributed.procs import free_ports  # noqa: E402
 
 
 def node():
@@ -73,23 +74,12 @@ def node():
                                   "first": losses[0], "last": losses[-1]}), flush=True)
 
 
-def _free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def run_job(i, args, workdir):
     """(ok, why, seconds, probe counts)."""
     from paddle_compat.backends.job_env import JobKeyFile
     d = os.path.join(workdir, "job%03d" % i)
     os.makedirs(d)
-    eps = ["127.0.0.1:%d" % p for p in _free_ports(2)]
+    eps = ["127.0.0.1:%d" % p for p in free_ports(2)]
     marker = os.path.join(d, "pwned")
     base = dict(os.environ, PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM="2", OMP_NUM_THREADS="1",
                 PYTHONPATH=REPO, PYTHONUNBUFFERED="1", FLAGS_rpc_deadline=str(args.deadline_ms),

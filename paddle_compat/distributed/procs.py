@@ -1,7 +1,9 @@
-"""Child processes of the launchers: start with an env, log to a file, watch, stop all if one fails."""
+"""Child processes of the launchers: start with an env, log to a file, watch, stop all if one fails; and the
+free loopback ports the local jobs (examples, benchmarks, tools, tests) start their pservers on."""
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -116,3 +118,16 @@ def install_signal_handlers(children):
         sys.exit(128 + signum)
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+
+
+def free_ports(n, host="127.0.0.1"):
+    """n distinct ports free on `host` right now (all held open together while they are picked, so none
+    repeats)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()

@@ -165,8 +165,7 @@ class LayerHelper:
         if not bias_attr:
             return input_var
         b = self.create_parameter(attr=bias_attr, shape=size, dtype=input_var.dtype, is_bias=True)
-        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, shape=input_var.shape,
-                                                      lod_level=input_var.lod_level)
+        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, lod_level=input_var.lod_level)
         self.append_op(type="elementwise_add", inputs={"X": [input_var], "Y": [b]}, outputs={"Out": [tmp]},
                        attrs={"axis": dim_start})
         return tmp
@@ -182,8 +181,7 @@ class LayerHelper:
         else:
             raise TypeError("%s: act must be a str such as 'relu', got %r" % (self.layer_type, act))
         act_type = act.pop("type")
-        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, shape=input_var.shape,
-                                                      lod_level=input_var.lod_level)
+        tmp = self.create_variable_for_type_inference(dtype=input_var.dtype, lod_level=input_var.lod_level)
         self.append_op(type=act_type, inputs={"X": [input_var]}, outputs={"Out": [tmp]}, attrs=act)
         return tmp
 

@@ -15,8 +15,7 @@ class L2DecayRegularizer(WeightDecayRegularizer):
         self._regularization_coeff = float(regularization_coeff)
 
     def __call__(self, param, grad, block):
-        decay = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                 name=unique_name.generate("l2_decay"))
+        decay = block.create_var(dtype=param.dtype, lod_level=param.lod_level, name=unique_name.generate("l2_decay"))
         block.append_op(type="scale", inputs={"X": [param]}, outputs={"Out": [decay]},
                         attrs={"scale": self._regularization_coeff, "bias": 0.0, "bias_after_scale": True})
         return decay
@@ -30,10 +29,8 @@ class L1DecayRegularizer(WeightDecayRegularizer):
         self._regularization_coeff = float(regularization_coeff)
 
     def __call__(self, param, grad, block):
-        sign = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                name=unique_name.generate("l1_sign"))
-        decay = block.create_var(dtype=param.dtype, shape=param.shape, lod_level=param.lod_level,
-                                 name=unique_name.generate("l1_decay"))
+        sign = block.create_var(dtype=param.dtype, lod_level=param.lod_level, name=unique_name.generate("l1_sign"))
+        decay = block.create_var(dtype=param.dtype, lod_level=param.lod_level, name=unique_name.generate("l1_decay"))
         block.append_op(type="sign", inputs={"X": [param]}, outputs={"Out": [sign]})
         block.append_op(type="scale", inputs={"X": [sign]}, outputs={"Out": [decay]},
                         attrs={"scale": self._regularization_coeff, "bias": 0.0, "bias_after_scale": True})
@@ -65,7 +62,7 @@ def append_regularization_ops(parameters_and_grads, regularization=None):
             new_grad = grad
             if grad.type == VarType.SELECTED_ROWS:
                 new_grad = grad.block.create_var(name=grad.name + "@NEWGRAD", dtype=param.dtype,
-                                                 shape=param.shape, lod_level=param.lod_level)
+                                                 lod_level=param.lod_level)
             grad.block.append_op(type="sum", inputs={"X": [grad, term]}, outputs={"Out": [new_grad]})
             out.append((param, new_grad))
     return out

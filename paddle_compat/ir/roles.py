@@ -90,7 +90,8 @@ def is_autograd_op(op):
 # and sum's are scales, cast's a cast, assign's an assign, select_input's a select_output, array_to_lod_tensor's
 # a lod_tensor_to_array, write_to_array's a read_from_array and back, a missing output gradient a
 # fill_zeros_like). In a program Paddle wrote they are part of the backward pass, which autograd computes as a
-# whole.
+# whole. Not a fact of each listed op (a concat is a concat) but of other ops' grad makers, read by the IR's
+# role classification, which sits below the op table: so it stays here.
 _GRAD_MAKER_TYPES = frozenset(["scale", "assign", "cast", "concat", "split", "sum", "fill_zeros_like",
                                "select_input", "select_output", "lod_tensor_to_array", "array_to_lod_tensor",
                                "read_from_array", "write_to_array"])

@@ -1,5 +1,6 @@
 """Program verifier (like torch.fx's Graph.lint): every input is defined before use, every op type is known,
-and an op's output shapes agree with its type's infer_shape.
+and every output variable's declared shape agrees with what its op type's infer_shape gives (-1 agrees with
+any size): a builder that computed a shape of its own, or a program edited after the fact, is named.
 
 Tests install `verify` as a change hook (tests/conftest.py), so it runs after every public program change;
 `apply_infer_shape` runs when an op is appended (Block.append_op), as Paddle 1.8's Operator ran InferShape.
@@ -32,6 +33,8 @@ def verify(program, known=None):
         for v in block.vars.values():
             if v.persistable or v.is_data or v.need_check_feed:   # need_check_feed: fluid.data's, in a parsed desc
                 defined.add(v.name)
+        # a variable several ops write (an in-place reshape of an fc's output) has the last one's shape
+        last_writer = {n: i for i, op in enumerate(block.ops) for n in op.output_arg_names}
         for i, op in enumerate(block.ops):
             where = "block %d op %d '%s'%s" % (block.idx, i, op.type,
                                                (" (created at %s)" % op.callsite) if op.callsite else "")
@@ -48,8 +51,17 @@ def verify(program, known=None):
                         if n not in defined and not _grad_marker_input(op, slot):
                             raise ProgramError("%s: input %s='%s' is used before any op defines it"
                                                % (where, slot, n))
+            _check_shapes(block, i, op, where, last_writer)
             defined.update(op.output_arg_names)
     return None
+
+
+def _check_shapes(block, i, op, where, last_writer):
+    for slot, name, declared, shape in _disagreements(block, op):
+        if last_writer.get(name) != i:
+            continue
+        raise ProgramError("%s: output %s='%s' is declared with shape %s, but the op's infer_shape gives %s"
+                           % (where, slot, name, list(declared), list(shape)))
 
 
 def _grad_marker_input(op, slot):
@@ -86,19 +98,28 @@ def _contradicts(declared, inferred):
     return any(a >= 0 and b >= 0 and a != b for a, b in zip(declared, inferred))
 
 
+def _outputs(block, op):
+    """(slot, variable, inferred shape) of each output infer_shape gives a shape for."""
+    got = inferred_shapes(block, op)
+    for slot, shapes in (got or {}).items():
+        for name, shape in zip(op.outputs.get(slot, ()), shapes):
+            v = block._find_var_recursive(name)
+            if v is not None and shape is not None:
+                yield slot, v, shape
+
+
+def _disagreements(block, op):
+    for slot, v, shape in _outputs(block, op):
+        if v.shape and _contradicts(tuple(v.shape), shape):
+            yield slot, v.name, tuple(v.shape), shape
+
+
 def apply_infer_shape(block, op):
     """Output variables without a shape take the one infer_shape gives; a shape given that contradicts it is a
     ProgramError naming the op, the slot and both shapes."""
-    got = inferred_shapes(block, op)
-    if not got:
-        return
-    for slot, shapes in got.items():
-        for name, shape in zip(op.outputs.get(slot, ()), shapes):
-            v = block._find_var_recursive(name)
-            if v is None or shape is None:
-                continue
-            if not v.shape:
-                v.shape = shape
-            elif _contradicts(tuple(v.shape), shape):
-                raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "
-                                   "gives %s" % (op.type, block.idx, slot, name, list(v.shape), list(shape)))
+    for slot, v, shape in _outputs(block, op):
+        if not v.shape:
+            v.shape = shape
+        elif _contradicts(tuple(v.shape), shape):
+            raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "
+                               "gives %s" % (op.type, block.idx, slot, v.name, list(v.shape), list(shape)))

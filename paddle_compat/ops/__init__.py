@@ -14,8 +14,8 @@ registers the op table with the IR (ir/op_info.py) and imports no torch.
 
 from ..ir import op_info as _op_info
 from . import protos
-from .registry import (OpDef, OutMeta, aliased_outputs, attr, declare, defop, find, get, info,  # noqa: F401
-                       is_differentiable, kernel, known_op_types, no_grad_slots)
+from .registry import (HOST_REASONS, OpDef, OutMeta, aliased_outputs, attr, declare, defop, find, get,  # noqa: F401
+                       info, is_differentiable, kernel, known_op_types, no_grad_slots)
 
 # what the IR asks of an op type (is it declared, its default attributes, proto and shape inference)
 _op_info.install(protos)

@@ -23,7 +23,7 @@ import sys
 
 from ..ir.proto_desc import recorded_protos
 
-__all__ = ["OpDef", "OutMeta", "defop", "declare", "kernel", "find", "get", "info", "known_op_types",
+__all__ = ["OpDef", "OutMeta", "HOST_REASONS", "defop", "declare", "kernel", "find", "get", "info", "known_op_types",
            "is_differentiable", "no_grad_slots", "attr", "aliased_outputs"]
 
 
@@ -38,6 +38,21 @@ class OutMeta:
 
     def __repr__(self):
         return "OutMeta(%s, %s, lod_level=%d)" % (list(self.shape), self.dtype, self.lod_level)
+
+
+# OpDef.host: why an op's kernel needs the host in the middle of a step (the text completes "op 'x' ...")
+HOST_REASONS = {
+    "python": "runs Python code",
+    "print": "prints tensor values",
+    "reader": "reads the next batch from a reader",
+    "file": "reads or writes files",
+    "rpc": "talks to parameter servers over RPC",
+    "collective": "is a process-group call (not captured yet)",
+    "generator": "draws from a generator kept on the host",
+    "array": "keeps a tensor array or rank table on the host",
+    "control": "is control flow decided on the host",
+    "data": "has an output whose size depends on the data",
+}
 
 
 class OpDef:
@@ -55,16 +70,25 @@ class OpDef:
     sparse_grad_slot: the input slot whose gradient is row-sparse (SelectedRows) when is_sparse=True.
     random_init: an initializer drawing from a seeded generator (a sharded startup re-seeds it per shard).
     lookup: a table lookup (Ids into W) the transpiler may distribute.
+    Host facts (what keeps a step from being one CUDA graph, backends/lowering/capture_check.py):
+    host: why the op needs the host in the middle of a step, a key of HOST_REASONS (Python code, files, RPC,
+      control flow decided on the host, an output sized by the data, ...); None: it runs on the device.
+    random: the op draws from a random generator (a fixed seed makes a generator per step, on the host).
+    operator_base: Paddle 1.8 runs the op without a kernel (an OperatorBase: feed, fetch, while, recv, ...), so
+      FLAGS_check_nan_inf never checks its outputs (backends/lowering/nan_check.py).
+    runtime: the backend runtime whose module registers this op's kernel when a program first needs it
+      ("ps": the pserver runtime, backends/ps/kernels.py); None: the lowering's own kernels.
     attrs: ((name, AttrType, default), ...) for an op type Paddle 1.8.5 does not declare; Paddle's own ops
       take theirs from Paddle's recorded protos (ir/op_protos.json), so the two never disagree.
     """
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
-                 "kernel_where")
+                 "host", "random", "operator_base", "runtime", "kernel_where")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
-                 sparse_grad_slot=None, random_init=False, lookup=False, attrs=()):
+                 sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), host=None,
+                 random=False, operator_base=False, runtime=None):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -80,6 +104,12 @@ class OpDef:
         self.random_init = bool(random_init)
         self.lookup = bool(lookup)
         self.attrs = tuple(attrs)
+        if host is not None and host not in HOST_REASONS:
+            raise ValueError("op %s: host=%r is not one of %s" % (type, host, ", ".join(sorted(HOST_REASONS))))
+        self.host = host
+        self.random = bool(random)
+        self.operator_base = bool(operator_base)
+        self.runtime = runtime
         self.kernel_where = where if factory is not None else None
 
     def input_slots(self):
@@ -99,7 +129,8 @@ def _types(op_types):
 def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
           differentiable=True, no_grad=(), **facts):
     """Decorator over a kernel factory: declares op type(s) with all their facts, and their kernel, in one
-    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs; see OpDef).
+    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs, host, random, operator_base,
+    runtime; see OpDef).
 
         @defop("cumsum", infer_shape=same_as("X"))
         def cumsum(op, ctx):

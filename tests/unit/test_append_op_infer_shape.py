@@ -5,7 +5,7 @@ error names the op, the slot and both shapes)."""
 import pytest
 
 import paddle_compat as fluid
-from paddle_compat.ir.verifier import ProgramError
+from paddle_compat.ir.verifier import ProgramError, verify
 
 
 def test_unset_output_shape_is_inferred():
@@ -47,3 +47,39 @@ def test_builders_leave_shapes_to_infer_shape():
     assert v.shape == i.shape == (-1, 2, 2)
     assert L.shape(x).shape == (3,)
     assert L.zeros_like(x).shape == L.ones_like(x).shape == L.assign(x).shape == (-1, 2, 3)
+
+
+def test_the_verifier_refuses_a_shape_changed_after_append():
+    # a variable edited after its op was appended (a pass, a hand-made program): verify() names the op, the
+    # variable and both shapes
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x_v", [None, 3, 4], "float32")
+        y = fluid.layers.transpose(x, [0, 2, 1])
+        verify(main)
+        y.shape = (-1, 3, 4)
+        with pytest.raises(ProgramError, match=r"block 0 op 0 'transpose2'.*: output Out='%s' is declared with "
+                                               r"shape \[-1, 3, 4\], but the op's infer_shape gives \[-1, 4, 3\]"
+                                               % y.name):
+            verify(main)
+        y.shape = (-1, -1, 3)       # unknown dims agree
+        verify(main)
+
+
+def test_layers_give_no_shapes_of_their_own():
+    # the builders leave output shapes to append_op's infer_shape; what users see is what it gives
+    L = fluid.layers
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x_l", [None, 3, 4], "float32")
+        h = L.fc(x, 5, num_flatten_dims=2, act="relu")
+        assert h.shape == (-1, 3, 5)
+        n = L.layer_norm(x, begin_norm_axis=2)
+        assert n.shape == (-1, 3, 4)
+        assert L.fill_constant([2, 3], "float32", 1.0).shape == (2, 3)
+        assert L.fill_constant_batch_size_like(x, [1, 7], "float32", 0.0).shape == (-1, 7)
+        assert L.argmax(x, axis=1).shape == (-1, 4)
+        assert (x[:, 1:3] * 2.0).shape == (-1, 2, 4) and x[0, ::-1].shape == (3, 4)
+        assert L.less_than(x, x).shape == (-1, 3, 4)
+        assert L.reshape(x, [0, 12]).shape == (-1, 12)
+        verify(main)

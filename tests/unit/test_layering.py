@@ -114,6 +114,12 @@ def test_backends_never_import_the_front_end():
     assert not bad, "backends reach into the front end:\n" + "\n".join(bad)
 
 
+def test_the_lowering_never_imports_the_pserver_runtime():
+    # the pserver runtime lowers its blocks with the lowering and registers its own kernels (backends/ps/kernels.py)
+    bad = _offenders(_files("backends/lowering"), ("paddle_compat.backends.ps",))
+    assert not bad, "the lowering reaches up into the pserver runtime:\n" + "\n".join(bad)
+
+
 def test_framework_and_core_hand_on_the_irs_objects():
     from paddle_compat import ir
     from paddle_compat.fluid import core, framework, unique_name

@@ -30,6 +30,24 @@ def test_import_and_building_load_no_torch():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+def test_the_pserver_runtime_loads_only_for_programs_holding_its_ops():
+    # its kernels register from backends/ps/kernels.py on the first lookup of an op declared runtime="ps"
+    code = ("import sys, numpy as np, paddle_compat as fluid\n"
+            "x = fluid.layers.data('x', shape=[3], dtype='float32')\n"
+            "y = fluid.layers.fc(x, 2)\n"
+            "exe = fluid.Executor(fluid.CPUPlace())\n"
+            "exe.run(fluid.default_startup_program())\n"
+            "exe.run(feed={'x': np.ones((2, 3), 'float32')}, fetch_list=[y])\n"
+            "assert 'torch' in sys.modules\n"
+            "loaded = [m for m in ('paddle_compat.backends.ps.kernels', 'paddle_compat.backends.ps.service') "
+            "if m in sys.modules]\n"
+            "assert not loaded, loaded\n"
+            "from paddle_compat.backends.lowering import registry\n"
+            "assert registry.get('send').kernel_where == 'paddle_compat.backends.ps.kernels'\n"
+            "assert 'paddle_compat.backends.ps.service' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
 def test_defining_an_op_twice_names_both_places():
     with pytest.raises(ValueError, match="cumsum is defined twice"):
         ops.defop("cumsum")(lambda op, ctx: None)
@@ -44,20 +62,24 @@ def test_backend_kernels_and_defs_share_one_table():
 
 
 # families whose kernels live with the backend (communication, I/O, optimizer updates, tables, SelectedRows
-# accessors, the lowering's fused ops): declared in ops/defs, kernels registered in backends/lowering/kernels
-_BACKEND_KERNELS = ("collective_ops", "fused_ops", "geo_ops", "io_ops", "optimizer_ops", "ps_ops", "reader_ops",
-                    "rows_ops", "table_ops")
+# accessors, the lowering's fused ops): declared in ops/defs, kernels registered in backends/lowering/kernels,
+# and the pserver runtime's (declared runtime="ps") in backends/ps/kernels
+_BACKEND_KERNELS = ("collective_ops", "fused_ops", "io_ops", "optimizer_ops", "reader_ops", "rows_ops", "table_ops",
+                    "paddle_compat.backends.ps.kernels")
 
 
 def test_every_op_is_declared_once_in_ops_defs():
     from paddle_compat.backends.lowering import registry
     registry.known_op_types()      # loads the backend kernels too
+    registry.get("send")           # and the pserver runtime's
     by_module = {}
     for t in ops.known_op_types():
         d = ops.get(t)
         assert (d.where or "").startswith("paddle_compat.ops.defs."), "%s is declared in %s" % (t, d.where)
         if d.factory is not None and d.kernel_where != d.where:
-            assert d.kernel_where.rsplit(".", 1)[1] in _BACKEND_KERNELS, (t, d.kernel_where)
+            assert (d.kernel_where.rsplit(".", 1)[1] in _BACKEND_KERNELS
+                    or d.kernel_where in _BACKEND_KERNELS), (t, d.kernel_where)
+        assert (d.runtime == "ps") == (d.kernel_where == "paddle_compat.backends.ps.kernels"), (t, d.runtime)
         assert d.differentiable in (True, False), t
         by_module.setdefault(d.where.split(".")[3], []).append(d)     # the family: module or package
     moved = ("activation_ops", "init_ops", "loss_ops", "math_ops", "metric_ops", "nn_ops", "sequence_ops",
@@ -91,6 +113,21 @@ def test_distributed_facts_are_declaration_fields():
     assert {t for t in ops.known_op_types() if ops.info(t).lookup} == {"lookup_table", "lookup_table_v2"}
     # an undeclared type (a grad op) has every fact off
     assert not ops.info("lookup_table_grad").lookup and ops.info("lookup_table_grad").sparse_grad_slot is None
+
+
+def test_host_facts_are_declaration_fields():
+    # what keeps a step off a CUDA graph (capture_check) and what Paddle runs without a kernel (nan_check)
+    host = {t: ops.info(t).host for t in ops.known_op_types() if ops.info(t).host}
+    assert set(host.values()) <= set(ops.HOST_REASONS)
+    assert host["py_func"] == "python" and host["send"] == "rpc" and host["while"] == "control"
+    assert host["unique"] == "data" and host["c_allreduce_sum"] == "collective" and host["save"] == "file"
+    assert "mul" not in host and "relu" not in host
+    assert {t for t in ops.known_op_types() if ops.info(t).random} >= {"dropout", "uniform_random", "randint"}
+    base = {t for t in ops.known_op_types() if ops.info(t).operator_base}
+    assert {"feed", "fetch", "while", "recv", "send", "print", "py_func", "read"} <= base
+    assert not base & {"mul", "sgd", "sqrt", "lookup_table"}
+    with pytest.raises(ValueError, match="host='gpu' is not one of"):
+        ops.OpDef("no_such_op_r3", host="gpu")
 
 
 def test_tensor_op_shapes_agree_with_their_builders():

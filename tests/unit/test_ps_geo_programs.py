@@ -81,7 +81,7 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
     """Every push_nums-th call: delta = (x - old)/T; old += delta; send; then x += p - old; old = p, where p is
     the pserver's block after adding our delta (and, here, 0.25 another trainer pushed)."""
     import torch
-    from paddle_compat.backends.lowering.kernels import geo_ops
+    from paddle_compat.backends.ps import kernels as geo_ops
     from paddle_compat.ir.operator import Operator
 
     class FakeClient:

@@ -15,76 +15,40 @@ a reader would look for it; the first reason found is reported:
   sparse     an is_sparse lookup: its row-sparse gradient has as many rows as the batch has distinct ids
   nan check  FLAGS_check_nan_inf reads every output back
 
-Whether a kernel syncs is a fact of our torch implementation (not of Paddle's op), so the tables live with
-the kernels' backend. What a table misses, capture itself finds on the GPU (an operation not permitted while
-capturing): the capture runner then falls back and says why, once.
+The facts about each op type (it runs Python code, talks over RPC, is control flow, sizes an output by the
+data, draws random numbers) are declared with the op (ops/defs: `host`, `random`, `sparse_grad_slot`); this
+module only orders them into a verdict. What a declaration misses, capture itself finds on the GPU (an
+operation not permitted while capturing): the capture runner then falls back and says why, once.
 """
 
+from ...ops import HOST_REASONS, info
 from .plan_types import CaptureVerdict, OpStep, RegionStep
 
-__all__ = ["capture_verdict", "op_reason", "HOST_OPS", "CONTROL_FLOW", "DATA_SHAPED"]
-
-_RPC = "talks to parameter servers over RPC"
-_ARRAY = "keeps a tensor array or rank table on the host"
-HOST_OPS = dict(
-    [(t, "runs Python code") for t in ("py_func",)] +
-    [(t, "prints tensor values") for t in ("print",)] +
-    [(t, "reads the next batch from a reader") for t in ("read", "create_py_reader", "create_double_buffer_reader")] +
-    [(t, "reads or writes files") for t in ("save", "load", "save_combine", "load_combine", "checkpoint_notify")] +
-    [(t, _RPC) for t in ("send", "recv", "send_barrier", "fetch_barrier", "listen_and_serv",
-                         "fl_listen_and_serv", "prefetch", "distributed_lookup_table", "lookup_sparse_table",
-                         "split_ids", "merge_ids", "split_byref", "split_selected_rows", "ref_by_trainer_id",
-                         "geo_sgd")] +
-    [(t, "is a process-group call (not captured yet)")
-     for t in ("gen_nccl_id", "c_gen_nccl_id", "c_comm_init", "c_comm_init_all", "c_broadcast", "c_allreduce_sum",
-               "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allgather", "c_reducescatter",
-               "c_sync_calc_stream", "c_sync_comm_stream", "allreduce", "broadcast")] +
-    [(t, "draws from a generator kept on the host") for t in ("shuffle_batch", "random_crop", "dpsgd")] +
-    [(t, _ARRAY) for t in ("write_to_array", "read_from_array", "array_to_lod_tensor", "lod_tensor_to_array",
-                           "tensor_array_to_tensor", "lod_array_length", "lod_rank_table", "max_sequence_len",
-                           "reorder_lod_tensor_by_rank", "shrink_rnn_memory", "rnn_memory_helper")])
-
-CONTROL_FLOW = frozenset(["while", "conditional_block", "conditional_block_infer", "recurrent", "select_input",
-                          "select_output", "split_lod_tensor", "merge_lod_tensor", "merge_lod_tensor_infer",
-                          "while_grad", "conditional_block_grad", "recurrent_grad"])
-
-DATA_SHAPED = frozenset([
-    "unique", "unique_with_counts", "where_index", "masked_select", "edit_distance", "beam_search",
-    "beam_search_decode", "multiclass_nms", "multiclass_nms2", "retinanet_detection_output",
-    "retinanet_target_assign", "rpn_target_assign", "generate_proposals", "generate_proposal_labels",
-    "ctc_align", "filter_by_instag", "range", "hash", "pyramid_hash", "sample_logits", "nce",
-    "hierarchical_sigmoid", "get_tensor_from_selected_rows", "merge_selected_rows", "sequence_reshape",
-    "sequence_slice", "sequence_scatter", "sequence_unpad", "sequence_expand", "sequence_expand_as", "lod_reset",
-    "similarity_focus", "tdm_child", "affine_grid"])
+__all__ = ["capture_verdict", "op_reason"]
 
 # tensor inputs that carry a shape, size or index read on the host (reshape's ShapeTensor, slice's StartsTensor)
 _SHAPE_SLOTS = frozenset(["Shape", "OutSize", "ExpandTimes", "expand_times_tensor"])
+# interp ops read a Scale tensor on the host (elsewhere a Scale input is a device tensor: layer_norm's, ...)
 _INTERP = ("bilinear_interp", "nearest_interp", "trilinear_interp", "bicubic_interp", "linear_interp")
-_RANDOM = frozenset(["dropout", "uniform_random", "gaussian_random", "truncated_gaussian_random", "randint",
-                     "randperm", "sampling_id", "random_crop", "shuffle_batch", "uniform_random_batch_size_like",
-                     "gaussian_random_batch_size_like"])
-_SPARSE_LOOKUP = frozenset(["lookup_table", "lookup_table_v2", "fused_lookup_seqpool_sum",
-                            "fused_embedding_seq_pool"])
 
 
 def op_reason(op, training=True):
     """Why one op keeps its step from being captured, or None. training: the step has a backward (an
     is_sparse lookup makes a row-sparse gradient only then)."""
     t = op.type
-    if t in HOST_OPS:
-        return HOST_OPS[t]
-    if t in CONTROL_FLOW or (op.attrs.get("sub_block") is not None and t.endswith("_grad")):
-        return "is control flow decided on the host"
-    if t in DATA_SHAPED:
-        return "has an output whose size depends on the data"
+    d = info(t)
+    if d.host is not None:
+        return HOST_REASONS[d.host]
+    if op.attrs.get("sub_block") is not None and t.endswith("_grad"):    # grad ops have no declaration
+        return HOST_REASONS["control"]
     for slot, names in op.inputs.items():
         if names and (slot in _SHAPE_SLOTS or slot.endswith(("Tensor", "TensorList")) or
                       (slot == "Scale" and t in _INTERP)):
             return "reads its %s input on the host" % slot
-    if t in _RANDOM and (op.attrs.get("fix_seed") or op.attrs.get("seed") or op.inputs.get("Seed")) and \
+    if d.random and (op.attrs.get("fix_seed") or op.attrs.get("seed") or op.inputs.get("Seed")) and \
             not (t == "dropout" and op.attrs.get("is_test")):
         return "has a fixed seed (a generator made per step on the host)"
-    if training and t in _SPARSE_LOOKUP and op.attrs.get("is_sparse"):
+    if training and d.sparse_grad_slot is not None and op.attrs.get("is_sparse"):
         return "makes a row-sparse gradient (its rows vary with the batch's ids)"
     return None
 

@@ -4,8 +4,8 @@ raises naming the op type, the output variable and where the op's layer was buil
 What Paddle 1.8.5 checks (tests/data/paddle18/nan_inf.json, make_nan_inf.py): the outputs of every op run
 with a kernel, in its output slots' name order: forward, backward (`sqrt_grad` writing `w@GRAD`), optimizer
 (`sgd` writing the parameter) and learning-rate ops alike, also inside while bodies; float16/32/64 tensors
-and SelectedRows values, not integer ones; not the ops run without a kernel (NO_KERNEL: feed, fetch, while,
-read, recv, py_func, print, ...), so a fed nan is found in the first op that reads it. The environment's
+and SelectedRows values, not integer ones; not the ops run without a kernel (declared operator_base: feed, fetch,
+while, read, recv, py_func, print, ...), so a fed nan is found in the first op that reads it. The environment's
 PADDLE_INF_NAN_SKIP_OP ("op,op"), PADDLE_INF_NAN_SKIP_ROLE ("forward,backward,optimize,rpc,dist,lrsched")
 and PADDLE_INF_NAN_SKIP_VAR ("op:var,op:var") leave out what they name. Its message is
 `===ERROR: in [op=log] [tensor=log_0.tmp_0] find nan or inf===`; ours starts the same and says, instead
@@ -25,21 +25,13 @@ import os
 
 from ...ir import GRAD_SUFFIX, OP_ROLE_KEY, OpRole, flag_value
 from ...ir.lazy import torch
+from ...ops import info
 from .ctx import OpRunError
 
-# Op types Paddle 1.8.5 runs without a kernel (recorded by make_nan_inf.py), and the grad ops of control flow
-# (no protos of their own there): their outputs are never checked.
-NO_KERNEL = frozenset([
-    "array_to_lod_tensor", "beam_search_decode", "c_comm_init", "c_comm_init_all", "c_sync_calc_stream",
-    "c_sync_comm_stream", "checkpoint_notify", "conditional_block", "conditional_block_infer",
-    "create_double_buffer_reader", "create_py_reader", "delete_var", "fake_init", "feed", "fetch",
-    "fetch_barrier", "fl_listen_and_serv", "get_places", "listen_and_serv", "lod_array_length", "lod_rank_table",
-    "lod_tensor_to_array", "lookup_sparse_table", "max_sequence_len", "merge_lod_tensor",
-    "merge_lod_tensor_infer", "prefetch", "print", "py_func", "read", "read_from_array", "recurrent", "recv",
-    "reorder_lod_tensor_by_rank", "rnn_memory_helper", "rnn_memory_helper_grad", "select_input",
-    "select_output", "send", "send_barrier", "shrink_rnn_memory", "split_lod_tensor", "tensor_array_to_tensor",
-    "while", "write_to_array",
-    "while_grad", "conditional_block_grad", "recurrent_grad"])
+# Paddle 1.8.5 runs the ops declared operator_base=True without a kernel (ops/defs; recorded by make_nan_inf.py)
+# and so never checks their outputs; nor those of control flow's grad ops, which have no declaration (nor a
+# proto of their own in Paddle).
+_GRAD_WITHOUT_KERNEL = frozenset(["while_grad", "conditional_block_grad", "recurrent_grad", "rnn_memory_helper_grad"])
 
 _FORWARD = 0x10000      # Paddle's stand-in bit for the forward role (0) in PADDLE_INF_NAN_SKIP_ROLE
 _ROLES = {"forward": _FORWARD, "backward": OpRole.Backward, "optimize": OpRole.Optimize, "rpc": OpRole.RPC,
@@ -87,7 +79,7 @@ class NanPolicy:
                         self.grad_op[n] = (i, block.ops[i])
 
     def _skipped(self, op):
-        if op.type in NO_KERNEL or op.type in self.skip_ops:
+        if info(op.type).operator_base or op.type in _GRAD_WITHOUT_KERNEL or op.type in self.skip_ops:
             return True
         role = int(op.attrs.get(OP_ROLE_KEY, 0)) or _FORWARD
         return bool(self.skip_roles & role)

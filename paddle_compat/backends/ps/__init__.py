@@ -8,5 +8,17 @@ each pserver; messages are plain data and tensors, decoded by a codec that canno
   client.py     the trainer: one call per pserver per step, overlapped across pservers
   comm_plan.py  how a lowered block's send/recv/barrier ops batch into those calls
   exchange.py   trainer-to-trainer payloads through pserver 0's key-value store
+  kernels.py    the kernels of the ops declared runtime="ps" (send, recv, barriers, listen_and_serv, prefetch,
+                geo_sgd), registered with the lowering's registry on first need
 torch.distributed.rpc is not used.
 """
+
+from ..lowering import registry as _kernel_registry
+
+
+def _load_kernels():
+    # kept in a function: torch and the service modules load with the first program holding a pserver op
+    from . import kernels  # noqa: F401
+
+
+_kernel_registry.provide("ps", _load_kernels)

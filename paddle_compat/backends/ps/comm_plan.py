@@ -24,6 +24,9 @@ from .records import trainer_plan
 
 __all__ = ["CommPlan", "comm_plan_for", "COMM_OPS"]
 
+# The ops this plan batches into one call per pserver per step. Which ops need the pserver runtime is declared
+# with each (ops/defs/distributed_ops.py: runtime="ps"); how the trainer's step groups these four (sends, then
+# the barrier, recvs, fetch barrier) is this plan's own algorithm, not a fact of any one op.
 COMM_OPS = ("send", "send_barrier", "recv", "fetch_barrier")
 
 

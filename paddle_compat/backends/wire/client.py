@@ -117,7 +117,9 @@ class _Watchdog:
         self.lock = threading.Lock()
         self.conns = set()
         self.thread = None
-        self.stopping = False
+        # an Event, not a flag polled between sleeps: exit sets it and the join returns at once (a sleeping
+        # thread held every trainer's exit for up to 0.25 s)
+        self.stopping = threading.Event()
 
     def add(self, conn):
         with self.lock:
@@ -131,8 +133,7 @@ class _Watchdog:
             self.conns.discard(conn)
 
     def _run(self):
-        while not self.stopping:
-            time.sleep(0.25)
+        while not self.stopping.wait(0.25):
             with self.lock:
                 conns = list(self.conns)
             now = time.monotonic()
@@ -152,7 +153,7 @@ def _close_all_at_exit():
             conn.close(timeout=1.0)
         except Exception:
             pass
-    _WATCHDOG.stopping = True
+    _WATCHDOG.stopping.set()
     if _WATCHDOG.thread is not None:
         _WATCHDOG.thread.join(1.0)
 

@@ -96,8 +96,8 @@ def center_loss(input, label, num_classes, alpha, param_attr, update_center=True
         rate = helper.create_global_variable(name="centerloss_alpha", shape=[1], dtype="float32",
                                              persistable=True, stop_gradient=True)
         helper.set_variable_initializer(rate, Constant(alpha))
-    d = helper.create_variable_for_type_inference(dtype=input.dtype, shape=tuple(input.shape))
-    loss = helper.create_variable_for_type_inference(dtype=input.dtype, shape=(input.shape[0], 1))
+    d = helper.create_variable_for_type_inference(dtype=input.dtype)
+    loss = helper.create_variable_for_type_inference(dtype=input.dtype)
     helper.append_op(type="center_loss", inputs={"X": [input], "Label": [label], "Centers": [centers],
                                                  "CenterUpdateRate": [rate]},
                      outputs={"SampleCenterDiff": [d], "Loss": [loss], "CentersOut": [centers]},
@@ -221,10 +221,8 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None, bi
             p.stop_gradient = True
             inputs[slot] = [p]
     num_neg_samples = 10 if num_neg_samples is None else int(num_neg_samples)
-    s = label.shape[1] + num_neg_samples
-    cost = out_var(helper, input.dtype, (input.shape[0], 1))
-    logits = out_var(helper, input.dtype, (input.shape[0], s))
-    labels = out_var(helper, label.dtype, (input.shape[0], s))
+    cost, logits = out_var(helper, input.dtype), out_var(helper, input.dtype)
+    labels = out_var(helper, label.dtype)
     helper.append_op(type="nce", inputs=inputs,
                      outputs={"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [labels]},
                      attrs={"num_total_classes": int(num_total_classes), "num_neg_samples": num_neg_samples,
@@ -261,9 +259,7 @@ def hsigmoid(input, label, num_classes, param_attr=None, bias_attr=None, name=No
     if helper.bias_attr:
         inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[rows, 1], dtype=input.dtype,
                                                   is_bias=True)]
-    length = path_table.shape[1] if is_custom else max(num_classes - 1, 1).bit_length()
-    out = out_var(helper, input.dtype, (input.shape[0], 1))
-    pre_out = out_var(helper, input.dtype, (input.shape[0], length))
+    out, pre_out = out_var(helper, input.dtype), out_var(helper, input.dtype)
     helper.append_op(type="hierarchical_sigmoid", inputs=inputs,
                      outputs={"Out": [out], "PreOut": [pre_out], "W_Out": [w]},
                      attrs={"num_classes": num_classes, "is_sparse": bool(is_sparse),
@@ -287,16 +283,14 @@ def sampled_softmax_with_cross_entropy(logits, label, num_samples, num_true=1, r
         raise ValueError("sampled_softmax_with_cross_entropy: use_customized_samples=True needs "
                          "customized_samples and customized_probabilities")
     helper = LayerHelper("sample_logits", **locals())
-    n, s = logits.shape[0], num_true + num_samples
-    samples = customized_samples if use_customized_samples else out_var(helper, "int64", (n, s),
-                                                                         stop_gradient=True)
-    probs = customized_probabilities if use_customized_samples else out_var(helper, logits.dtype, (n, s),
+    samples = customized_samples if use_customized_samples else out_var(helper, "int64", stop_gradient=True)
+    probs = customized_probabilities if use_customized_samples else out_var(helper, logits.dtype,
                                                                              stop_gradient=True)
-    sampled_logits = out_var(helper, logits.dtype, (n, s))
-    sampled_label = out_var(helper, "int64", (n, num_true), stop_gradient=True)
-    soft = out_var(helper, logits.dtype, (n, s), stop_gradient=True)
-    logits_dim = out_var(helper, logits.dtype, logits.shape, stop_gradient=True)
-    labels_dim = out_var(helper, "int64", label.shape, stop_gradient=True)
+    sampled_logits = out_var(helper, logits.dtype)
+    sampled_label = out_var(helper, "int64", stop_gradient=True)
+    soft = out_var(helper, logits.dtype, stop_gradient=True)
+    logits_dim = out_var(helper, logits.dtype, stop_gradient=True)
+    labels_dim = out_var(helper, "int64", stop_gradient=True)
     ins = {"Logits": [logits], "Labels": [label]}
     if use_customized_samples:
         ins["CustomizedSamples"], ins["CustomizedProbabilities"] = [customized_samples], [customized_probabilities]
@@ -309,8 +303,7 @@ def sampled_softmax_with_cross_entropy(logits, label, num_samples, num_true=1, r
                             "num_samples": int(num_samples), "seed": int(seed)})
     helper.append_op(type="one_hot", inputs={"X": [sampled_label]}, outputs={"Out": [soft]},
                      attrs={"depth": num_samples + 1})
-    loss = out_var(helper, logits.dtype, (n, 1))
-    softmax = out_var(helper, logits.dtype, (n, s))
+    loss, softmax = out_var(helper, logits.dtype), out_var(helper, logits.dtype)
     helper.append_op(type="softmax_with_cross_entropy", inputs={"Logits": [sampled_logits], "Label": [soft]},
                      outputs={"Softmax": [softmax], "Loss": [loss]},
                      attrs={"soft_label": True, "ignore_index": False, "numeric_stable_mode": False})

@@ -9,12 +9,6 @@ __all__ = ["variable_getitem"]
 _BIG = 10000000   # Paddle's "to the end" bound
 
 
-def _out_len(d, s, e, st):
-    if d < 0:
-        return -1
-    return len(range(*slice(s, e, st).indices(d)))
-
-
 def variable_getitem(var, item):
     items = item if isinstance(item, tuple) else (item,)
     if len(items) > len(var.shape):
@@ -48,10 +42,6 @@ def variable_getitem(var, item):
         steps.append(st)
     if not axes:
         return var
-    shape = list(var.shape)
-    for a, s, e, st in zip(axes, starts, ends, steps):
-        shape[a] = _out_len(shape[a], s, e, st)
-    shape = [d for i, d in enumerate(shape) if i not in decrease] or [1]
     strided = any(st != 1 for st in steps)
     attrs = {"axes": axes, "starts": starts, "ends": ends, "decrease_axis": decrease,
              "infer_flags": [1] * len(axes)}
@@ -61,7 +51,7 @@ def variable_getitem(var, item):
     # inside a StaticRNN step is computed once, outside it (basic_lstm's initial states rely on this)
     block = var.block
     out = block.create_var(name=unique_name.generate("%s_%s" % (var.name, "strided_slice" if strided else "slice")),
-                           dtype=var.dtype, shape=shape, lod_level=var.lod_level, stop_gradient=var.stop_gradient)
+                           dtype=var.dtype, lod_level=var.lod_level, stop_gradient=var.stop_gradient)
     op_type = "strided_slice" if strided else "slice"
     block.append_op(type=op_type, inputs={"Input": [var]}, outputs={"Out": [out]}, attrs=attrs)
     notify_changed(default_main_program(), op_type)
@@ -76,9 +66,9 @@ def _block(var):
     return default_main_program().current_block()
 
 
-def _tmp(var, dtype=None, shape=None, stop_gradient=False):
-    return _block(var).create_var(name=unique_name.generate("tmp"), dtype=dtype or var.dtype,
-                                  shape=var.shape if shape is None else shape, lod_level=var.lod_level,
+def _tmp(var, dtype=None, stop_gradient=False):
+    """An op's output; its shape is the op's infer_shape's (Block.append_op)."""
+    return _block(var).create_var(name=unique_name.generate("tmp"), dtype=dtype or var.dtype, lod_level=var.lod_level,
                                   stop_gradient=stop_gradient)
 
 
@@ -96,8 +86,7 @@ def _scale(var, scale=1.0, bias=0.0):
 
 
 def _const(ref, value):
-    out = _block(ref).create_var(name=unique_name.generate("tmp"), dtype=ref.dtype, shape=(1,),
-                                 stop_gradient=True)
+    out = _block(ref).create_var(name=unique_name.generate("tmp"), dtype=ref.dtype, stop_gradient=True)
     _append(ref, "fill_constant", {}, {"Out": [out]},
             {"shape": [1], "dtype": int(ref.dtype), "value": float(value), "force_cpu": False})
     return out
@@ -112,8 +101,7 @@ def _binary(op_type, reverse=False, scalar_fn=None, out_bool=False):
                 return NotImplemented
             other = _const(self, other)
         x, y = (other, self) if reverse else (self, other)
-        shape = x.shape if len(x.shape) >= len(y.shape) else y.shape
-        out = _tmp(self, dtype="bool" if out_bool else None, shape=shape, stop_gradient=out_bool)
+        out = _tmp(self, dtype="bool" if out_bool else None, stop_gradient=out_bool)
         _append(self, op_type, {"X": [x], "Y": [y]}, {"Out": [out]}, {"axis": -1})
         return out
 

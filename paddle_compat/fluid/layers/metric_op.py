@@ -45,8 +45,8 @@ def auc(input, label, curve="ROC", num_thresholds=2 ** 12 - 1, topk=1, slide_ste
                          % (num_thresholds, slide_steps))
     num_thresholds, slide_steps = int(num_thresholds), int(slide_steps)
     helper = LayerHelper("auc")
-    auc_out = out_var(helper, "float64", [1], stop_gradient=True)
-    batch_auc_out = out_var(helper, "float64", [1], stop_gradient=True)
+    auc_out = out_var(helper, "float64", stop_gradient=True)
+    batch_auc_out = out_var(helper, "float64", stop_gradient=True)
     batch_len = (1 + slide_steps) * (num_thresholds + 1) + 1
 
     def stat(shape):

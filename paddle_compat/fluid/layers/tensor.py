@@ -85,7 +85,7 @@ def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=Tru
 def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
     helper = LayerHelper("full_like", name=name)
     dt = input.dtype if dtype is None else convert_dtype(dtype)
-    out = out or out_var(helper, dt, input.shape)
+    out = out or out_var(helper, dt)
     helper.append_op(type="fill_any_like", inputs={"X": [input]}, outputs={"Out": [out]},
                      attrs={"value": fill_value, "dtype": dt})
     if dt != input.dtype:
@@ -135,7 +135,7 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     else:
         raise TypeError("fill_constant: shape must be a list, tuple or Variable, got %r" % (shape,))
     if out is None:
-        out = out_var(helper, dtype, attr_shape, stop_gradient=True)
+        out = out_var(helper, dtype, stop_gradient=True)
     helper.append_op(type="fill_constant", inputs=inputs, outputs={"Out": [out]},
                      attrs={"shape": attr_shape, "dtype": int(convert_dtype(dtype)),
                             "value": float(value), "str_value": str(float(value)), "force_cpu": force_cpu})
@@ -153,9 +153,7 @@ def _int32_dim(v, what):
 
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0):
     helper = LayerHelper("fill_constant_batch_size_like")
-    out_shape = list(shape)
-    out_shape[output_dim_idx] = input.shape[input_dim_idx]
-    out = out_var(helper, dtype, out_shape, stop_gradient=True)
+    out = out_var(helper, dtype, stop_gradient=True)
     helper.append_op(type="fill_constant_batch_size_like", inputs={"Input": [input]}, outputs={"Out": [out]},
                      attrs={"shape": list(shape), "dtype": int(convert_dtype(dtype)), "value": float(value),
                             "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx})
@@ -172,7 +170,7 @@ def assign(input, output=None):
     if isinstance(input, np.ndarray):
         dt = convert_dtype(input.dtype)
         if output is None:
-            output = out_var(helper, dt, input.shape)
+            output = out_var(helper, dt)
         if dt == VarType.FP32 or dt == VarType.FP64:
             key, values = "fp32_values", input.astype(np.float32).reshape(-1)
             dt = VarType.FP32
@@ -238,9 +236,7 @@ def ones(shape, dtype, force_cpu=False):
 
 def _arg(op_type, x, axis):
     helper = LayerHelper(op_type)
-    nd = len(x.shape)
-    ax = axis + nd if axis < 0 else axis
-    out = out_var(helper, "int64", [d for i, d in enumerate(x.shape) if i != ax] or [1], stop_gradient=True)
+    out = out_var(helper, "int64", stop_gradient=True)
     helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"axis": axis})
     return out
 

@@ -12,15 +12,6 @@ def out_var(helper, dtype, shape=(), lod_level=0, stop_gradient=False):
                                                      stop_gradient=stop_gradient)
 
 
-def unary(op_type, x, attrs=None, name=None, shape=None, dtype=None, helper_type=None):
-    """One input X, one output Out (shape and LoD of X unless told otherwise)."""
-    helper = LayerHelper(helper_type or op_type, name=name)
-    out = out_var(helper, dtype or x.dtype, x.shape if shape is None else shape,
-                  lod_level=x.lod_level if shape is None else 0)
-    helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs or {})
-    return out
-
-
 def check_variable(x, arg, layer):
     if not isinstance(x, Variable):
         raise TypeError("%s: '%s' must be a Variable, got %s" % (layer, arg, type(x).__name__))
@@ -33,14 +24,6 @@ def as_list(v, n, what):
     if len(v) != n:
         raise ValueError("%s must be an int or a list of %d ints, got %s" % (what, n, v))
     return v
-
-
-def broadcast_shape(xs, ys, axis):
-    """Paddle elementwise broadcast: Y's dims align with X's starting at `axis` (-1: trailing)."""
-    xs, ys = list(xs), list(ys)
-    if len(xs) >= len(ys):
-        return tuple(xs)
-    return tuple(ys)
 
 
 def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gradient=False):
@@ -66,7 +49,8 @@ def append_defined(op_type, inputs, attrs=None, name=None, helper=None, stop_gra
     for slot, m in metas.items():
         ms = m if isinstance(m, (list, tuple)) else [m]
         stop = stop_gradient if isinstance(stop_gradient, bool) else slot in stop_gradient
-        outs[slot] = [out_var(helper, mm.dtype, mm.shape, mm.lod_level, stop_gradient=stop) for mm in ms]
+        # the shapes: Block.append_op runs infer_shape again and gives them to the variables
+        outs[slot] = [out_var(helper, mm.dtype, lod_level=mm.lod_level, stop_gradient=stop) for mm in ms]
     helper.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs)
     return outs
 
@@ -91,8 +75,3 @@ def check_array(array, layer):
     if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
         raise TypeError("%s: array must be a LoDTensorArray variable (fluid.layers.create_array), got %r"
                         % (layer, array))
-
-
-# elementwise --------------------------------------------------------------------------------------------
-def broadcast_out_shape(x, y):
-    return x.shape if len(x.shape) >= len(y.shape) else y.shape

@@ -35,7 +35,7 @@ def _beam_shape(ins, attrs):
 
 @defop("beam_search", inputs=("pre_ids", "pre_scores", "ids", "scores"),
        outputs=("selected_ids", "selected_scores", "parent_idx"), lod_in=("scores",),
-       lod_out=("selected_ids", "selected_scores"), infer_shape=_beam_shape, differentiable=False)
+       lod_out=("selected_ids", "selected_scores"), infer_shape=_beam_shape, differentiable=False, host="data")
 def beam_search(op, ctx):
     level, beam = int(attr(op, "level", 0)), int(attr(op, "beam_size"))
     end_id, accumulated = int(attr(op, "end_id")), bool(attr(op, "is_accumulated", True))
@@ -163,7 +163,8 @@ def array_lods(arr):
 # come out best first by their final score, words in time order. Paddle crashes when a source ends with
 # fewer than beam_size candidates (it sorts empty sentences); here only the real sentences are returned.
 @defop("beam_search_decode", inputs=("Ids", "Scores"), outputs=("SentenceIds", "SentenceScores"),
-       lod_out=("SentenceIds", "SentenceScores"), infer_shape=_decode_shape, differentiable=False)
+       lod_out=("SentenceIds", "SentenceScores"), infer_shape=_decode_shape, differentiable=False,
+       host="data", operator_base=True)
 def beam_search_decode(op, ctx):
     end_id = int(attr(op, "end_id"))
     iname, sname = _name(op, "Ids"), _name(op, "Scores")
@@ -257,7 +258,7 @@ def _lod_reset_shape(ins, attrs):
 # else one level of offsets from Y's data or the target_lod attribute, replacing X's LoD or (append)
 # added below it.
 @defop("lod_reset", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",), infer_shape=_lod_reset_shape,
-       no_grad=("Y",))
+       no_grad=("Y",), host="data")
 def lod_reset(op, ctx):
     append = bool(attr(op, "append", False))
     target = attr(op, "target_lod", None)

@@ -197,7 +197,7 @@ def _shuffle_shape(ins, attrs):
 # output row is. Draws come from a generator seeded once by startup_seed (or Seed's value): repeatable from
 # run to run, not Paddle's order. The gradient goes back to the rows' places.
 @defop("shuffle_batch", inputs=("X", "Seed"), outputs=("Out", "ShuffleIdx", "SeedOut"), infer_shape=_shuffle_shape,
-       no_grad=("Seed",))
+       no_grad=("Seed",), host="generator", random=True)
 def shuffle_batch(op, ctx):
     startup = int(attr(op, "startup_seed", 0) or 0)
     state = {}
@@ -227,7 +227,7 @@ def _tdm_child_shape(ins, attrs):
 # TreeInfo rows: (item_id, layer_id, parent_id, child ids...). Child = the node's children (0s for node 0
 # and for a node without children); LeafMask = 1 where the child is an item (item_id != 0).
 @defop("tdm_child", inputs=("X", "TreeInfo"), outputs=("Child", "LeafMask"), infer_shape=_tdm_child_shape,
-       differentiable=False)
+       differentiable=False, host="data")
 def tdm_child(op, ctx):
     n_child = int(attr(op, "child_nums"))
 
@@ -497,7 +497,7 @@ def _iou(a, b, normalized):
 # candidate rank.
 @defop("multiclass_nms2", inputs=("BBoxes", "Scores"), outputs=("Out", "Index"), lod_out=("Out", "Index"),
        infer_shape=_nms_shape,
-       differentiable=False)
+       differentiable=False, host="data")
 def multiclass_nms2(op, ctx):
     bg = int(attr(op, "background_label", 0))
     thr_score = float(attr(op, "score_threshold"))

@@ -51,7 +51,7 @@ def _scalar_bool(t, name, what):
 # condition among them). The body runs until Condition is false; every step sees the last step's values,
 # and their LoDs (for variables declared with lod_level > 0).
 @defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*", "@Out*"),
-       lod_out=("Out*",))
+       lod_out=("Out*",), host="control", operator_base=True)
 def while_(op, ctx):
     xs, outs = op.input("X"), op.output("Out")
     cond = op.input("Condition")[0]
@@ -82,7 +82,7 @@ def while_(op, ctx):
 # else: every Cond tensor is non-empty). Out keeps its previous value and LoD (None: unset) when it does not
 # run; LoDs cross the boundary as for while.
 @defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"),
-       lod_in=("Input*", "@Out*"), lod_out=("Out*",))
+       lod_in=("Input*", "@Out*"), lod_out=("Out*",), host="control", operator_base=True)
 def conditional_block(op, ctx):
     ins, outs = op.input("Input"), op.output("Out")
     cond_names = op.input("Cond")
@@ -129,7 +129,8 @@ def _read_by_backward_block(program, body):
 # Runs the backward block of a conditional_block's body (minimize inside a cond branch) after the body
 # ran: it reads the body's values from Scope, the outer ones from Input. Its gradients stay in that block,
 # where the optimizer ops it also holds read them.
-@defop("conditional_block_grad", inputs=("Cond*", "Input*", "Scope"), outputs=(), differentiable=False)
+@defop("conditional_block_grad", inputs=("Cond*", "Input*", "Scope"), outputs=(), differentiable=False,
+       host="control", operator_base=True)
 def conditional_block_grad(op, ctx):
     grad_block = attr(op, "sub_block")
     ins = op.input("Input")
@@ -151,7 +152,7 @@ def _select_shape(ins, attrs):
 
 
 @defop("select_input", inputs=("X*", "Mask"), lod_in=("X*",), lod_out=("Out",), infer_shape=_select_shape,
-       no_grad=("Mask",))
+       no_grad=("Mask",), host="control", operator_base=True)
 def select_input(op, ctx):
     names = op.input("X")
 
@@ -189,7 +190,7 @@ class TensorArray(list):
 
 # write_to_array's array is its output only (Paddle's form); "@Out" gives the kernel the array so far.
 # The kernel returns a new list: a value captured earlier (another branch, a previous step) never changes.
-@defop("write_to_array", inputs=("X", "I", "@Out"), lod_in=("X",), no_grad=("I",))
+@defop("write_to_array", inputs=("X", "I", "@Out"), lod_in=("X",), no_grad=("I",), host="array", operator_base=True)
 def write_to_array(op, ctx):
     iname, aname = op.input("I")[0], op.output("Out")[0]
 
@@ -213,7 +214,8 @@ def _read_shape(ins, attrs):
     return {"Out": OutMeta(a.shape, a.dtype, a.lod_level)}
 
 
-@defop("read_from_array", inputs=("X", "I"), lod_out=("Out",), infer_shape=_read_shape, no_grad=("I",))
+@defop("read_from_array", inputs=("X", "I"), lod_out=("Out",), infer_shape=_read_shape, no_grad=("I",),
+       host="array", operator_base=True)
 def read_from_array(op, ctx):
     aname, iname = op.input("X")[0], op.input("I")[0]
 
@@ -229,7 +231,8 @@ def read_from_array(op, ctx):
     return k
 
 
-@defop("lod_array_length", infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")}, differentiable=False)
+@defop("lod_array_length", infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")}, differentiable=False,
+       host="array", operator_base=True)
 def lod_array_length(op, ctx):
     dev = ctx.device
     return lambda arr: torch.tensor([0 if arr is None else len(arr)], dtype=torch.int64, device=dev)
@@ -247,7 +250,8 @@ def _array_to_tensor_shape(ins, attrs):
 
 
 # The array's elements concatenated (or stacked) along axis; OutIndex: each element's size along axis.
-@defop("tensor_array_to_tensor", outputs=("Out", "OutIndex"), infer_shape=_array_to_tensor_shape)
+@defop("tensor_array_to_tensor", outputs=("Out", "OutIndex"), infer_shape=_array_to_tensor_shape,
+       host="array", operator_base=True)
 def tensor_array_to_tensor(op, ctx):
     axis, stack = attr(op, "axis", 1), bool(attr(op, "use_stack", False))
     aname = op.input("X")[0]
@@ -278,7 +282,7 @@ def is_empty(op, ctx):
 
 # Print: the identity on its input, printing it the first `first_n` runs (-1: every run). The layout is
 # ours (Paddle prints from C++ with glog); the facts shown follow the print_tensor_* attributes.
-@defop("print", inputs=("In",), infer_shape=same_as("In"))
+@defop("print", inputs=("In",), infer_shape=same_as("In"), host="print", operator_base=True)
 def print_(op, ctx):
     name = op.input("In")[0]
     first_n, summarize = attr(op, "first_n", -1), attr(op, "summarize", 20)

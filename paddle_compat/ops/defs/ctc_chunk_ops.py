@@ -170,7 +170,7 @@ def _align_shape(ins, attrs):
 # Merges repeated tokens (merge_repeated) and drops blanks. LoD form: when every sequence comes out empty,
 # Paddle's output is the single value -1 (with all-zero lengths); padded form: rows padded with padding_value.
 @defop("ctc_align", inputs=("Input", "InputLength"), outputs=("Output", "OutputLength"), lod_in=("Input",),
-       lod_out=("Output",), infer_shape=_align_shape, differentiable=False)
+       lod_out=("Output",), infer_shape=_align_shape, differentiable=False, host="data")
 def ctc_align(op, ctx):
     blank, merge = int(attr(op, "blank", 0)), bool(attr(op, "merge_repeated", True))
     pad = int(attr(op, "padding_value", 0))

@@ -1,6 +1,7 @@
 """Parameter-server ops (Paddle's operators/distributed_ops/, with the SelectedRows helpers its programs use):
-declared here, their kernels live with the backend's pserver runtime (backends/lowering/kernels/ps_ops.py,
-table_ops.py, geo_ops.py, rows_ops.py).
+declared here. Those that talk to pservers are declared runtime="ps": their kernels are the pserver runtime's
+(backends/ps/kernels.py), loaded with the first program that holds one; the local ones are the lowering's
+(backends/lowering/kernels/table_ops.py, rows_ops.py).
 
   send / send_barrier / recv / fetch_barrier   the trainer's side of a step
   listen_and_serv                              the pserver's service loop
@@ -13,14 +14,15 @@ table_ops.py, geo_ops.py, rows_ops.py).
 
 from ..registry import declare
 
-declare("send", inputs=("X*",), outputs=())
-declare(["send_barrier", "fetch_barrier", "listen_and_serv"], inputs=(), outputs=())
-declare("recv", inputs=(), outputs=("Out*",))
-declare(["split_byref", "split_selected_rows"], outputs=("Out*",))
-declare("ref_by_trainer_id", inputs=("X*", "TrainerId"))
-declare("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",))
-declare("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",))
-declare("prefetch", inputs=("X*",), outputs=("Out*",))
-declare("lookup_sparse_table", inputs=("Ids", "W"))
-declare("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"))
-declare(["merge_selected_rows", "get_tensor_from_selected_rows"])
+declare("send", inputs=("X*",), outputs=(), runtime="ps", host="rpc", operator_base=True)
+declare(["send_barrier", "fetch_barrier", "listen_and_serv"], inputs=(), outputs=(),
+        runtime="ps", host="rpc", operator_base=True)
+declare("recv", inputs=(), outputs=("Out*",), runtime="ps", host="rpc", operator_base=True)
+declare(["split_byref", "split_selected_rows"], outputs=("Out*",), host="rpc")
+declare("ref_by_trainer_id", inputs=("X*", "TrainerId"), host="rpc")
+declare("split_ids", inputs=("Ids*", "X*"), outputs=("Out*",), host="rpc")
+declare("merge_ids", inputs=("Ids*", "Rows*", "X*"), outputs=("Out*",), lod_in=("Ids*",), lod_out=("Out*",), host="rpc")
+declare("prefetch", inputs=("X*",), outputs=("Out*",), runtime="ps", host="rpc", operator_base=True)
+declare("lookup_sparse_table", inputs=("Ids", "W"), host="rpc", operator_base=True)
+declare("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"), runtime="ps", host="rpc")
+declare(["merge_selected_rows", "get_tensor_from_selected_rows"], host="data")

@@ -103,7 +103,7 @@ def scatter_nd_add(op, ctx):
 
 @defop("where_index", inputs=("Condition",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta((-1, len(first(ins, "Condition").shape)), "int64")},
-       differentiable=False)
+       differentiable=False, host="data")
 def where_index(op, ctx):
     return lambda c: torch.nonzero(c.bool())
 
@@ -138,9 +138,10 @@ def _unique_shape(counts):
     return infer
 
 
-defop("unique", outputs=("Out", "Index"), infer_shape=_unique_shape(False), differentiable=False)(_unique(False))
+defop("unique", outputs=("Out", "Index"), infer_shape=_unique_shape(False), differentiable=False,
+      host="data")(_unique(False))
 defop("unique_with_counts", outputs=("Out", "Index", "Count"), infer_shape=_unique_shape(True),
-      differentiable=False)(_unique(True))
+      differentiable=False, host="data")(_unique(True))
 
 
 @defop("shard_index", infer_shape=same_as("X"), differentiable=False)

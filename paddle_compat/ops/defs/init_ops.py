@@ -59,7 +59,7 @@ def fill_constant(op, ctx):
     return k
 
 
-@defop("fake_init", inputs=(), infer_shape=_attr_shape, differentiable=False)
+@defop("fake_init", inputs=(), infer_shape=_attr_shape, differentiable=False, operator_base=True)
 def fake_init(op, ctx):
     """Pserver mode's placeholder for a trainer's copy of a sparse table (the transpiler puts it where the
     table's init was): the var gets its shape and dtype but no values. Paddle only resized the tensor; here
@@ -97,7 +97,7 @@ def fill_constant_bsl(op, ctx):
     return k
 
 
-@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
+@defop("uniform_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True, random=True)
 def uniform_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     lo, hi, seed, device = float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0), ctx.device
@@ -108,7 +108,7 @@ def uniform_random(op, ctx):
     return k
 
 
-@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
+@defop("gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True, random=True)
 def gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -119,7 +119,8 @@ def gaussian_random(op, ctx):
     return k
 
 
-@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True)
+@defop("truncated_gaussian_random", inputs=(), infer_shape=_attr_shape, differentiable=False, random_init=True,
+       random=True)
 def truncated_gaussian_random(op, ctx):
     shape, dtype = [int(d) for d in attr(op, "shape")], torch_dtype(attr(op, "dtype", 5))
     mean, std, seed, device = float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), attr(op, "seed", 0), ctx.device
@@ -179,7 +180,8 @@ def increment(op, ctx):
 
 # the length depends on the values of Start/End/Step: unknown when the program is built
 @defop("range", inputs=("Start", "End", "Step"),
-       infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,), first(ins, "Start").dtype)}, differentiable=False)
+       infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,), first(ins, "Start").dtype)}, differentiable=False,
+       host="data")
 def range_(op, ctx):
     return lambda s, e, st: torch.arange(s.item(), e.item(), st.item(), dtype=s.dtype, device=s.device)
 
@@ -196,7 +198,7 @@ def _random_attr_shape(ins, attrs):
     return {"Out": OutMeta(attrs["shape"], attrs["dtype"])}
 
 
-@defop("randint", inputs=(), infer_shape=_random_attr_shape, differentiable=False)
+@defop("randint", inputs=(), infer_shape=_random_attr_shape, differentiable=False, random=True)
 def randint(op, ctx):
     shape, lo, hi = [int(d) for d in attr(op, "shape")], int(attr(op, "low", 0)), int(attr(op, "high"))
     dt, seed = torch_dtype(attr(op, "dtype", "int64")), attr(op, "seed", 0)
@@ -204,7 +206,7 @@ def randint(op, ctx):
 
 
 @defop("randperm", inputs=(), infer_shape=lambda ins, attrs: {"Out": OutMeta((attrs["n"],), attrs["dtype"])},
-       differentiable=False)
+       differentiable=False, random=True)
 def randperm(op, ctx):
     n, dt, seed = int(attr(op, "n")), torch_dtype(attr(op, "dtype", "int64")), attr(op, "seed", 0)
     return lambda: torch.randperm(n, generator=_gen(seed, "cpu")).to(device=ctx.device, dtype=dt)
@@ -222,7 +224,7 @@ def seed(op, ctx):
 
 # Paddle's kernel writes int64 ids whatever the layer's dtype argument says; the variable is int64 here.
 @defop("sampling_id", infer_shape=lambda ins, attrs: {"Out": OutMeta((first(ins, "X").shape[0],), "int64")},
-       differentiable=False)
+       differentiable=False, random=True)
 def sampling_id(op, ctx):
     # Paddle draws r ~ U[min, max) per row and returns the first index whose running sum of X exceeds r.
     lo, hi, seed = float(attr(op, "min", 0.0)), float(attr(op, "max", 1.0)), attr(op, "seed", 0)
@@ -258,7 +260,9 @@ def _bsl(fill):
     return factory
 
 
-defop("uniform_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False)(
+defop("uniform_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False,
+      random=True)(
     _bsl(lambda op, out, g: out.uniform_(float(attr(op, "min", -1.0)), float(attr(op, "max", 1.0)), generator=g)))
-defop("gaussian_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False)(
+defop("gaussian_random_batch_size_like", inputs=("Input",), infer_shape=_random_bsl_shape, differentiable=False,
+      random=True)(
     _bsl(lambda op, out, g: out.normal_(float(attr(op, "mean", 0.0)), float(attr(op, "std", 1.0)), generator=g)))

@@ -128,7 +128,7 @@ def _levenshtein(a, b):
 
 
 @defop("edit_distance", inputs=("Hyps", "Refs", "HypsLength", "RefsLength"), outputs=("Out", "SequenceNum"),
-       lod_in=("Hyps", "Refs"), infer_shape=_edit_distance_shape, differentiable=False)
+       lod_in=("Hyps", "Refs"), infer_shape=_edit_distance_shape, differentiable=False, host="data")
 def edit_distance(op, ctx):
     normalized = attr(op, "normalized", True)
 

@@ -163,7 +163,7 @@ def _running_var(var, mom, buf, alpha):
 @defop("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), no_grad=("Seed",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
                                                       first(ins, "X").lod_level),
-                                       "Mask": OutMeta(first(ins, "X").shape, "uint8")})
+                                       "Mask": OutMeta(first(ins, "X").shape, "uint8")}, random=True)
 def dropout(op, ctx):
     p = float(attr(op, "dropout_prob", 0.5))
     is_test = attr(op, "is_test", False)
@@ -280,7 +280,7 @@ def _hash_shape(ins, attrs):
 
 
 # Out[..., i, 0] = XXH64(bytes of the row X[..., :], seed i) % mod_by, in X's integer type.
-@defop("hash", infer_shape=_hash_shape, differentiable=False)
+@defop("hash", infer_shape=_hash_shape, differentiable=False, host="data")
 def hash_op(op, ctx):
     num_hash, mod_by = int(attr(op, "num_hash", 1)), int(attr(op, "mod_by", 100000))
 
@@ -307,7 +307,8 @@ def _filter_shape(ins, attrs):
 # with a tag in Filter_tag are kept, in order: Out (LoD: one sequence per kept instance), LossWeight 1 each,
 # IndexMap rows (out start, in start, rows). None kept: Out is one row of out_val_if_empty, LossWeight 0.
 @defop("filter_by_instag", inputs=("Ins", "Ins_tag", "Filter_tag"), outputs=("Out", "LossWeight", "IndexMap"),
-       lod_in=("Ins", "Ins_tag"), lod_out=("Out",), infer_shape=_filter_shape, no_grad=("Ins_tag", "Filter_tag"))
+       lod_in=("Ins", "Ins_tag"), lod_out=("Out",), infer_shape=_filter_shape, no_grad=("Ins_tag", "Filter_tag"),
+       host="data")
 def filter_by_instag(op, ctx):
     is_lod = bool(attr(op, "is_lod", True))
     empty_val = attr(op, "out_val_if_empty", 0)
@@ -354,7 +355,7 @@ def filter_by_instag(op, ctx):
 # (row, column) positions across the whole `axis` dimension, over all indexes. Ties are broken by position.
 @defop("similarity_focus", infer_shape=lambda ins, a: {"Out": OutMeta(first(ins, "X").shape,
                                                                       first(ins, "X").dtype)},
-       differentiable=False)
+       differentiable=False, host="data")
 def similarity_focus(op, ctx):
     axis = int(attr(op, "axis", 1))
     indexes = [int(i) for i in attr(op, "indexes", [])]
@@ -398,7 +399,7 @@ def _crop_shape(ins, attrs):
 # value), so a program's crops repeat from run to run of the same Executor; they are not Paddle's numbers.
 # SeedOut carries the next seed, as in Paddle. No gradient, as Paddle.
 @defop("random_crop", inputs=("X", "Seed"), outputs=("Out", "SeedOut"), infer_shape=_crop_shape,
-       differentiable=False)
+       differentiable=False, host="generator", random=True)
 def random_crop(op, ctx):
     shape = [int(s) for s in attr(op, "shape")]
     startup_seed = int(attr(op, "startup_seed", 0) or 0)

@@ -195,7 +195,7 @@ def _affine_grid_shape(ins, attrs):
 
 
 @defop("affine_grid", inputs=("Theta", "OutputShape"), outputs=("Output",), infer_shape=_affine_grid_shape,
-       no_grad=("OutputShape",))
+       no_grad=("OutputShape",), host="data")
 def affine_grid(op, ctx):
     shape = attr(op, "output_shape", None)
 

@@ -35,7 +35,8 @@ declare("lamb", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "
         outputs=("ParamOut", "Moment1Out", "Moment2Out"), differentiable=False)
 declare("lars_momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"),
         differentiable=False)
-declare("dpsgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",), differentiable=False)
+declare("dpsgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",), differentiable=False,
+        host="generator")
 declare("average_accumulates",
         inputs=("param", "in_sum_1", "in_sum_2", "in_sum_3", "in_num_accumulates", "in_old_num_accumulates",
                 "in_num_updates"),

@@ -40,7 +40,7 @@ def _to_torch(v, like, what):
     return torch.from_numpy(np.ascontiguousarray(arr)).to(device=like.device)
 
 
-@defop("py_func", inputs=("X*",), outputs=("Out*",))
+@defop("py_func", inputs=("X*",), outputs=("Out*",), host="python", operator_base=True)
 def py_func(op, ctx):
     fwd = _callable(attr(op, "forward_callable_id", -1), op)
     bwd = _callable(attr(op, "backward_callable_id", -1), op)

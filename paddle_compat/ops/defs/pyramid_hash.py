@@ -138,7 +138,8 @@ def _terms(off, layers):
 
 
 @defop("pyramid_hash", inputs=("X", "W", "WhiteList", "BlackList"), outputs=("Out", "X_Temp_Out", "DropPos"),
-       lod_in=("X",), lod_out=("Out", "DropPos"), infer_shape=_shape, no_grad=("X", "WhiteList", "BlackList"))
+       lod_in=("X",), lod_out=("Out", "DropPos"), infer_shape=_shape, no_grad=("X", "WhiteList", "BlackList"),
+       host="data")
 def pyramid_hash(op, ctx):
     emb, space, rand = int(attr(op, "num_emb")), int(attr(op, "space_len")), int(attr(op, "rand_len"))
     layers, seed = int(attr(op, "pyramid_layer", 2)), int(attr(op, "seed", 0))

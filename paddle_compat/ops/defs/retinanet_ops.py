@@ -47,7 +47,7 @@ def _box_to_delta(ex, gt):
        outputs=("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber"),
        lod_in=("GtBoxes", "GtLabels", "IsCrowd"),
        lod_out=("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber"),
-       infer_shape=_retinanet_assign_shape, differentiable=False)
+       infer_shape=_retinanet_assign_shape, differentiable=False, host="data")
 def retinanet_target_assign(op, ctx):
     pos, neg = float(attr(op, "positive_overlap", 0.5)), float(attr(op, "negative_overlap", 0.4))
 
@@ -143,7 +143,7 @@ def _greedy_nms(iou, threshold, eta):
 # (label, score, x1, y1, x2, y2) with labels 1-based, images one after another (LoD); no detection at all gives
 # [0, 6]. Per-image and NMS loops are sequential, as in Paddle.
 @defop("retinanet_detection_output", inputs=("BBoxes*", "Scores*", "Anchors*", "ImInfo"), lod_out=("Out",),
-       infer_shape=_retinanet_output_shape, differentiable=False)
+       infer_shape=_retinanet_output_shape, differentiable=False, host="data")
 def retinanet_detection_output(op, ctx):
     score_thr = float(attr(op, "score_threshold", 0.05))
     top_k, keep_k = int(attr(op, "nms_top_k", 1000)), int(attr(op, "keep_top_k", 100))

@@ -48,7 +48,7 @@ def _table(op, t, what):
     return t
 
 
-@defop("lod_rank_table", lod_in=("X",), differentiable=False)
+@defop("lod_rank_table", lod_in=("X",), differentiable=False, host="array", operator_base=True)
 def lod_rank_table(op, ctx):
     if attr(op, "level", 0) != 0:
         raise NotImplementedError("lod_rank_table: level=%r; only level 0 is supported" % attr(op, "level"))
@@ -65,7 +65,7 @@ def lod_rank_table(op, ctx):
 
 
 @defop("max_sequence_len", inputs=("RankTable",), differentiable=False,
-       infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")})
+       infer_shape=lambda ins, a: {"Out": OutMeta([1], "int64")}, host="array", operator_base=True)
 def max_sequence_len(op, ctx):
     dev = ctx.device
 
@@ -89,7 +89,8 @@ def _step_rows(t):
     return [t.count(s) for s in range(t.lengths[0] if t.lengths else 0)]
 
 
-@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",))
+@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",),
+       host="array", operator_base=True)
 def lod_tensor_to_array(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "lod_tensor_to_array")
@@ -117,7 +118,8 @@ def lod_tensor_to_array(op, ctx):
     return k
 
 
-@defop("array_to_lod_tensor", inputs=("X", "RankTable"), lod_out=("Out",), no_grad=("RankTable",))
+@defop("array_to_lod_tensor", inputs=("X", "RankTable"), lod_out=("Out",), no_grad=("RankTable",),
+       host="array", operator_base=True)
 def array_to_lod_tensor(op, ctx):
     aname = op.input("X")[0]
 
@@ -181,7 +183,7 @@ def _nested_to_lod_tensor(arr, lods, t, counts):
 
 # With a LoD (a static input), the live sequences are whole level-0 sequences: their rows and a cut LoD.
 @defop("shrink_rnn_memory", inputs=("X", "I", "RankTable"), no_grad=("I", "RankTable"), lod_in=("X",),
-       lod_out=("Out",), infer_shape=same_as("X"))
+       lod_out=("Out",), infer_shape=same_as("X"), host="array", operator_base=True)
 def shrink_rnn_memory(op, ctx):
     iname = op.input("I")[0]
 
@@ -209,7 +211,7 @@ def shrink_rnn_memory(op, ctx):
 
 
 @defop("reorder_lod_tensor_by_rank", inputs=("X", "RankTable"), lod_in=("X",), lod_out=("Out",),
-       no_grad=("RankTable",), infer_shape=same_as("X"))
+       no_grad=("RankTable",), infer_shape=same_as("X"), host="array", operator_base=True)
 def reorder_lod_tensor_by_rank(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "reorder_lod_tensor_by_rank")
@@ -259,7 +261,8 @@ def _sub_lod(off, m):
 @defop("split_lod_tensor", inputs=("X", "Mask"), outputs=("OutTrue", "OutFalse"), lod_in=("X",),
        lod_out=("OutTrue", "OutFalse"), no_grad=("Mask",),
        infer_shape=lambda ins, a: {s: OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
-                                              first(ins, "X").lod_level) for s in ("OutTrue", "OutFalse")})
+                                              first(ins, "X").lod_level) for s in ("OutTrue", "OutFalse")},
+       host="control", operator_base=True)
 def split_lod_tensor(op, ctx):
     if attr(op, "level", 0) != 0:
         raise NotImplementedError("split_lod_tensor: level=%r; only level 0 is supported" % attr(op, "level"))
@@ -278,7 +281,7 @@ def split_lod_tensor(op, ctx):
 @defop("merge_lod_tensor", inputs=("X", "Mask", "InTrue", "InFalse"), lod_in=("X",), lod_out=("Out",),
        no_grad=("X", "Mask"),
        infer_shape=lambda ins, a: {"Out": OutMeta(first(ins, "InTrue").shape, first(ins, "InTrue").dtype,
-                                                  first(ins, "X").lod_level)})
+                                                  first(ins, "X").lod_level)}, host="control", operator_base=True)
 def merge_lod_tensor(op, ctx):
     if attr(op, "level", 0) != 0:
         raise NotImplementedError("merge_lod_tensor: level=%r; only level 0 is supported" % attr(op, "level"))
@@ -309,7 +312,7 @@ def merge_lod_tensor(op, ctx):
 
 # ---- StaticRNN -----------------------------------------------------------------------------------
 
-@defop("rnn_memory_helper", infer_shape=same_as("X"))
+@defop("rnn_memory_helper", infer_shape=same_as("X"), host="array", operator_base=True)
 def rnn_memory_helper(op, ctx):
     return lambda x: x
 
@@ -317,7 +320,8 @@ def rnn_memory_helper(op, ctx):
 # Paddle's recurrent op: `inputs` are [T, ...] sequences sliced along dim 0 (the sub-block sees step t under
 # the same name), ex_states/states name a memory before and after a step (initial_states before step 0),
 # `outputs` are the sub-block variables of the same names, stacked over the steps.
-@defop("recurrent", inputs=("inputs*", "initial_states*", "parameters*"), outputs=("outputs*", "step_scopes"))
+@defop("recurrent", inputs=("inputs*", "initial_states*", "parameters*"), outputs=("outputs*", "step_scopes"),
+       host="control", operator_base=True)
 def recurrent(op, ctx):
     ins, params, outs = op.input("inputs"), op.input("parameters"), op.output("outputs")
     ex_states, states = list(attr(op, "ex_states", [])), list(attr(op, "states", []))

@@ -67,7 +67,7 @@ def _nce_shape(ins, attrs):
                       "CustomDistAliasProbs"),
        outputs=("Cost", "SampleLogits", "SampleLabels"), infer_shape=_nce_shape,
        no_grad=("Label", "SampleWeight", "CustomDistProbs", "CustomDistAlias", "CustomDistAliasProbs"),
-       sparse_grad_slot="Weight")
+       sparse_grad_slot="Weight", host="data")
 def nce(op, ctx):
     classes, num_neg = int(attr(op, "num_total_classes")), int(attr(op, "num_neg_samples", 10))
     kind, seed, sparse = int(attr(op, "sampler", 0)), attr(op, "seed", 0), bool(attr(op, "is_sparse", False))
@@ -141,7 +141,7 @@ def _tree_code(label, num_classes, table, code):
 # Paddle's program, names W itself; the kernel does not write it (registry.aliased_outputs keeps W a leaf).
 @defop("hierarchical_sigmoid", inputs=("X", "W", "Label", "PathTable", "PathCode", "Bias"),
        outputs=("Out", "PreOut"), infer_shape=_hs_shape, no_grad=("Label", "PathTable", "PathCode"),
-       sparse_grad_slot="W")
+       sparse_grad_slot="W", host="data")
 def hierarchical_sigmoid(op, ctx):
     num_classes, sparse = int(attr(op, "num_classes", 2)), bool(attr(op, "is_sparse", False))
 
@@ -200,7 +200,7 @@ def _unique_log_uniform(classes, num_true_labels, num_samples, seed):
 
 @defop("sample_logits", inputs=("Logits", "Labels", "CustomizedSamples", "CustomizedProbabilities"),
        outputs=("Samples", "Probabilities", "SampledLogits", "SampledLabels", "LogitsDim", "LabelsDim"),
-       infer_shape=_sl_shape, no_grad=("Labels", "CustomizedSamples", "CustomizedProbabilities"))
+       infer_shape=_sl_shape, no_grad=("Labels", "CustomizedSamples", "CustomizedProbabilities"), host="data")
 def sample_logits(op, ctx):
     custom = bool(attr(op, "use_customized_samples", False))
     remove_hits, num_samples = bool(attr(op, "remove_accidental_hits", True)), int(attr(op, "num_samples"))

@@ -3,12 +3,10 @@
   split_ids      forward: the unique ids of all lookups of a table (ascending), cut at the shards' row
                  ranges; gradient form (X given): each shard's ids paired with their rows' gradients as a
                  SelectedRows of the shard (rows renumbered within it)
-  prefetch       the rows of those ids from the pservers: one RPC per pserver for every table of the op,
-                 all pservers called before any answer is awaited (backends/ps/table_client.py); the rows
-                 come back as autograd leaves, so their gradient is the table's row gradient
+  prefetch       the rows of those ids from the pservers (its kernel is the pserver runtime's:
+                 backends/ps/kernels.py, table_client.py)
   merge_ids      each lookup's output gathered from the prefetched rows
   lookup_sparse_table  the pserver's prefetch block: rows of its shard
-The pserver runtime loads only when a prefetch op is lowered.
 """
 
 import numpy as np
@@ -17,7 +15,6 @@ import torch
 from ...row_gather import gather_rows
 from ...selected_rows import make_rows
 from ....ir import SelectedRows
-from ...ps.table_client import prefetch_kernel
 from ....ops import kernel
 from ....ops.defs.lookup_table import id_range_error, lookup_ids, zero_padding
 from .common import attr
@@ -161,11 +158,6 @@ def merge_ids(op, ctx):
             outs.append(part if part.shape[:-1] == lead else part.reshape(lead + (part.shape[-1],)))
         return outs, list(lods)
     return k
-
-
-@kernel("prefetch")
-def prefetch(op, ctx):
-    return prefetch_kernel(op, ctx)
 
 
 def _grown_rows(op, w, flat):

@@ -56,9 +56,9 @@ def _insert_cast_op(block, op, idx, src_dtype, dest_dtype):
                 cast_name = name + ".cast_" + _dtype_to_str(dest_dtype)
                 out_var = block.vars.get(cast_name)
                 if out_var is None or convert_dtype(out_var.dtype) != dest_dtype:
-                    # (Paddle gives the copy no shape; ours keeps the source's, which shape inference wants)
-                    out_var = block.create_var(name=cast_name, shape=in_var.shape, dtype=dest_dtype,
-                                               lod_level=in_var.lod_level, persistable=False, stop_gradient=False)
+                    # (Paddle gives the copy no shape; ours takes the source's from cast's infer_shape)
+                    out_var = block.create_var(name=cast_name, dtype=dest_dtype, lod_level=in_var.lod_level,
+                                               persistable=False, stop_gradient=False)
                     block._insert_op(idx, type="cast", inputs={"X": [in_var]}, outputs={"Out": [out_var]},
                                      attrs={"in_dtype": int(convert_dtype(in_var.dtype)),
                                             "out_dtype": int(dest_dtype)})

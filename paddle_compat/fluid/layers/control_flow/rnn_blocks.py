@@ -69,7 +69,7 @@ def shrink_memory(x, i, table):
     check_variable(i, "i", "shrink_memory")
     _check_table(table, "shrink_memory")
     helper = LayerHelper("shrink_memory")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=x.shape, lod_level=x.lod_level)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype, lod_level=x.lod_level)
     helper.append_op(type="shrink_rnn_memory", inputs={"X": [x], "I": [i], "RankTable": [table]},
                      outputs={"Out": [out]})
     return out
@@ -79,7 +79,7 @@ def reorder_lod_tensor_by_rank(x, rank_table):
     check_variable(x, "x", "reorder_lod_tensor_by_rank")
     _check_table(rank_table, "reorder_lod_tensor_by_rank")
     helper = LayerHelper("reorder_lod_tensor_by_rank")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype, shape=x.shape, lod_level=x.lod_level)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype, lod_level=x.lod_level)
     helper.append_op(type="reorder_lod_tensor_by_rank", inputs={"X": [x], "RankTable": [rank_table]},
                      outputs={"Out": [out]})
     return out
@@ -89,8 +89,8 @@ def split_lod_tensor(input, mask, level=0):
     check_variable(input, "input", "split_lod_tensor")
     check_variable(mask, "mask", "split_lod_tensor")
     helper = LayerHelper("split_lod_tensor")
-    t = helper.create_variable_for_type_inference(input.dtype, shape=input.shape, lod_level=input.lod_level)
-    f = helper.create_variable_for_type_inference(input.dtype, shape=input.shape, lod_level=input.lod_level)
+    t = helper.create_variable_for_type_inference(input.dtype, lod_level=input.lod_level)
+    f = helper.create_variable_for_type_inference(input.dtype, lod_level=input.lod_level)
     helper.append_op(type="split_lod_tensor", inputs={"X": [input], "Mask": [mask]},
                      outputs={"OutTrue": [t], "OutFalse": [f]}, attrs={"level": level})
     return t, f
@@ -100,7 +100,7 @@ def merge_lod_tensor(in_true, in_false, x, mask, level=0):
     for v, n in ((in_true, "in_true"), (in_false, "in_false"), (x, "x"), (mask, "mask")):
         check_variable(v, n, "merge_lod_tensor")
     helper = LayerHelper("merge_lod_tensor")
-    out = helper.create_variable_for_type_inference(in_true.dtype, shape=in_true.shape, lod_level=x.lod_level)
+    out = helper.create_variable_for_type_inference(in_true.dtype, lod_level=x.lod_level)
     helper.append_op(type="merge_lod_tensor", inputs={"X": [x], "Mask": [mask], "InTrue": [in_true],
                                                       "InFalse": [in_false]},
                      outputs={"Out": [out]}, attrs={"level": level})
@@ -154,7 +154,7 @@ class DynamicRNN:
             parent.append_op(type="lod_rank_table", inputs={"X": [x]}, outputs={"Out": [self.lod_rank_table]},
                              attrs={"level": level})
             self.max_seq_len = parent.create_var(name=unique_name.generate("dynamic_rnn_max_seq_len"),
-                                                 dtype="int64", shape=(1,))
+                                                 dtype="int64")
             self.max_seq_len.stop_gradient = False
             parent.append_op(type="max_sequence_len", inputs={"RankTable": [self.lod_rank_table]},
                              outputs={"Out": [self.max_seq_len]})
@@ -179,8 +179,7 @@ class DynamicRNN:
         # a LoD input: one sequence per step-input sequence, reordered and shrunk as whole sequences
         parent = self._parent_block_()
         reordered = parent.create_var(name=unique_name.generate("dynamic_rnn_static_input_reordered"),
-                                      type=VarType.LOD_TENSOR, dtype=x.dtype, shape=x.shape,
-                                      lod_level=x.lod_level)
+                                      type=VarType.LOD_TENSOR, dtype=x.dtype, lod_level=x.lod_level)
         parent.append_op(type="reorder_lod_tensor_by_rank",
                          inputs={"X": [x], "RankTable": [self.lod_rank_table]}, outputs={"Out": [reordered]})
         return shrink_memory(reordered, self.step_idx, self.lod_rank_table)
@@ -212,7 +211,7 @@ class DynamicRNN:
     def _init_zero_idx_(self):
         if self.zero_idx is None:
             parent = self._parent_block_()
-            self.zero_idx = parent.create_var(name=unique_name.generate("zero_idx"), dtype="int64", shape=(1,))
+            self.zero_idx = parent.create_var(name=unique_name.generate("zero_idx"), dtype="int64")
             parent.append_op(type="fill_constant", inputs={}, outputs={"Out": [self.zero_idx]},
                              attrs={"shape": [1], "dtype": self.zero_idx.dtype, "value": 0.0, "force_cpu": True})
 
@@ -229,7 +228,7 @@ class DynamicRNN:
                     raise ValueError("If set need_reorder to True, make sure step_input be invoked before "
                                      "memory(init=init, need_reordered=True, ...).")
                 reordered = parent.create_var(name=unique_name.generate("dynamic_rnn_mem_init_reordered"),
-                                              type=VarType.LOD_TENSOR, dtype=init.dtype, shape=init.shape)
+                                              type=VarType.LOD_TENSOR, dtype=init.dtype)
                 parent.append_op(type="reorder_lod_tensor_by_rank",
                                  inputs={"X": [init_tensor], "RankTable": [self.lod_rank_table]},
                                  outputs={"Out": [reordered]})
@@ -249,7 +248,7 @@ class DynamicRNN:
             raise ValueError("DynamicRNN.memory: give init or shape")
         init = parent.create_var(name=unique_name.generate("mem_init"), dtype=dtype, shape=[-1] + list(shape))
         arr, in_dtype = self.input_array[0]
-        in0 = parent.create_var(name=unique_name.generate("in0"), dtype=in_dtype, shape=arr.shape)
+        in0 = parent.create_var(name=unique_name.generate("in0"), dtype=in_dtype)
         parent.append_op(type="read_from_array", inputs={"X": [arr], "I": [self.zero_idx]}, outputs={"Out": [in0]})
         parent.append_op(type="fill_constant_batch_size_like", inputs={"Input": [in0]}, outputs={"Out": [init]},
                          attrs={"shape": [-1] + list(shape), "value": float(value), "dtype": init.dtype})
@@ -345,7 +344,7 @@ class StaticRNN:
     def step_output(self, o):
         self._assert_in_rnn_block_("step_output")
         check_variable(o, "o", "StaticRNN.step_output")
-        tmp = self.helper.create_variable_for_type_inference(dtype=o.dtype, shape=o.shape)
+        tmp = self.helper.create_variable_for_type_inference(dtype=o.dtype)
         self.helper.append_op(type="rnn_memory_helper", inputs={"X": [o]}, outputs={"Out": [tmp]},
                               attrs={"dtype": o.dtype})
         out = self._parent_block().create_var(name=tmp.name, shape=[self.seq_len] + list(tmp.shape or ()),
@@ -390,7 +389,7 @@ class StaticRNN:
                                  "update_memory in the step" % (name, m.init.name))
             boot.append(m.init)
             pre.append(m.pre_mem.name)
-            new_mem = self.helper.create_variable_for_type_inference(dtype=m.mem.dtype, shape=m.mem.shape)
+            new_mem = self.helper.create_variable_for_type_inference(dtype=m.mem.dtype)
             rnn_block.append_op(type="rnn_memory_helper", inputs={"X": [m.mem]}, outputs={"Out": [new_mem]},
                                 attrs={"dtype": m.mem.dtype})
             states.append(new_mem.name)

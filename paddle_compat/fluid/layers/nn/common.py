@@ -35,7 +35,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
         if in_features <= 0:
             raise ValueError("fc: input %s has unknown feature dims %s" % (input_var.name, list(shape[nfd:])))
         w = helper.create_parameter(attr=p_attr, shape=[in_features, size], dtype=dtype, is_bias=False)
-        tmp = out_var(helper, dtype, list(shape[:nfd]) + [size], input_var.lod_level)
+        tmp = out_var(helper, dtype, lod_level=input_var.lod_level)
         helper.append_op(type="mul", inputs={"X": [input_var], "Y": [w]}, outputs={"Out": [tmp]},
                          attrs={"x_num_col_dims": nfd, "y_num_col_dims": 1})
         mul_results.append(tmp)
@@ -43,7 +43,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     if len(mul_results) == 1:
         pre_bias = mul_results[0]
     else:
-        pre_bias = out_var(helper, dtype, mul_results[0].shape, mul_results[0].lod_level)
+        pre_bias = out_var(helper, dtype, lod_level=mul_results[0].lod_level)
         helper.append_op(type="sum", inputs={"X": mul_results}, outputs={"Out": [pre_bias]},
                          attrs={"use_mkldnn": False})
     pre_act = helper.append_bias_op(pre_bias, dim_start=first[1])
@@ -148,9 +148,9 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
                                                       trainable=False), shape=[c], dtype=dtype)
     variance.stop_gradient = True
     # the moving stats are their own outputs and the saved stats stop gradient: the variables are made here
-    saved_mean = out_var(helper, dtype, [c], stop_gradient=True)
-    saved_var = out_var(helper, dtype, [c], stop_gradient=True)
-    y = input if in_place else out_var(helper, dtype, input.shape, input.lod_level)
+    saved_mean = out_var(helper, dtype, stop_gradient=True)
+    saved_var = out_var(helper, dtype, stop_gradient=True)
+    y = input if in_place else out_var(helper, dtype, lod_level=input.lod_level)
     helper.append_op(type="batch_norm",
                      inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
                      outputs={"Y": [y], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],

@@ -312,8 +312,8 @@ def inplace_abn(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, par
         v.stop_gradient = True
         stats.append(v)
     mean, variance = stats
-    saved_mean = out_var(helper, dtype, [c], stop_gradient=True)
-    saved_var = out_var(helper, dtype, [c], stop_gradient=True)
+    saved_mean = out_var(helper, dtype, stop_gradient=True)
+    saved_var = out_var(helper, dtype, stop_gradient=True)
     helper.append_op(type="inplace_abn",
                      inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
                      outputs={"Y": [input], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
@@ -340,10 +340,9 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, 
                                                    default_initializer=Constant(1.0))]
     if shift:
         inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[size], dtype=dtype, is_bias=True)]
-    rows = list(input.shape[:begin_norm_axis])
-    mean = out_var(helper, dtype, rows, stop_gradient=True)
-    var = out_var(helper, dtype, rows, stop_gradient=True)
-    out = out_var(helper, dtype, input.shape, input.lod_level)
+    mean = out_var(helper, dtype, stop_gradient=True)
+    var = out_var(helper, dtype, stop_gradient=True)
+    out = out_var(helper, dtype, lod_level=input.lod_level)
     helper.append_op(type="layer_norm", inputs=inputs, outputs={"Y": [out], "Mean": [mean], "Variance": [var]},
                      attrs={"epsilon": float(epsilon), "begin_norm_axis": begin_norm_axis})
     return helper.append_activation(out)

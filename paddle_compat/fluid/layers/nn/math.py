@@ -280,7 +280,7 @@ def _logical(op_type, binary=True):
     def layer(x, y=None, out=None, name=None):
         helper = LayerHelper(op_type, name=name)
         if out is None:
-            out = out_var(helper, "bool", x.shape, stop_gradient=True)
+            out = out_var(helper, "bool", stop_gradient=True)
         inputs = {"X": [x], "Y": [y]} if binary else {"X": [x]}
         helper.append_op(type=op_type, inputs=inputs, outputs={"Out": [out]})
         return out

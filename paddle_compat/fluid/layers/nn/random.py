@@ -23,7 +23,7 @@ def _static_shape(shape, layer):
 def _random(op_type, shape, dtype, attrs, layer, stop_gradient=True, dtype_attr=True):
     shape = _static_shape(shape, layer)
     helper = LayerHelper(layer)
-    out = out_var(helper, dtype, shape, stop_gradient=stop_gradient)
+    out = out_var(helper, dtype, stop_gradient=stop_gradient)
     attrs = dict(attrs, shape=shape)
     if dtype_attr:
         attrs["dtype"] = convert_dtype(dtype)

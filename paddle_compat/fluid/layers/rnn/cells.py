@@ -5,7 +5,6 @@ import functools
 import copy
 
 from ....ir import VarType, convert_dtype, unique_name
-from ....ops import get as get_def
 from ...layer_helper import LayerHelper
 from ...param_attr import ParamAttr
 from ..control_flow.rnn_blocks import StaticRNN
@@ -297,8 +296,8 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     fc_out = fc(input=concat(input=[x_t, hidden_t_prev], axis=1), size=4 * size,
                    param_attr=param_attr, bias_attr=bias_attr)
     helper = LayerHelper("lstm_unit", name=name)
-    c = helper.create_variable_for_type_inference(x_t.dtype, shape=cell_t_prev.shape)
-    h = helper.create_variable_for_type_inference(x_t.dtype, shape=cell_t_prev.shape)
+    c = helper.create_variable_for_type_inference(x_t.dtype)
+    h = helper.create_variable_for_type_inference(x_t.dtype)
     helper.append_op(type="lstm_unit", inputs={"X": [fc_out], "C_prev": [cell_t_prev]},
                      outputs={"C": [c], "H": [h]}, attrs={"forget_bias": float(forget_bias)})
     return h, c
@@ -323,11 +322,8 @@ def lstm(input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0
         weight_size += dirs * (4 * hidden_size * (in_l + hidden_size) + 8 * hidden_size)
     weight = helper.create_parameter(attr=helper.param_attr, shape=[weight_size], dtype=input.dtype,
                                      default_initializer=default_initializer)
-    # shapes from the op's definition, as Paddle's InferShape gave them at build time ([T, N, H * dirs], ...)
-    metas = get_def("cudnn_lstm").infer_shape({"Input": [input]}, {"hidden_size": hidden_size,
-                                                                   "is_bidirec": is_bidirec, "num_layers": num_layers})
-    out, last_h, last_c = (helper.create_variable_for_type_inference(input.dtype, shape=tuple(metas[k].shape))
-                           for k in ("Out", "last_h", "last_c"))
+    # shapes: the op's infer_shape's, as Paddle's InferShape gave them at build time ([T, N, H * dirs], ...)
+    out, last_h, last_c = (helper.create_variable_for_type_inference(input.dtype) for _ in range(3))
     cache = helper.create_variable(name=unique_name.generate(helper.name + ".cache"), persistable=True,
                                    type=VarType.RAW, stop_gradient=True)
     helper.append_op(type="cudnn_lstm", inputs={"Input": [input], "InitH": [init_h], "InitC": [init_c],

@@ -71,7 +71,8 @@ def _unpad_shape(ins, attrs):
     return {"Out": OutMeta((-1,) + tuple(x.shape[2:]), x.dtype, 1)}
 
 
-@defop("sequence_unpad", inputs=("X", "Length"), lod_out=("Out",), infer_shape=_unpad_shape, no_grad=("Length",))
+@defop("sequence_unpad", inputs=("X", "Length"), lod_out=("Out",), infer_shape=_unpad_shape, no_grad=("Length",),
+       host="data")
 def sequence_unpad(op, ctx):
     def k(x, length):
         lengths = length.reshape(-1).long()
@@ -95,7 +96,7 @@ def _expand_as_shape(ins, attrs):
 
 # Row i of X repeated as many times as sequence i of Y is long; the output takes Y's LoD.
 @defop("sequence_expand_as", inputs=("X", "Y"), lod_in=("Y",), lod_out=("Out",), infer_shape=_expand_as_shape,
-       no_grad=("Y",))
+       no_grad=("Y",), host="data")
 def sequence_expand_as(op, ctx):
     def k(x, y, lod):
         off = _off(op, lod, "Y", y.shape[0])

@@ -170,7 +170,7 @@ def sequence_concat(op, ctx):
 # ---------------------------------------------------------------------------------------------------
 @defop("sequence_expand", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,) + tuple(first(ins, "X").shape[1:]),
-                                                      first(ins, "X").dtype, first(ins, "X").lod_level)})
+                                                      first(ins, "X").dtype, first(ins, "X").lod_level)}, host="data")
 def sequence_expand(op, ctx):
     """Repeat sequence i of X (row i when X has no LoD) as many times as Y's sequence i at ref_level has
     elements. Out has a LoD only when X has one (Paddle's sequence_expand)."""

@@ -40,7 +40,7 @@ def _slice_shape(ins, attrs):
 
 # Sequence i keeps its rows offset[i] .. offset[i] + length[i] - 1.
 @defop("sequence_slice", inputs=("X", "Offset", "Length"), lod_in=("X",), lod_out=("Out",),
-       infer_shape=_slice_shape, no_grad=("Offset", "Length"))
+       infer_shape=_slice_shape, no_grad=("Offset", "Length"), host="data")
 def sequence_slice(op, ctx):
     def k(x, offset, length, lod):
         off = one_level(op, lod, "X", x.shape[0])
@@ -74,7 +74,7 @@ def _reshape_shape(ins, attrs):
 
 
 # The data is unchanged; each sequence of L rows of width D becomes L * D / new_dim rows of width new_dim.
-@defop("sequence_reshape", lod_in=("X",), lod_out=("Out",), infer_shape=_reshape_shape)
+@defop("sequence_reshape", lod_in=("X",), lod_out=("Out",), infer_shape=_reshape_shape, host="data")
 def sequence_reshape(op, ctx):
     new_dim = int(attr(op, "new_dim"))
 
@@ -97,7 +97,7 @@ def sequence_reshape(op, ctx):
 # Out = X, then Out[i, Ids[j]] += Updates[j] for every j of sequence i of Ids (repeats add up).
 @defop("sequence_scatter", inputs=("X", "Ids", "Updates"), lod_in=("Ids",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype)},
-       no_grad=("Ids",))
+       no_grad=("Ids",), host="data")
 def sequence_scatter(op, ctx):
     def k(x, ids, updates, lod):
         idx = ids.reshape(-1).long()
