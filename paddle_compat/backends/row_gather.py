@@ -14,6 +14,7 @@ index_add_ stays in use.
 import threading
 
 import torch
+import torch.nn.functional as F
 
 __all__ = ["gather_rows", "index_add_rows"]
 
@@ -49,7 +50,6 @@ def _dense(g):
 
 
 def _bags(g, index, rows, order=None):
-    import torch.nn.functional as F
     if order is None:
         order, counts = torch.argsort(index, stable=True), torch.bincount(index, minlength=rows)
     else:

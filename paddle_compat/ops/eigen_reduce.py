@@ -44,13 +44,12 @@ def _lane_sums_bag(a, rows, k, lanes):
     """The same running sums by torch's embedding_bag (mode sum): each row's k packets are one bag, added
     into zeroed accumulators one packet after the other in order, 8 float32 lanes in one vector register
     (fbgemm's kernel): 2-3x numpy's loop, which steps through the packets 8 elements at a time."""
-    import torch.nn.functional as F
     w = torch.from_numpy(np.ascontiguousarray(a).reshape(rows * k, lanes))
     idx = _fast.get("arange")
     if idx is None or idx.numel() < rows * k:
         idx = _fast["arange"] = torch.arange(max(rows * k, _FAST_MIN), dtype=torch.int64)
     offsets = torch.arange(0, rows * k, k, dtype=torch.int64)
-    return F.embedding_bag(idx[:rows * k], w, offsets, mode="sum").numpy()
+    return torch.nn.functional.embedding_bag(idx[:rows * k], w, offsets, mode="sum").numpy()
 
 
 def _bag_agrees():
