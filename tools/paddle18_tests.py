@@ -66,6 +66,19 @@ def _target(fullname):
     head, _, tail = fullname[len("paddle."):].partition(".")
     return "paddle_compat." + _RENAMED.get(head, head) + ("." + tail if tail else "")
 
+def _alias_loaded():
+    # Every paddle_compat submodule loaded so far is registered under its paddle. name: importing
+    # `paddle.fluid.layers.rnn` afresh would make Python set the parent's `rnn` attribute to the module,
+    # where Paddle's (and ours) is the rnn() layer that `from .rnn import *` bound there
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("paddle_compat.") or module is None:
+            continue
+        head, _, tail = name[len("paddle_compat."):].partition(".")
+        if head == "reader":      # paddle.reader is paddle_compat.readers
+            continue
+        head = {v: k for k, v in _RENAMED.items()}.get(head, head)
+        sys.modules.setdefault("paddle." + head + ("." + tail if tail else ""), module)
+
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith("paddle."):
@@ -74,6 +87,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             importlib.import_module(_target(fullname))
         except ImportError:
             return None
+        _alias_loaded()
         return importlib.util.spec_from_loader(fullname, self)
     def create_module(self, spec):
         return sys.modules[_target(spec.name)]

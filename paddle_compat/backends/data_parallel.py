@@ -21,7 +21,7 @@ from .feed_split import split_feed
 from .grad_reducer import GradAllReducer
 from .step_split import split_step
 from .selected_rows import make_rows, rows_values, scale_rows
-from ..ir import LoDTensor, ScopeVar, as_fetch, global_scope
+from ..ir import OP_ROLE_KEY, EOFException, LoDTensor, OpRole, ScopeVar, as_fetch, global_scope
 from .feeds import fetch_names_of
 
 __all__ = ["DataParallelRunner"]
@@ -33,7 +33,7 @@ class DataParallelRunner:
     def __init__(self, compiled, exe):
         bs = compiled._build_strategy
         self._compiled = compiled
-        self._program = compiled._program
+        self._program = compiled._runnable_program()
         self._places = compiled._resolve_places(exe.place)
         self._exes = [type(exe)(p) for p in self._places]
         self._num_trainers = int(bs.num_trainers or 1)
@@ -47,6 +47,7 @@ class DataParallelRunner:
         self._comm = None
         self._scopes = {}          # id(user scope) -> [scope per place]
         self._split = None         # (program version, StepSplit)
+        self._partial = None       # (program version, whether fewer samples than places may be fed)
         self._autograd_for = self._make_reducer
         self._lowering_fetch = ()
 
@@ -130,6 +131,20 @@ class DataParallelRunner:
             self._split = (self._program._version, split_step(self._program))
         return self._split[1]
 
+    def _reads_keep_last(self):
+        reads = [op for op in self._program.global_block().ops if op.type == "read"]
+        return bool(reads) and not any(op.attrs.get("drop_last", True) for op in reads)
+
+    def _partial_feed_ok(self):
+        """Paddle 1.8's partial feed: a program with no backward or optimizer op (inference) may be fed fewer
+        samples than places; it then runs on the first ones only. Cached per program version."""
+        if self._partial is None or self._partial[0] != self._program._version:
+            training = OpRole.Backward | OpRole.Optimize
+            ok = self._num_trainers == 1 and not any(
+                int(op.attrs.get(OP_ROLE_KEY, 0)) & training for b in self._program.blocks for op in b.ops)
+            self._partial = (self._program._version, ok)
+        return self._partial[1]
+
     # ---- running -------------------------------------------------------------------------------------
     def run(self, feed, fetch_list, scope, return_numpy, return_merged):
         scope = scope if scope is not None else global_scope()
@@ -144,16 +159,26 @@ class DataParallelRunner:
             outs = self._exes[0]._run_program(self._program, feed, fetch, scope, return_numpy,
                                               autograd_for=self._autograd_for if self._comm else None)
             return outs if return_merged else [[o] for o in outs]
-        per_place = self._run_places(split_feed(feed, len(self._places), self._program.global_block()),
-                                     fetch, scopes)
+        feeds = split_feed(feed, len(self._places), self._program.global_block(), self._partial_feed_ok())
+        per_place = self._run_places(feeds, fetch, scopes)
         return _merge(fetch, per_place, return_numpy, return_merged)
 
     def _run_places(self, feeds, fetch, scopes):
         sp = self._step_split()
-        n = len(self._places)
+        n = len(feeds)   # fewer than the places: an inference program fed fewer samples (split_feed)
         if sp.apply is None:
-            return [[_value(r) for r in self._exes[p]._run_program(sp.compute, feeds[p], fetch, scopes[p], False)]
-                    for p in range(n)]
+            out = []
+            for p in range(n):
+                try:
+                    res = self._exes[p]._run_program(sp.compute, feeds[p], fetch, scopes[p], False)
+                except EOFException:
+                    # a non-iterable DataLoader (drop_last=False) ran dry after place p-1 read the last batch:
+                    # an inference program runs on the places that got one (Paddle's partial feed)
+                    if p == 0 or not self._partial_feed_ok() or not self._reads_keep_last():
+                        raise
+                    break
+                out.append([_value(r) for r in res])
+            return out
         from_compute = [f for f in fetch if f not in sp.grads and f not in sp.apply_outputs
                         and not _persistable(sp.apply, f)]
         computed = []
@@ -221,9 +246,16 @@ def _persistable(program, name):
     return v is not None and v.persistable
 
 
+class _ArrayValue(list):
+    """A fetched LoDTensorArray of one place: [(tensor, lod), ...] of its elements."""
+
+
 def _value(r):
     """(tensor, lod) of one fetched LoDTensor, or (row-sparse torch tensor, None) of a SelectedRows (the
-    gradient of embedding(is_sparse=True), which return_numpy=False fetches as SelectedRows)."""
+    gradient of embedding(is_sparse=True), which return_numpy=False fetches as SelectedRows), or an
+    _ArrayValue of a LoDTensorArray (fetched as a list)."""
+    if isinstance(r, list):
+        return _ArrayValue(_value(e) if e is not None else (None, None) for e in r)
     holder = getattr(r, "_holder", None)
     if holder is None:
         values = r._value
@@ -236,6 +268,9 @@ def _merge(fetch, per_place, return_numpy, return_merged):
     out = []
     for i, name in enumerate(fetch):
         vals = [row[i] for row in per_place]
+        if isinstance(vals[0], _ArrayValue):
+            out.append(_merge_arrays(name, vals, return_numpy, return_merged))
+            continue
         if not return_merged:
             out.append([_finish(name, t, lod, return_numpy, LoDTensor, ScopeVar) for t, lod in vals])
             continue
@@ -244,6 +279,28 @@ def _merge(fetch, per_place, return_numpy, return_merged):
         lods = [lod for _, lod in vals]
         out.append(_finish(name, merged, _merge_lod(lods) if any(lods) else None, return_numpy, LoDTensor, ScopeVar))
     return out
+
+
+def _merge_arrays(name, arrays, return_numpy, return_merged):
+    """A LoDTensorArray fetched from each place (Paddle 1.8.5): unmerged, one list per place; merged, one list
+    whose element j is the places' elements j concatenated."""
+    def fin(t, lod):
+        return None if t is None else _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar)
+    if not return_merged:
+        return [[fin(t, lod) for t, lod in arr] for arr in arrays]
+    if len({len(a) for a in arrays}) != 1:
+        raise ValueError("fetched LoDTensorArray '%s' holds %s elements on the places; merging wants the same "
+                         "number (fetch it with return_merged=False)" % (name, [len(a) for a in arrays]))
+    merged = []
+    for j in range(len(arrays[0])):
+        parts = [a[j] for a in arrays]
+        if any(t is None for t, _ in parts):
+            merged.append(None)
+            continue
+        ts = [t.reshape(1) if t.dim() == 0 else t for t, _ in parts]
+        lods = [lod for _, lod in parts]
+        merged.append(fin(torch.cat([t.to(ts[0].device) for t in ts]), _merge_lod(lods) if any(lods) else None))
+    return merged
 
 
 def _finish(name, t, lod, return_numpy, LoDTensor, ScopeVar):

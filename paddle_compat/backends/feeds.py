@@ -36,13 +36,15 @@ class FeedSpec:
 
     __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device")
 
-    def __init__(self, var, device):
+    def __init__(self, var, device, fed_lod=False):
+        """fed_lod: the value fed when the run was prepared carries a LoD; it is kept even when the variable
+        declares lod_level=0, as Paddle keeps it (lod_rank_table(x, level=1) of a layers.data x)."""
         self.name = var.name
         self.np_dtype = np.dtype(dtype_name(var.dtype))
         self.torch_dtype = getattr(torch, self.np_dtype.name)
         self.shape = tuple(var.shape)
         self.check = var.need_check_feed
-        self.lod = var.lod_level > 0
+        self.lod = var.lod_level > 0 or bool(fed_lod)
         self.device = device
 
     def convert(self, value):
@@ -53,8 +55,7 @@ class FeedSpec:
                 raise ValueError("feed '%s': the LoDTensor holds no data" % self.name)
             shape = t.shape
             if t.dtype != self.torch_dtype:
-                raise ValueError("feed '%s': expected dtype %s, got %s" % (self.name, self.np_dtype.name,
-                                                                          str(t.dtype)[6:]))
+                t = self._cast_tensor(t)
         elif isinstance(value, torch.Tensor):
             t, shape = value, tuple(value.shape)
         else:
@@ -67,22 +68,24 @@ class FeedSpec:
                 value = np.array([value]).astype(self.np_dtype)
             arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.np_dtype)
             if arr.dtype != self.np_dtype:
-                raise ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'))"
-                                 % (self.name, self.np_dtype.name, arr.dtype.name, self.np_dtype.name))
+                arr = self._cast_array(arr)
             if not arr.flags.c_contiguous or not arr.flags.writeable:
                 arr = np.array(arr, copy=True, order="C")
             t, shape = torch.from_numpy(arr), arr.shape
         if self.check:
             want = self.shape
-            if len(shape) != len(want) or any(w >= 0 and w != g for w, g in zip(want, shape)):
-                raise ValueError("feed '%s': expected shape %s, got %s" % (self.name, list(want), list(shape)))
+            # a LoD feed's rows are not its batch: Paddle 1.8.5 checks its rank and the dims after the first
+            if len(shape) != len(want) or any(w >= 0 and w != g for w, g in zip(want[1:] if lod else want,
+                                                                                 shape[1:] if lod else shape)):
+                raise ValueError("The fed Variable %r should have dimensions = %r, shape = %r, but received fed "
+                                 "shape %r on each device" % (self.name, len(want), want, list(shape)))
         if self.device != "cpu" and t.device.type == "cpu":
             t = t.to(self.device)
         if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
             if lod:
                 last = lod[-1]
                 # a CPU tensor's last offset from tolist(): indexing the tensor costs four torch dispatches
-                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.device.type == "cpu"
+                rows = int(last.tolist()[-1] if isinstance(last, torch.Tensor) and last.is_cpu
                            else last[-1])
                 if rows != shape[0]:
                     raise ValueError("feed '%s': its LoD covers %d rows but the tensor has %d"
@@ -92,20 +95,69 @@ class FeedSpec:
         return t
 
 
+    # A value of another dtype: fluid.data (need_check_feed) refuses it in Paddle 1.8.5's words. Paddle feeds
+    # any dtype to a layers.data variable, which then holds a tensor of a dtype it does not declare (its ops run
+    # in that dtype until one meets a parameter: "Tensor holds the wrong type"). Here such a value is cast to
+    # the declared dtype when that changes no value (int32 ids to int64) or only rounds a float to another
+    # float (float64 to float32: the declared precision); any other cast (0.5 to an integer) is refused.
+    def _wrong_dtype(self, got):
+        if self.check:
+            return ValueError("The data type of fed Variable %r must be %r, but received %r"
+                              % (self.name, self.np_dtype.name, got))
+        return ValueError("feed '%s': expected dtype %s, got %s (cast it with .astype('%s'); a cast that changes "
+                          "no value, or rounds a float to a float, is done here)"
+                          % (self.name, self.np_dtype.name, got, self.np_dtype.name))
+
+    def _cast_array(self, arr):
+        if self.check:
+            raise self._wrong_dtype(arr.dtype.name)
+        with np.errstate(all="ignore"):
+            cast = arr.astype(self.np_dtype)
+            ok = (arr.dtype.kind == "f" and self.np_dtype.kind == "f") or np.array_equal(cast.astype(arr.dtype), arr)
+        if not ok:
+            raise self._wrong_dtype(arr.dtype.name)
+        return cast
+
+    def _cast_tensor(self, t):
+        if self.check:
+            raise self._wrong_dtype(str(t.dtype)[6:])
+        cast = t.to(self.torch_dtype)
+        if not ((t.is_floating_point() and cast.is_floating_point()) or torch.equal(cast.to(t.dtype), t)):
+            raise self._wrong_dtype(str(t.dtype)[6:])
+        return cast
+
+
 class PreparedRun:
     """A lowered block with its feed specs: run(feed, return_numpy) -> the fetched values as Executor.run
     returns them (numpy arrays, or LoDTensors / SelectedRows with return_numpy=False)."""
 
-    def __init__(self, lowered, feed_specs):
+    def __init__(self, lowered, feed_specs, persist_feeds=(), feed_holders=()):
         self.lowered = lowered
         self.feed_specs = feed_specs
         self.fetch_persistable = lowered.fetch_persistable
+        # Paddle's feed op writes each fed value into the scope, where a later run of a program that does not
+        # feed it reads it. [(index in feed_specs, ScopeVar)]: persistable variables (a learning rate) are
+        # copied into their tensor (the optimizer ops of a data-parallel step read them there), the others
+        # (feed_holders) just hold the fed tensor
+        self.persist_feeds = tuple(persist_feeds)
+        self.feed_holders = tuple(feed_holders)
 
     def run(self, feed, return_numpy):
         feeds = [spec.convert(feed[spec.name]) for spec in self.feed_specs]
+        if self.persist_feeds:
+            for i, holder in self.persist_feeds:
+                _store(holder, feeds[i])
+        for i, holder in self.feed_holders:
+            v = feeds[i]
+            holder.value, holder.lod = v if isinstance(v, tuple) else (v, None)
         results = self.lowered(feeds)
         out = []
         for (t, lod), persist in zip(results, self.fetch_persistable):
+            if return_numpy and not lod and type(t) is torch.Tensor and t.is_cpu and not t.is_sparse and \
+                    t.dtype is not torch.bfloat16:
+                a = t.detach().numpy()      # (the usual fetch, a loss: the checks below have nothing to do)
+                out.append(as_fetch(a.copy() if persist else a))
+                continue
             if isinstance(t, list):   # a LoDTensorArray: a list of its elements, as Paddle returns it
                 out.append(self._array(t, return_numpy))
                 continue
@@ -146,3 +198,16 @@ class PreparedRun:
             else:
                 out.append(LoDTensor(_holder=ScopeVar(value=t.detach(), lod=lod)))
         return out
+
+
+def _store(holder, value):
+    """Write a fed value into its scope variable: in place when the held tensor has its shape and dtype (a
+    lowering may hold that tensor), else as a copy."""
+    t, lod = value if isinstance(value, tuple) else (value, None)
+    old = holder.value
+    if (isinstance(old, torch.Tensor) and old.shape == t.shape and old.dtype == t.dtype
+            and old.device == t.device):
+        old.copy_(t)
+    else:
+        holder.value = t.clone()
+    holder.lod = lod

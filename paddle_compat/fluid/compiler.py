@@ -6,6 +6,7 @@ trainers go to the data-parallel runner of the collective backend.
 
 from ..ir import CUDAPlace, OP_ROLE_KEY, OpRole, Program, cpu_places, cuda_places
 from .compiler_compile import CompileChecks
+from .core_objects import Graph
 from .transpiler.batch_merge import merge_batches
 from .inference import AnalysisConfig, NativeConfig, create_paddle_predictor
 
@@ -119,14 +120,20 @@ class ExecutionStrategy:
         self.num_iteration_per_run = 1
         self.use_thread_barrier = False
         self.use_experimental_executor = True
-        self.dry_run = False
+        self._dry_run = False     # Paddle's name: run the graph without running its ops
         self.use_cuda = True      # Paddle 1.8's default; the executor's place decides here
 
 
 class CompiledProgram(CompileChecks):
     def __init__(self, program_or_graph, build_strategy=None):
-        if not isinstance(program_or_graph, Program):
-            raise TypeError("CompiledProgram expects a fluid.Program, got %s" % type(program_or_graph).__name__)
+        # a core.Graph: Paddle leaves _program None (fluid.io refuses such a CompiledProgram); it runs the
+        # graph's program
+        self._graph = None
+        if isinstance(program_or_graph, Graph):
+            self._graph, program_or_graph = program_or_graph, None
+        elif not isinstance(program_or_graph, Program):
+            raise TypeError("CompiledProgram expects a fluid.Program or a core.Graph, got %s"
+                            % type(program_or_graph).__name__)
         self._program = program_or_graph
         self._build_strategy = build_strategy
         self._exec_strategy = None
@@ -134,10 +141,16 @@ class CompiledProgram(CompileChecks):
         self._loss_name = None
         self._share_vars_from = None
         self._places = None
+        # Paddle's per-place scopes of a ParallelExecutor this program shares variables with (else []); the
+        # per-place scopes here are the runner's, made on the first run, and not listed
+        self._local_scopes = []
         self._runner = None
         self._is_inference = False
         self._infer_config = None
         self._predictor = None
+
+    def _runnable_program(self):
+        return self._program if self._program is not None else self._graph._source_program
 
     def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
                            places=None):
@@ -149,7 +162,7 @@ class CompiledProgram(CompileChecks):
         self._build_strategy = self._build_strategy or BuildStrategy()
         repeats = self._build_strategy._merge_repeats()
         if repeats != 1:
-            self._program = merge_batches(self._program, repeats)
+            self._program = merge_batches(self._runnable_program(), repeats)
         self._exec_strategy = exec_strategy or ExecutionStrategy()
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
@@ -189,20 +202,32 @@ class CompiledProgram(CompileChecks):
         return self._is_data_parallel and (len(self._resolve_places(exe_place)) > 1 or
                                            (bs is not None and bs.num_trainers > 1))
 
+    def _dry_run(self, exe, feed, fetch_list):
+        """ExecutionStrategy._dry_run (Paddle): the step runs no op, so nothing is fed, computed or updated.
+        Fetching is refused: there would be nothing computed to return."""
+        if fetch_list:
+            raise ValueError("ExecutionStrategy._dry_run is set: the program runs no op, so there is nothing to "
+                             "fetch (fetch_list %s)" % (fetch_list,))
+        return []
+
     def _run_with_executor(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
         if self._is_inference:
             if self._predictor is None:
                 self._predictor = create_paddle_predictor(self._infer_config)
             return self._predictor.run(feed)
+        if self._exec_strategy is not None and self._exec_strategy._dry_run:
+            return self._dry_run(exe, feed, fetch_list)
         if self._runner is None and not self._is_multi(exe.place):
             if isinstance(feed, (list, tuple)):
                 if len(feed) != 1:
                     raise ValueError("feed is a list of %d dicts but this program runs on 1 place" % len(feed))
                 feed = feed[0]
             capture = getattr(self._build_strategy, "allow_cuda_graph_capture", None)
-            return exe._run_program(self._program, feed, fetch_list, scope, return_numpy, capture=capture)
+            return exe._run_program(self._runnable_program(), feed, fetch_list, scope, return_numpy,
+                                    capture=capture)
         if self._runner is None:
-            if len(self._resolve_places(exe.place)) > 1 and _has_optimizer_in_control_flow(self._program):
+            if (len(self._resolve_places(exe.place)) > 1
+                    and _has_optimizer_in_control_flow(self._runnable_program())):
                 # Paddle 1.8.5 refuses this too: each place would update in its own branch
                 raise NotImplementedError("If optimizer is used in control flow, training on multi-places is "
                                           "not supported now.")

@@ -21,7 +21,8 @@ from .dygraph.mode import VarBase  # noqa: F401
 from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativePaddlePredictor,  # noqa: F401
                         PaddleBuf, PaddleDType, PaddlePlace, PaddlePredictor, PaddleTensor, ZeroCopyTensor,
                         create_paddle_predictor)
-from .core_objects import get_fetch_variable, set_feed_variable  # noqa: F401
+from .core_executor import Executor  # noqa: F401
+from .core_objects import Graph, get_fetch_variable, set_feed_variable  # noqa: F401
 from .core_objects import set_fuse_parameter_group_size as _set_fuse_parameter_group_size  # noqa: F401
 from .core_objects import set_fuse_parameter_memory_size as _set_fuse_parameter_memory_size  # noqa: F401
 from .core_registry import (_get_all_register_op_kernels, get_grad_op_desc, has_grad_op_maker,  # noqa: F401

@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from ..ir import LoDTensor, Variable, default_main_program, dtype_name
+from ..ir import CUDAPlace, LoDTensor, Variable, cpu_places, cuda_places, default_main_program, dtype_name
 
 __all__ = ["DataFeeder"]
 
@@ -100,6 +100,12 @@ class DataFeeder:
         for b in batches:
             yield self.feed(b)
 
+    def _number_of_places(self, num_places):
+        """Paddle's rule: num_places if given, else every device of the place's kind (CPU_NUM for CPUs)."""
+        if num_places is not None:
+            return int(num_places)
+        return len(cuda_places() if isinstance(self.place, CUDAPlace) else cpu_places())
+
     def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
         """A reader of minibatches -> a reader of feed dicts (lists of dicts with multi_devices)."""
         def decorated():
@@ -107,7 +113,7 @@ class DataFeeder:
                 for batch in reader():
                     yield self.feed(batch)
                 return
-            n = num_places or 1
+            n = self._number_of_places(num_places)
             group = []
             for batch in reader():
                 group.append(batch)

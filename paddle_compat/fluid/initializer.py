@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..ir import convert_dtype, dtype_name
+from ..ir import VarType, convert_dtype, dtype_name, unique_name
 
 __all__ = ["Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "Bilinear", "MSRA",
            "ConstantInitializer", "UniformInitializer", "NormalInitializer", "TruncatedNormalInitializer",
@@ -50,16 +50,27 @@ class Initializer:
         return self._seed if self._seed != 0 else block.program.random_seed
 
     @staticmethod
-    def _append(block, type, var, attrs):
-        attrs = dict(attrs, shape=list(var.shape), dtype=int(convert_dtype(var.dtype)))
-        # Paddle prepends every initializer op (a startup program lists them newest first).  We prepend the
-        # deterministic ones (fill_constant, assign_value) as Paddle does, so programs that inspect
-        # startup.global_block().ops see Paddle's order; random ones stay appended because an unseeded
-        # op draws from the global generator in op order, and reversing it would change every such value.
-        if type in ("fill_constant", "assign_value"):
-            op = block._prepend_op(type=type, outputs={"Out": [var]}, attrs=attrs)
-        else:
-            op = block.append_op(type=type, outputs={"Out": [var]}, attrs=attrs)
+    def _append(block, type, var, attrs, prefix=None, prepend=None):
+        """Add the init op of `var`. A float16 variable is initialised as Paddle does: the op fills a float32
+        `<prefix>.<var>.tmp_N` and a cast op (appended) writes var.
+
+        Paddle prepends every initializer op but Bilinear's (a startup program lists them newest first). We
+        prepend the deterministic ones: fill_constant, assign_value and seeded random ops (each draws from its
+        own generator, so order cannot change its numbers); unseeded random ones stay appended because they
+        draw from the global generator in op order, and reversing it would change every such value."""
+        out, dtype = var, convert_dtype(var.dtype)
+        if dtype == VarType.FP16:
+            dtype = VarType.FP32
+            out = block.create_var(name=unique_name.generate(".".join([prefix or type, var.name, "tmp"])),
+                                   shape=var.shape, dtype=dtype, type=VarType.LOD_TENSOR, persistable=False)
+        attrs = dict(attrs, shape=list(var.shape), dtype=int(dtype))
+        if prepend is None:
+            prepend = type in ("fill_constant", "assign_value") or bool(attrs.get("seed"))
+        add = block._prepend_op if prepend else block.append_op
+        op = add(type=type, outputs={"Out": [out]}, attrs=attrs)
+        if out is not var:
+            block.append_op(type="cast", inputs={"X": [out]}, outputs={"Out": [var]},
+                            attrs={"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP16)})
         var.op = op
         return op
 
@@ -71,7 +82,8 @@ class ConstantInitializer(Initializer):
 
     def __call__(self, var, block):
         return self._append(block, "fill_constant", var,
-                            {"value": self._value, "force_cpu": self._force_cpu or force_init_on_cpu()})
+                            {"value": self._value, "force_cpu": self._force_cpu or force_init_on_cpu()},
+                            prefix="constant_init")
 
 
 class UniformInitializer(Initializer):
@@ -111,9 +123,11 @@ class XavierInitializer(Initializer):
         seed = self._seed_for(block)
         if self._uniform:
             limit = math.sqrt(6.0 / float(fan_in + fan_out))
-            return self._append(block, "uniform_random", var, {"min": -limit, "max": limit, "seed": seed})
+            return self._append(block, "uniform_random", var, {"min": -limit, "max": limit, "seed": seed},
+                                prefix="xavier_init")
         std = math.sqrt(2.0 / float(fan_in + fan_out))
-        return self._append(block, "gaussian_random", var, {"mean": 0.0, "std": std, "seed": seed})
+        return self._append(block, "gaussian_random", var, {"mean": 0.0, "std": std, "seed": seed},
+                            prefix="xavier_init")
 
 
 class MSRAInitializer(Initializer):
@@ -126,9 +140,11 @@ class MSRAInitializer(Initializer):
         seed = self._seed_for(block)
         if self._uniform:
             limit = math.sqrt(6.0 / float(fan_in))
-            return self._append(block, "uniform_random", var, {"min": -limit, "max": limit, "seed": seed})
+            return self._append(block, "uniform_random", var, {"min": -limit, "max": limit, "seed": seed},
+                                prefix="masra_init")   # (Paddle 1.8's spelling)
         std = math.sqrt(2.0 / float(fan_in))
-        return self._append(block, "gaussian_random", var, {"mean": 0.0, "std": std, "seed": seed})
+        return self._append(block, "gaussian_random", var, {"mean": 0.0, "std": std, "seed": seed},
+                            prefix="masra_init")
 
 
 class BilinearInitializer(Initializer):
@@ -146,7 +162,8 @@ class BilinearInitializer(Initializer):
             x = i % size
             y = (i / size) % size
             weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
-        return NumpyArrayInitializer(weight.reshape(shape))(var, block)
+        # (Paddle appends Bilinear's assign_value, where every other initializer prepends its op)
+        return NumpyArrayInitializer(weight.reshape(shape))._assign(var, block, "bilinear_init", prepend=False)
 
 
 class NumpyArrayInitializer(Initializer):
@@ -156,6 +173,9 @@ class NumpyArrayInitializer(Initializer):
         self._value = value
 
     def __call__(self, var, block):
+        return self._assign(var, block, "numpy_array_init", prepend=True)
+
+    def _assign(self, var, block, prefix, prepend):
         want = dtype_name(var.dtype)
         if tuple(self._value.shape) != tuple(var.shape) and self._value.size != int(np.prod(var.shape)):
             raise ValueError("NumpyArrayInitializer for %s: value shape %s does not match the variable's %s"
@@ -170,7 +190,7 @@ class NumpyArrayInitializer(Initializer):
             key, values = "int64_values", self._value.astype(np.int64).reshape(-1)
         else:
             raise ValueError("NumpyArrayInitializer: unsupported dtype %s" % want)
-        return self._append(block, "assign_value", var, {key: values})
+        return self._append(block, "assign_value", var, {key: values}, prefix=prefix, prepend=prepend)
 
 
 Constant = ConstantInitializer

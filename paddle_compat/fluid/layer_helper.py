@@ -4,7 +4,8 @@ import copy
 
 from ..ir import (Parameter, VarType, Variable, convert_dtype, default_main_program, default_startup_program,
                   unique_name)
-from .param_attr import ParamAttr
+from .param_attr import ParamAttr, WeightNormParamAttr
+from .weight_norm import weight_normalized_parameter
 from ..ir import notify_changed
 
 
@@ -116,6 +117,10 @@ class LayerHelper:
             if d <= 0:
                 raise ValueError("%s: parameter %s needs a positive shape, got %s (is an input's feature "
                                  "dimension unknown?)" % (self.layer_type, attr.name, shape))
+        if isinstance(attr, WeightNormParamAttr):
+            w = weight_normalized_parameter(self, attr, shape, dtype)
+            WeightNormParamAttr.params_with_weight_norm.append(w)
+            return w
         self.startup_program.global_block().create_parameter(dtype=dtype, shape=shape, type=type,
                                                              **attr._to_kwargs(with_initializer=True))
         p = self.main_program.global_block().create_parameter(dtype=dtype, shape=shape, type=type,

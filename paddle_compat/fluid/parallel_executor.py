@@ -30,19 +30,32 @@ class ParallelExecutor:
             places=self._places)
         self._place = CUDAPlace(0) if use_cuda else CPUPlace()
         self._exe = Executor(self._place)
+        # Paddle's local execution scopes (a step's temporaries, per place): made by a run, dropped every
+        # num_iteration_per_drop_scope runs or by drop_local_exe_scopes(). Temporaries live in no scope here
+        # (the lowered step holds them), so only the bookkeeping Paddle exposes is kept.
+        self._drop_every = max(1, int((exec_strategy or ExecutionStrategy()).num_iteration_per_drop_scope))
+        self._runs_since_drop = 0
+        self._exe_scopes_alive = False
 
     def run(self, fetch_list, feed=None, feed_dict=None, return_numpy=True):
         if feed is None and feed_dict is not None:
             feed = feed_dict
-        return self._exe.run(program=self._compiled_program, scope=self._scope, feed=feed, fetch_list=fetch_list,
-                             return_numpy=return_numpy)
+        out = self._exe.run(program=self._compiled_program, scope=self._scope, feed=feed, fetch_list=fetch_list,
+                            return_numpy=return_numpy)
+        self._runs_since_drop += 1
+        self._exe_scopes_alive = self._runs_since_drop % self._drop_every != 0
+        if not self._exe_scopes_alive:
+            self._runs_since_drop = 0
+        return out
 
     @property
     def device_count(self):
         return len(self._places)
 
     def drop_local_exe_scopes(self):
-        pass
+        self._exe_scopes_alive = False
+        self._runs_since_drop = 0
 
     def _need_create_local_exe_scopes(self):
-        return False
+        """Whether the next run makes the local execution scopes anew (after a drop, or before any run)."""
+        return not self._exe_scopes_alive

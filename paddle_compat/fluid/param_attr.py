@@ -69,6 +69,10 @@ class ParamAttr:
 
 
 class WeightNormParamAttr(ParamAttr):
+    """A parameter built as g * v / ||v|| (fluid/weight_norm.py); Paddle lists every such weight here."""
+
+    params_with_weight_norm = []
+
     def __init__(self, dim=None, **kwargs):
         super().__init__(**kwargs)
         self.dim = dim

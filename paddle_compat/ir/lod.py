@@ -31,7 +31,7 @@ def lod_as_tensors(lod, device="cpu"):
             t = level if level.dtype == torch.int64 else level.to(torch.int64)
         else:
             t = torch.as_tensor(np.asarray(level, dtype=np.int64))
-        if device != "cpu" or t.device.type != "cpu":
+        if device != "cpu" or not t.is_cpu:
             if t.device != torch.device(device):
                 t = t.to(device)
         out.append(t)

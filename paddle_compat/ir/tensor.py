@@ -10,7 +10,7 @@ import numpy as np
 from .dtypes import convert_dtype, dtype_name
 from .lazy import torch
 from .lod import check_lod, lengths_to_offsets, lod_as_lists, lod_as_tensors
-from .places import CPUPlace, torch_device
+from .places import CPUPlace, CUDAPlace, torch_device
 from .tensor_dims import TensorDims
 from .tensor_text import tensor_text
 
@@ -83,7 +83,18 @@ class ScopeVar:
 
     def get_lod_tensor_array(self):
         if not isinstance(self.value, LoDTensorArray):
-            self.value = LoDTensorArray(self.value or [])
+            # a run leaves a list of tensors, their LoDs beside them (`lods`): shown as LoDTensors
+            lods = list(getattr(self.value, "lods", None) or [])
+            items = [v if v is None or isinstance(v, LoDTensor) else
+                     LoDTensor(_holder=ScopeVar(value=v, lod=lods[i] if i < len(lods) else None))
+                     for i, v in enumerate(self.value or [])]
+            self.value = LoDTensorArray(items)
+        return self.value
+
+    def get_lod_rank_table(self):
+        """The rank table lod_rank_table left here (its items(): (index, length), longest first)."""
+        if self.value is None or not hasattr(self.value, "items"):
+            raise RuntimeError("variable %s holds no LoDRankTable" % self.name)
         return self.value
 
     def get_fetch_list(self):
@@ -154,6 +165,13 @@ class LoDTensor(TensorDims):
     def shape(self):
         t = self._holder.value
         return [] if t is None else list(t.shape)
+
+    def _place(self):
+        """Where the data lives (Paddle's LoDTensor._place()): CPUPlace, or CUDAPlace(index)."""
+        t = self._holder.value
+        if t is None or t.device.type == "cpu":
+            return CPUPlace()
+        return CUDAPlace(t.device.index or 0)
 
     def _dtype(self):
         t = self._holder.value

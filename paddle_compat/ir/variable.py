@@ -86,6 +86,13 @@ class Variable:
     def __repr__(self):
         return "<Variable %s %s %s>" % (self.name, self.shape, self.dtype)
 
+    def _set_info(self, key, value):
+        """Paddle's per-variable Python-side notes (Variable._set_info / _get_info); never saved."""
+        self.__dict__.setdefault("_info", {})[key] = value
+
+    def _get_info(self, key):
+        return self.__dict__.get("_info", {}).get(key)
+
     # identity-based hashing: __eq__ is overloaded into an elementwise op (as in Paddle)
     __hash__ = object.__hash__
 
@@ -94,11 +101,17 @@ class Parameter(Variable):
     """A trainable, persistable variable of the global block."""
 
     def __init__(self, block, shape, dtype, **kwargs):
-        if shape is None or len(shape) == 0:
-            raise ValueError("Parameter shape must be a non-empty list")
+        # Paddle 1.8.5's checks and messages (framework.Parameter)
+        if shape is None:
+            raise ValueError("The shape of Parameter should not be None")
+        if dtype is None:
+            raise ValueError("The dtype of Parameter should not be None")
+        if len(shape) == 0:
+            raise ValueError("The dimensions of shape for Parameter must be greater than 0")
         for d in shape:
             if int(d) < 0:
-                raise ValueError("Parameter shape dims must be positive, got %s" % (list(shape),))
+                raise ValueError("Each dimension of shape for Parameter must be greater than 0, but received %s"
+                                 % list(shape))
         self.trainable = kwargs.pop("trainable", True)
         self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
         self.regularizer = kwargs.pop("regularizer", None)

@@ -120,6 +120,13 @@ def apply_infer_shape(block, op):
     for slot, v, shape in _outputs(block, op):
         if not v.shape:
             v.shape = shape
+            v._shape_inferred = True
+        elif _contradicts(tuple(v.shape), shape) and (v.persistable or getattr(v, "_shape_inferred", False)):
+            # a variable written again (layers.assign into a persistable, a second assign of another size):
+            # Paddle 1.8's InferShape overwrote its shape, and its scripts rely on that
+            v.shape = shape
         elif _contradicts(tuple(v.shape), shape):
+            # a fresh output whose creator declared a shape its op cannot give: a builder's mistake, named here
+            # rather than at run time (Paddle overwrote it silently)
             raise ProgramError("op '%s' (block %d): output %s='%s' is declared with shape %s, but its infer_shape "
                                "gives %s" % (op.type, block.idx, slot, v.name, list(v.shape), list(shape)))

@@ -83,3 +83,26 @@ def test_layers_give_no_shapes_of_their_own():
         assert L.less_than(x, x).shape == (-1, 3, 4)
         assert L.reshape(x, [0, 12]).shape == (-1, 12)
         verify(main)
+
+
+def test_a_variable_written_again_takes_the_new_shape():
+    # Paddle 1.8.5 (its test_fetch_var, run twice over one program): assign of 0 values, then of 3, into one
+    # persistable tensor; its InferShape overwrote the shape: (0,) then (3,), and the run fetched [1, 3, 5]
+    import numpy as np
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.create_tensor(dtype="int32", persistable=True, name="x_again")
+        fluid.layers.assign(np.array([], dtype="int32"), output=x)
+        assert x.shape == (0,)
+        fluid.layers.assign(np.array([1, 3, 5], dtype="int32"), output=x)
+        assert x.shape == (3,)
+        t = fluid.layers.create_tensor(dtype="float32", name="t_again")      # not persistable: written twice
+        fluid.layers.assign(np.zeros([2], "float32"), output=t)
+        fluid.layers.assign(np.zeros([4], "float32"), output=t)
+        assert t.shape == (4,)
+    verify(main)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(main)
+        assert np.array_equal(np.array(scope.find_var("x_again").get_tensor()), [1, 3, 5])

@@ -42,21 +42,57 @@ def test_dict_feed_is_split_and_fetches_concatenated(two_cpus):
     assert [a.tolist() for a in per_place[0]] == [[0.0], [1.5]]
 
 
-def test_fewer_samples_than_places_raises(two_cpus):
-    x, m = _mean_of_x()
+def _trained_mean_of_x():
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    return x, loss
+
+
+def test_fewer_samples_than_places_raises_for_a_training_program(two_cpus):
+    x, m = _trained_mean_of_x()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
     prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
-    with pytest.raises(ValueError, match="feed 'x' has 1 samples, fewer than the 2 places"):
-        fluid.Executor(fluid.CPUPlace()).run(prog, feed={"x": np.ones((1, 1), np.float32)}, fetch_list=[m])
+    # Paddle 1.8.5 raises EnforceNotMet; ours is also a ValueError
+    with pytest.raises(fluid.core.EnforceNotMet, match="feed 'x' has 1 samples, fewer than the 2 places"):
+        exe.run(prog, feed={"x": np.ones((1, 1), np.float32)}, fetch_list=[m])
+    with pytest.raises(ValueError, match="list of 1 dicts but the program runs on 2 places"):
+        exe.run(prog, feed=[{"x": np.ones((2, 1), np.float32)}], fetch_list=[m])
 
 
-def test_list_feed_is_one_dict_per_place(two_cpus):
+def test_an_inference_program_fed_fewer_samples_runs_on_fewer_places(two_cpus):
+    # Paddle 1.8's partial feed (its test_parallel_executor_inference_feed_partial_data; 1.8.5 fetches (1, 2)
+    # and (1,) from a 4-place fc + reduce_mean fed one sample, both as a dict and as a list of one dict)
     x, m = _mean_of_x()
     exe = fluid.Executor(fluid.CPUPlace())
     prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
-    feeds = [{"x": np.full((2, 1), 3.0, np.float32)}, {"x": np.full((5, 1), 7.0, np.float32)}]
-    np.testing.assert_allclose(exe.run(prog, feed=feeds, fetch_list=[m])[0], [3.0, 7.0])
-    with pytest.raises(ValueError, match="list of 1 dicts but the program runs on 2 places"):
-        exe.run(prog, feed=feeds[:1], fetch_list=[m])
+    got_x, got_m = exe.run(prog, feed={"x": np.full((1, 1), 4.0, np.float32)}, fetch_list=[x, m])
+    assert got_x.tolist() == [[4.0]] and got_m.tolist() == [4.0]
+    per_place = exe.run(prog, feed=[{"x": np.full((3, 1), 2.0, np.float32)}], fetch_list=[m], return_merged=False)
+    assert [a.tolist() for a in per_place[0]] == [[2.0]]
+    with pytest.raises(ValueError, match="list of 3 dicts but the program runs on 2 places"):
+        exe.run(prog, feed=[{"x": np.ones((1, 1), np.float32)}] * 3, fetch_list=[m])
+
+
+def test_a_persistable_feed_of_one_sample_is_copied_to_every_place(two_cpus):
+    x, m = _trained_mean_of_x()
+    lr = fluid.layers.create_global_var(name="lr", shape=[1], value=1.0, dtype="float32", persistable=True)
+    out = fluid.layers.elementwise_mul(m, lr)
+    block = fluid.default_main_program().global_block()
+    a, b = split_feed({"x": np.ones((2, 1), np.float32), "lr": np.array([0.5], np.float32)}, 2, block)
+    assert a["lr"].tolist() == b["lr"].tolist() == [0.5] and a["lr"] is not b["lr"]
+    assert split_feed({"lr": np.array([0.5, 0.25], np.float32)}, 2, block)[1]["lr"].tolist() == [0.25]
+    with pytest.raises(fluid.core.EnforceNotMet, match="'lr' is persistable and has 2 samples for 4 places"):
+        split_feed({"lr": np.array([0.5, 0.25], np.float32)}, 4, block)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=m.name)
+    got = exe.run(prog, feed={"x": np.ones((2, 1), np.float32), "lr": np.array([0.5], np.float32)},
+                  fetch_list=[out, m])
+    np.testing.assert_allclose(got[0], got[1] * 0.5)
+    # Paddle 1.8.5: the fed value is written into the scope, where the optimizer ops read it too
+    assert np.array(fluid.global_scope().find_var("lr").get_tensor()).tolist() == [0.5]
 
 
 def test_lod_feed_splits_by_sequence():
@@ -180,3 +216,72 @@ def test_lod_fetch_is_merged_across_places(two_cpus):
     assert got.lod() == [[0, 1, 3, 6]] and np.array(got).ravel().tolist() == [0, 1, 2, 3, 4, 5]
     with pytest.raises(RuntimeError, match="holds LoD information"):
         exe.run(prog, feed={"s": t}, fetch_list=[s])
+
+
+def test_data_feeder_groups_one_minibatch_per_place_of_cpu_num(two_cpus):
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32")
+    feeder = fluid.DataFeeder(place=fluid.CPUPlace(), feed_list=[x])
+
+    def reader():
+        for i in range(5):
+            yield [(np.array([float(i)], "float32"),)]
+
+    groups = list(feeder.decorate_reader(reader, multi_devices=True)())
+    assert [len(g) for g in groups] == [2, 2]     # CPU_NUM=2 places; the fifth minibatch is dropped
+    assert np.array(groups[1][1]["x"]).tolist() == [[3.0]]
+
+
+def test_a_non_iterable_loader_keeping_its_last_batch_runs_it_on_fewer_places(two_cpus):
+    # inference with drop_last=False: 3 batches on 2 places are 2 steps, the second on one place (Paddle 1.8.5)
+    x = fluid.data(name="x", shape=[None, 1], dtype="float32")
+    loader = fluid.io.DataLoader.from_generator(feed_list=[x], capacity=4, iterable=False, drop_last=False)
+    y = fluid.layers.scale(x, scale=2.0)
+    loader.set_batch_generator(lambda: iter([(np.full([2, 1], float(i), "float32"),) for i in range(3)]))
+    exe = fluid.Executor(fluid.CPUPlace())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel()
+    loader.start()
+    got = []
+    with pytest.raises(fluid.core.EOFException):
+        while True:
+            got.append(exe.run(prog, fetch_list=[y])[0].ravel().tolist())
+    assert got == [[0.0, 0.0, 2.0, 2.0], [4.0, 4.0]]
+
+
+def test_a_lod_tensor_array_fetched_from_each_place(two_cpus):
+    # Paddle 1.8.5 (its test_fetch_lod_tensor_array): unmerged, one list per place; merged, element-wise concat
+    x = fluid.data(name="x", shape=[-1, 3], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    i = fluid.layers.zeros(shape=[1], dtype="int64")
+    arr = fluid.layers.array_write(x=x, i=i)
+    fluid.layers.array_write(x=loss, i=fluid.layers.increment(i), array=arr)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)
+    data = np.arange(12, dtype="float32").reshape(4, 3)
+    loss_v, arr_v = exe.run(prog, feed={"x": data}, fetch_list=[loss, arr], return_merged=False)
+    assert np.array(loss_v).shape == (2, 1) and len(arr_v) == 2
+    assert [np.array(a[0]).tolist() for a in arr_v] == [data[:2].tolist(), data[2:].tolist()]
+    loss_v, arr_v = exe.run(prog, feed={"x": data}, fetch_list=[loss, arr], return_merged=True)
+    assert np.array(arr_v[0]).tolist() == data.tolist() and np.allclose(loss_v, arr_v[1])
+
+
+def test_parallel_executor_reports_when_its_local_exe_scopes_are_made_anew(two_cpus):
+    # Paddle 1.8.5's bookkeeping: made by a run, dropped every num_iteration_per_drop_scope runs or on request
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+    fluid.optimizer.SGD(0.01).minimize(loss)
+    fluid.Executor(fluid.CPUPlace()).run(fluid.default_startup_program())
+    strategy = fluid.ExecutionStrategy()
+    strategy.num_iteration_per_drop_scope = 2
+    pe = fluid.ParallelExecutor(use_cuda=False, main_program=fluid.default_main_program(), loss_name=loss.name,
+                                exec_strategy=strategy)
+    feed = {"x": np.ones((4, 1), "float32")}
+    assert pe._need_create_local_exe_scopes()
+    seen = []
+    for _ in range(3):
+        pe.run(feed=feed, fetch_list=[loss.name])
+        seen.append(pe._need_create_local_exe_scopes())
+    assert seen == [False, True, False]
+    pe.drop_local_exe_scopes()
+    assert pe._need_create_local_exe_scopes()

@@ -239,9 +239,11 @@ def test_data_loader_from_dataset(files, drop_last, sizes):
     ds = make_dataset("QueueDataset", use_vars, paths, pipe)
     ds.set_batch_size(32)
     loader = fluid.io.DataLoader.from_dataset(ds, fluid.cpu_places(1), drop_last=drop_last)
-    got = [b[0]["dense"].shape[0] for b in loader]
+    got = [b[0]["dense"].shape()[0] for b in loader]
     assert got == sizes
     first = next(iter(loader))[0]
+    # Paddle 1.8.5's loader yields LoDTensors on their places (its test calls .shape() and ._place())
+    assert isinstance(first["dense"], fluid.LoDTensor) and first["dense"]._place()._equals(fluid.CPUPlace())
     assert first["s0"].recursive_sequence_lengths()[0] == [len(s[0][0]) for s in samples[:32]]
     np.testing.assert_allclose(first["dense"], [s[1] for s in samples[:32]], rtol=1e-6)
 
@@ -283,3 +285,30 @@ def test_fetch_handler_sees_parameters(files):
     np.testing.assert_allclose(seen[-1], final)
     with pytest.raises(ValueError, match="var_dict"):
         fluid.executor.FetchHandler({})
+
+
+def test_dataset_config_and_empty_runs_as_paddle(tmp_path, capsys):
+    # Paddle 1.8.5: FileInstantDataset exists, parse_ins_id / parse_content are kept, an empty filelist
+    # trains on nothing, no dataset is a RuntimeError in its words, FetchHandler takes one name and has help()
+    for kind in ("InMemoryDataset", "QueueDataset", "FileInstantDataset"):
+        fluid.DatasetFactory().create_dataset(kind)
+    with pytest.raises(ValueError):
+        fluid.DatasetFactory().create_dataset("MyOwnDataset")
+    import paddle_compat.fluid as pfluid   # (Paddle's names: paddle.fluid.InMemoryDataset, .executor)
+    ds = pfluid.InMemoryDataset()
+    ds.set_parse_ins_id(True)
+    ds.set_parse_content(True)
+    assert ds.parse_ins_id and ds.parse_content
+    x = fluid.layers.data(name="slot1", shape=[1], dtype="int64", lod_level=1)
+    q = fluid.DatasetFactory().create_dataset("QueueDataset")
+    q.set_use_var([x])
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.warns(UserWarning, match="filelist is empty"):
+        exe.train_from_dataset(fluid.default_main_program(), q)
+    with pytest.raises(RuntimeError) as info:
+        exe.train_from_dataset(fluid.default_main_program(), None)
+    assert str(info.value) == "dataset is need and should be initialized"
+    fh = pfluid.executor.FetchHandler(x.name)
+    assert fh.var_dict == {x.name: x.name}
+    fh.help()
+    assert "FetchHandlerExample" in capsys.readouterr().out

@@ -40,7 +40,7 @@ def _loader(ds, drop_last=False):
 def test_batches_and_values(tmp_path):
     ds = _dataset([_write(tmp_path / "a", 6), _write(tmp_path / "b", 5, first=100)])
     feeds = [b[0] for b in _loader(ds)]
-    assert [f["dense"].shape[0] for f in feeds] == [4, 4, 3]     # a batch spans the two files
+    assert [f["dense"].shape()[0] for f in feeds] == [4, 4, 3]     # a batch spans the two files
     ids = np.concatenate([np.array(f["ids"]).ravel() for f in feeds])
     lens = sum((f["ids"].recursive_sequence_lengths()[0] for f in feeds), [])
     assert lens == [i % 3 + 1 for i in range(6)] + [i % 3 + 1 for i in range(5)]
@@ -94,7 +94,7 @@ def test_reads_in_process_when_no_helper_starts(tmp_path, monkeypatch):
         raise OSError("no interpreter")
     monkeypatch.setattr(dataset_reader, "_take", fail)
     ds = _dataset([_write(tmp_path / "a", 6)])
-    assert [b[0]["dense"].shape[0] for b in _loader(ds)] == [4, 2]
+    assert [b[0]["dense"].shape()[0] for b in _loader(ds)] == [4, 2]
 
 
 def test_dense_slot_of_wrong_width_is_named(tmp_path):

@@ -19,6 +19,19 @@ def test_require_version_compares_with_fluid_1_8_5():
         fluid.require_version("1.0", 2)
 
 
+def test_require_version_reads_the_version_fields_at_each_call(monkeypatch):
+    from paddle_compat import version
+    for k, v in zip(("major", "minor", "patch", "rc"), "1410"):
+        monkeypatch.setattr(version, k, v)
+    fluid.require_version(min_version="1.4.1", max_version="1.4.1")
+    with pytest.raises(Exception, match="VersionError"):
+        fluid.require_version("1.5")
+    for k in ("major", "minor", "patch", "rc"):   # Paddle: 0.0.0.0 is a development build, not checked
+        monkeypatch.setattr(version, k, "0")
+    with pytest.warns(UserWarning, match="development"):
+        fluid.require_version("9.0")
+
+
 def test_flags_round_trip_and_unknown_flags_are_named():
     old = fluid.get_flags(["FLAGS_check_nan_inf"])
     try:

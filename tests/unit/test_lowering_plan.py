@@ -160,3 +160,28 @@ def test_names_cannot_break_out_of_a_comment():
     assert "\nraise" not in lowered.code
     out = lowered([torch.tensor([-1.0, 2.0])])
     np.testing.assert_array_equal(out[0][0].numpy(), [0.0, 2.0])
+
+
+def test_a_loss_seed_only_the_backward_reads_is_not_made():
+    # append_backward's fill_constant of loss@GRAD: the region takes it as None (ones), so the code skips it
+    main, scope, loss, names, values, plan = mlp_plan()
+    seed = loss.name + "@GRAD"
+    ops = main.global_block().ops
+    fills = [i for i in plan.unit_fills if ops[i].output_arg_names == [seed]]
+    assert len(fills) == 1 and ops[fills[0]].type == "fill_constant"
+    lowered = lower_block(main, 0, scope, "cpu", names, [loss.name])
+    assert "-> Out=%s" % seed not in lowered.code
+    got = lowered(values)[0][0]
+    # fetched, the seed is made (and holds ones)
+    fetched_plan = P.plan_block(main, 0, scope, names, [loss.name, seed])
+    assert not fetched_plan.unit_fills
+    lowered = lower_block(main, 0, scope, "cpu", names, [loss.name, seed])
+    assert "-> Out=%s" % seed in lowered.code
+    out = lowered(values)
+    np.testing.assert_array_equal(out[1][0].numpy(), np.ones(out[1][0].shape, np.float32))
+    assert got.shape == out[0][0].shape
+    # a substitute autograd (the data-parallel runner's) gets the seed tensor: the fill stays
+    lowered = lower_block(main, 0, scope, "cpu", names, [loss.name],
+                          autograd_for=lambda block, region: (lambda t, x, s: torch.autograd.grad(t, x, s)))
+    assert "-> Out=%s" % seed in lowered.code
+    lowered(values)

@@ -254,8 +254,10 @@ def test_bad_config_and_inputs_are_named(tmp_path):
     ins = _inputs("ctr")
     with pytest.raises(ValueError, match=r"takes 2 input\(s\) \['ids', 'dense'\], got 1"):
         p.run([core.PaddleTensor(ins[0][1], "ids", ins[0][2])])
+    # (a value whose cast to float32 changes nothing is taken: executor feeds' rule; 2**24 + 1 has no float32)
     with pytest.raises(Exception, match="'dense'.*expected dtype float32, got int32"):
-        p.run([core.PaddleTensor(ins[0][1], "ids", ins[0][2]), core.PaddleTensor(np.zeros((3, 3), "int32"))])
+        p.run([core.PaddleTensor(ins[0][1], "ids", ins[0][2]),
+               core.PaddleTensor(np.full((3, 3), 2 ** 24 + 1, "int32"))])
     with pytest.raises(ValueError, match="input 'ids'.*covers|input 'ids'.*ends at"):
         p.run([core.PaddleTensor(ins[0][1], "ids", [[0, 2, 9]]), core.PaddleTensor(ins[1][1])])
     with pytest.raises(ValueError, match="'nope' is not an input.*\\['ids', 'dense'\\]"):

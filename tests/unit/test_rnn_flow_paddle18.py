@@ -238,16 +238,3 @@ def test_dynamic_rnn_static_input_with_too_few_sequences_is_named():
         exe.run(main, feed={"x": _lod(6, [2, 3, 1]), "s": _lod(3, [1, 2])}, fetch_list=[out])
 
 
-def test_dynamic_rnn_step_input_with_three_lod_levels_is_named():
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = L.data("x", shape=[2], dtype="float32", lod_level=3)
-        drnn = L.DynamicRNN()
-        with drnn.block():
-            drnn.output(L.scale(drnn.step_input(x), 1.0))
-        out = drnn()
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    t = fluid.create_lod_tensor(np.zeros([3, 2], "float32"), [[1, 1], [1, 2], [1, 1, 1]], fluid.CPUPlace())
-    with pytest.raises(Exception, match="X=x has a 3-level LoD; at most 2"):
-        exe.run(main, feed={"x": t}, fetch_list=[out])

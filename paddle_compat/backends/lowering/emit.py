@@ -123,14 +123,23 @@ class _Emitter:
 
     def body(self):
         lines = []
+        # a loss seed only the regions read, which take it as None (plan.unit_seed_fills), is not made; a
+        # substitute autograd (autograd_for) gets the seed tensors themselves
+        unmade = set(self.plan.unit_fills) if self.autograd_for is None else set()
+        skipped = set()
         for s in self.plan.steps:
             if isinstance(s, OpStep):
+                if s.index in unmade:
+                    skipped.update(self.names.ref(o) for o in s.outs if isinstance(o, Ref))
+                    continue
                 lines += self.op_lines(s)
             elif isinstance(s, RegionStep):
                 lines += self.region_lines(s)
             else:
-                dead = sorted((self.names.ref(r) for r in s.refs), key=lambda n: (n[0], int(n[1:])))
-                lines.append(("del " + ", ".join(dead), None))
+                dead = sorted((n for n in (self.names.ref(r) for r in s.refs) if n not in skipped),
+                              key=lambda n: (n[0], int(n[1:])))
+                if dead:
+                    lines.append(("del " + ", ".join(dead), None))
         return [("        " + text, what) for text, what in lines]
 
     def op_lines(self, s):

@@ -1,6 +1,7 @@
 """Lowering-time fusion: several sparse lookups of one embedding table, each sum-pooled per sequence, become
 one embedding call and one segment_reduce over all their ids (the CTR pattern: id slots sharing a table);
-fc's mul + bias add becomes one addmm (fusion_fc.py); runs of optimizer ops become one grouped update
+fc's mul + bias add becomes one addmm (fusion_fc.py); softmax + cross_entropy + mean one autograd node
+(fusion_loss.py); runs of optimizer ops become one grouped update
 (fusion_optim.py).
 
 This is a plan for the code generator, not a program rewrite: the Program keeps Paddle's lookup_table and
@@ -17,7 +18,7 @@ of the group. Gradient ops are ignored here: the backward region computes them w
 import collections
 
 from ...ir import is_autograd_op
-from . import fusion_amp, fusion_fc, fusion_optim
+from . import fusion_amp, fusion_fc, fusion_loss, fusion_optim
 from ...ir import Operator
 
 FUSED_TYPE = "fused_lookup_seqpool_sum"
@@ -78,6 +79,7 @@ def plan(block, fetch_names=()):
             replace[j] = None
         replace[at] = fused
     replace.update(fusion_fc.plan(block, readers, fetch, skip=replace))   # fc's mul + bias add (fusion_fc.py)
+    replace.update(fusion_loss.plan(block, readers, fetch, skip=replace))   # softmax + CE + mean (fusion_loss.py)
     replace.update(fusion_amp.plan(block, readers, fetch, skip=replace))   # AMP's scaling check (fusion_amp.py)
     replace.update(fusion_optim.plan(block, skip=replace))   # optimizer groups (fusion_optim.py)
     return replace

@@ -9,7 +9,7 @@ Nothing here builds a kernel, generates code or touches torch.
 
 from ...ir.dtypes import FLOAT_TYPES
 from ...ops import aliased_outputs, is_differentiable
-from ...ir import is_recomputed_op, updates_params
+from ...ir import is_autograd_op, is_recomputed_op, updates_params
 from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
@@ -18,7 +18,7 @@ from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
 __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves", "grad_leaves",
-           "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "Flow"]
+           "detach_outputs", "lod_after", "scope_writes", "frees_before_backward", "unit_seed_fills", "Flow"]
 
 
 def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lod=(), sub_block=False,
@@ -58,7 +58,30 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
         fetch_persistable=tuple(_persistable(block, f) or f in flow.reads for f in fetch_names),
         regions=regions, fused=dict(fused), pruned=pruned,
         capture=capture_verdict(block, steps, feed_lod, flow.has_lod, check_nan_inf),
-        shared_params=shared_params)
+        shared_params=shared_params,
+        unit_fills=frozenset() if check_nan_inf else unit_seed_fills(block, regions, fetch_names))
+
+
+def unit_seed_fills(block, regions, fetch_names=()):
+    """The fill_constant ops of append_backward's loss seeds (Region.unit_seeds) whose value nothing but the
+    regions reads: no ordinary op, no fetch, not persistable. The regions take such a seed as None (ones), so
+    the generated code need not make it (emit skips them unless a substitute autograd takes the tensors)."""
+    seeds = set(n for r in regions for n in r.unit_seeds)
+    if not seeds or any("sub_block" in op.attrs for op in block.ops):
+        return frozenset()
+    read = set(fetch_names)
+    for op in block.ops:
+        if not is_autograd_op(op):
+            read.update(op.input_arg_names)
+    out = []
+    for i, op in enumerate(block.ops):
+        names = op.output_arg_names
+        if op.type != "fill_constant" or len(names) != 1 or names[0] not in seeds or names[0] in read:
+            continue
+        v = block._find_var_recursive(names[0])
+        if v is not None and not v.persistable:
+            out.append(i)
+    return frozenset(out)
 
 
 def _holds(scope):

@@ -78,6 +78,7 @@ class BlockPlan:
     pruned: frozenset            # op indices not run: recomputed forward copies nothing reads
     capture: CaptureVerdict
     shared_params: bool = False  # Hogwild: scope values read through .data
+    unit_fills: frozenset = frozenset()   # op indices of loss seeds only regions read (unit_seed_fills)
 
     def kernel_steps(self):
         return [s for s in self.steps if isinstance(s, OpStep)]

@@ -7,6 +7,7 @@ set_batch_size. Not to be confused with `paddle.dataset` (paddle_compat.dataset:
 """
 
 import threading
+import warnings
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from .reader import batch_stream
 from .shuffle import global_shuffle, trainer_sum
 from ...ir import Variable
 
-__all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset"]
+__all__ = ["DatasetFactory", "DatasetBase", "QueueDataset", "InMemoryDataset", "FileInstantDataset"]
 
 
 class DatasetFactory:
@@ -37,6 +38,8 @@ class DatasetBase:
         self.filelist = []
         self.use_vars = []
         self.pipe_timeout = 3600.0   # seconds one file's pipe command may take before it is killed
+        self.parse_ins_id = False
+        self.parse_content = False
 
     # configuration ----------------------------------------------------------------------------------
     def set_pipe_command(self, pipe_command):
@@ -77,11 +80,12 @@ class DatasetBase:
     def set_queue_num(self, queue_num):
         pass
 
+    # (kept as Paddle's fields: the ins id and content columns are not parsed here)
     def set_parse_ins_id(self, parse_ins_id):
-        pass
+        self.parse_ins_id = bool(parse_ins_id)
 
     def set_parse_content(self, parse_content):
-        pass
+        self.parse_content = bool(parse_content)
 
     def desc(self):
         return ("name: \"MultiSlotDataFeed\"\nbatch_size: %d\npipe_command: \"%s\"\nslots: %s\n"
@@ -94,8 +98,11 @@ class DatasetBase:
         return [SlotSpec(v) for v in self.use_vars]
 
     def _check_files(self):
+        """False for an empty filelist: Paddle 1.8.5 then trains on nothing; a warning says so."""
         if not self.filelist:
-            raise ValueError("dataset: the filelist is empty; call set_filelist([...])")
+            warnings.warn("dataset: the filelist is empty (set_filelist([...])): there is nothing to read")
+            return False
+        return True
 
     def _read(self, path, slots):
         return read_file(path, self.pipe_command, slots, self.pipe_timeout)
@@ -118,8 +125,9 @@ class QueueDataset(DatasetBase):
     """Streams the files: each reader thread runs the pipe command on its files in turn."""
 
     def _shards(self, nthreads):
-        self._check_files()
         slots = self._slots()
+        if not self._check_files():
+            return [], slots
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
         return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
                 for f in files if f], slots
@@ -128,8 +136,9 @@ class QueueDataset(DatasetBase):
 
     def _feeds(self, nthreads, drop_last=False):
         # each thread's files are read, parsed and batched by a helper process (dataset_reader)
-        self._check_files()
         slots = self._slots()
+        if not self._check_files():
+            return []
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
         return [(unpack_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
                                                          self.pipe_timeout, drop_last))
@@ -231,4 +240,12 @@ class InMemoryDataset(DatasetBase):
         return [shard(self._records[i * per:(i + 1) * per]) for i in range(n)], slots
 
 
-_KINDS = {"QueueDataset": QueueDataset, "InMemoryDataset": InMemoryDataset}
+class FileInstantDataset(QueueDataset):
+    """Paddle's FileInstantDataset (its FileInstantDataFeed streams each file as it comes): read here as a
+    QueueDataset reads its files."""
+
+    def local_shuffle(self):
+        raise NotImplementedError("FileInstantDataset does not support local shuffle; use InMemoryDataset")
+
+
+_KINDS = {"QueueDataset": QueueDataset, "InMemoryDataset": InMemoryDataset, "FileInstantDataset": FileInstantDataset}

@@ -25,7 +25,8 @@ import time
 import numpy as np
 from ...backends.ps.client import get_client
 from ...backends.ps.records import is_pserver_program, trainer_plan
-from ...ir import Program, default_main_program, global_scope
+from ...ir import CPUPlace, LoDTensor, Program, ScopeVar, default_main_program, global_scope
+from ...ir.lazy import torch
 from ...ir.tensor_text import fetch_text
 from ..dataset.datasets import DatasetBase
 
@@ -43,8 +44,22 @@ class FetchHandler:
     def __init__(self, var_dict=None, period_secs=60):
         if not var_dict:
             raise ValueError("FetchHandler: var_dict must map names to the Variables to fetch")
+        if isinstance(var_dict, str):   # one variable's name (Paddle takes it; its monitor thread then skips it)
+            var_dict = {var_dict: var_dict}
         self.var_dict = var_dict
         self.period_secs = period_secs
+
+    @staticmethod
+    def help():
+        print("""
+class FetchHandlerExample(FetchHandler):
+    def handler(self, res_dict):
+        print("auc: {}, {}".format(res_dict["auc"], time.ctime()))
+
+auc = Variable()
+var_dict = {"auc": auc}
+handler = FetchHandlerExample(var_dict=var_dict)
+""")
 
     def handler(self, res_dict):
         for key, v in res_dict.items():
@@ -65,6 +80,8 @@ def _call_handler(fetch_handler, scope):
 
 
 def _check(dataset):
+    if dataset is None:   # (Paddle 1.8.5's words)
+        raise RuntimeError("dataset is need and should be initialized")
     if not isinstance(dataset, DatasetBase):
         raise TypeError("train_from_dataset: dataset must come from fluid.DatasetFactory().create_dataset(...), "
                         "got %s" % type(dataset).__name__)
@@ -283,13 +300,32 @@ class DatasetLoader:
             raise ValueError("DataLoader.from_dataset: places is empty")
 
     def __iter__(self):
-        # feeds are built on the host; the executor moves them to the run's device
+        # each value a LoDTensor on its place, as Paddle's loader yields them (scripts call .shape(), ._place())
         group = []
         for feed in _batches(self.dataset, self.dataset.thread_num, self.places[0], self.drop_last):
-            group.append(feed)
+            group.append(_on_place(feed, self.places[len(group)]))
             if len(group) == len(self.places):   # a last group short of one batch per place is dropped
                 yield group
                 group = []
 
     def __call__(self):
         return iter(self)
+
+
+def _on_place(feed, place):
+    out = {}
+    for name, value in feed.items():
+        if not isinstance(value, LoDTensor):
+            if isinstance(value, np.ndarray) and value.flags.c_contiguous and isinstance(place, CPUPlace):
+                value = LoDTensor(_holder=ScopeVar(value=torch.from_numpy(value)))   # (no copy)
+            else:
+                t = LoDTensor()
+                t.set(value, place)
+                value = t
+        elif value._holder.value is not None and not value._place()._equals(place):
+            moved = LoDTensor()
+            moved.set(value._holder.value, place)
+            moved._holder.lod = value._holder.lod
+            value = moved
+        out[name] = value
+    return out

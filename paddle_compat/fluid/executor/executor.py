@@ -159,14 +159,23 @@ class Executor:
             var = block._find_var_recursive(name)
             if var is None:
                 raise ValueError("feed: '%s' is not a variable of the program" % name)
-            specs.append(FeedSpec(var, self.device))
+            value = feed[name]
+            fed_lod = isinstance(value, LoDTensor) and bool(value._holder.lod) and var.lod_level == 0
+            specs.append(FeedSpec(var, self.device, fed_lod))
         for f in fetch_names:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
         lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
                               executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
                               shared_params=shared_params, check_nan_inf=check_nan_inf, capture=capture)
-        return PreparedRun(lowered, specs)
+        persist, held = [], []
+        for i, s in enumerate(specs):
+            var = block._find_var_recursive(s.name)
+            if var.persistable:
+                persist.append((i, scope.find_var(s.name) or scope.var(s.name)))
+            else:
+                held.append((i, scope.var(s.name)))
+        return PreparedRun(lowered, specs, persist, held)
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):

@@ -9,7 +9,7 @@ from ..reader import DataLoader, PyReader  # noqa: F401
 from . import save_load
 from .save_load import *  # noqa: F401,F403
 from .save_load import MODEL_FILENAME, read_inference_program  # noqa: F401
-from .variables import is_belong_to_optimizer  # noqa: F401
+from .variables import _get_valid_program, is_belong_to_optimizer  # noqa: F401
 from .state import load, load_program_state, save, set_program_state  # noqa: F401
 
 __all__ = save_load.__all__ + ["DataLoader", "PyReader", "save", "load", "load_program_state", "set_program_state",

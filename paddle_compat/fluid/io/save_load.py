@@ -16,12 +16,14 @@ from ...ir.serialization import parse_model_file, program_from_dict
 from ...ir.tensor_format import atomic_write
 from .dist import distributed_save, load_table_shards, pserver_load
 from .table_export import localize_tables, save_with_tables
-from .variables import (_check_exe, _clone_var, _io_program, _select, get_program_parameter,  # noqa: F401
-                        get_program_persistable_vars, is_parameter, is_persistable, save_selected)
+from .variables import (_check_exe, _clone_var, _get_valid_program, _io_program, _select, get_program_parameter,  # noqa: F401
+                        get_parameter_value, get_parameter_value_by_name, get_program_persistable_vars,
+                        is_parameter, is_persistable, save_selected)
 
 __all__ = ["save_vars", "save_params", "save_persistables", "load_vars", "load_params", "load_persistables",
            "save_inference_model", "load_inference_model", "is_parameter", "is_persistable",
-           "get_program_parameter", "get_program_persistable_vars"]
+           "get_program_parameter", "get_program_persistable_vars", "get_parameter_value",
+           "get_parameter_value_by_name"]
 
 MODEL_FILENAME = "__model__"
 

@@ -30,6 +30,21 @@ def get_program_persistable_vars(program):
     return [v for v in program.list_vars() if is_persistable(v)]
 
 
+def _get_valid_program(main_program):
+    """fluid.io's program argument: None is the default main program, a CompiledProgram its program."""
+    if main_program is None:
+        return default_main_program()
+    if not isinstance(main_program, Program) and hasattr(main_program, "_run_with_executor"):
+        main_program = main_program._program
+        if main_program is None:   # built from a core.Graph
+            raise TypeError("The type of input main_program is invalid, expected type is Program, but received "
+                            "None (a CompiledProgram made from a core.Graph)")
+    if not isinstance(main_program, Program):
+        raise TypeError("The type of input main_program is invalid, expected type is fluid.Program, but "
+                        "received %s" % type(main_program))
+    return main_program
+
+
 def _check_exe(executor, fn):
     if not isinstance(executor, Executor):
         raise TypeError("%s: executor must be a fluid.Executor, got %s" % (fn, type(executor).__name__))
@@ -95,3 +110,16 @@ def save_selected(executor, dirname, vs, filename=None):
                             attrs={"file_path": os.path.join(dirname, filename)})
 
     executor.run(_io_program(build))
+
+
+def get_parameter_value(para, executor):
+    """A parameter's value (numpy) from the executor's scope, fetched by a program holding only that variable."""
+    if not is_parameter(para):
+        raise AssertionError("The input variable is not parameter.")
+    prog = _io_program(lambda block: None)
+    return executor.run(prog, feed={}, fetch_list=[_clone_var(prog.global_block(), para)])[0]
+
+
+def get_parameter_value_by_name(name, executor, program=None):
+    program = default_main_program() if program is None else program
+    return get_parameter_value(program.global_block().var(name), executor)

@@ -7,6 +7,7 @@ from ...ir import Variable
 from ..initializer import Constant, NumpyArrayInitializer
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
+from .arg_checks import check_variable_and_dtype
 from .control_flow.compare import equal
 from .nn.common import expand, matmul, reshape, transpose
 from .nn.math import reduce_mean, reduce_sum
@@ -195,8 +196,8 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None, bi
         name=None, sampler="uniform", custom_dist=None, seed=0, is_sparse=False):
     """Noise-contrastive estimation cost [N, 1] (divided by num_neg_samples + 1, as Paddle's layer does).
     Creates Weight [num_total_classes, D] and Bias [num_total_classes, 1]."""
-    check_variable(input, "input", "nce")
-    check_variable(label, "label", "nce")
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "nce")
+    check_variable_and_dtype(label, "label", ("int64",), "nce")
     if sampler not in _SAMPLERS:
         raise ValueError("nce: sampler must be one of %s, got %r" % (sorted(_SAMPLERS), sampler))
     helper = LayerHelper("nce", **locals())

@@ -1,6 +1,6 @@
 """Variable's operators (+, -, *, /, comparisons, astype, [] indexing) as Paddle 1.8 records them."""
 
-from ...ir import Variable, default_main_program, notify_changed, unique_name
+from ...ir import VarType, Variable, default_main_program, notify_changed, unique_name
 from .tensor import cast
 
 __all__ = ["variable_getitem"]
@@ -92,10 +92,14 @@ def _const(ref, value):
     return out
 
 
-def _binary(op_type, reverse=False, scalar_fn=None, out_bool=False):
+_INT_DTYPES = (VarType.UINT8, VarType.INT8, VarType.INT16, VarType.INT32, VarType.INT64)
+
+
+def _binary(op_type, reverse=False, scalar_fn=None, out_bool=False, scalar_fn_if=None):
     def method(self, other):
         if not isinstance(other, Variable):
-            if scalar_fn is not None and isinstance(other, (int, float)) and not isinstance(other, bool):
+            if (scalar_fn is not None and isinstance(other, (int, float)) and not isinstance(other, bool)
+                    and (scalar_fn_if is None or scalar_fn_if(self))):
                 return scalar_fn(self, float(other))
             if not isinstance(other, (int, float)):
                 return NotImplemented
@@ -116,7 +120,9 @@ def monkey_patch_variable():
     V.__rsub__ = _binary("elementwise_sub", True, scalar_fn=lambda v, s: _scale(v, -1.0, s))
     V.__mul__ = _binary("elementwise_mul", scalar_fn=lambda v, s: _scale(v, s, 0.0))
     V.__rmul__ = _binary("elementwise_mul", True, scalar_fn=lambda v, s: _scale(v, s, 0.0))
-    V.__truediv__ = _binary("elementwise_div", scalar_fn=lambda v, s: _scale(v, 1.0 / s, 0.0))
+    # an integer Variable / scalar stays an integer division (elementwise_div by a constant), as in Paddle 1.8
+    V.__truediv__ = _binary("elementwise_div", scalar_fn=lambda v, s: _scale(v, 1.0 / s, 0.0),
+                            scalar_fn_if=lambda v: v.dtype not in _INT_DTYPES)
     V.__div__ = V.__truediv__
     V.__rtruediv__ = _binary("elementwise_div", True)
     V.__rdiv__ = V.__rtruediv__

@@ -3,9 +3,10 @@
 import numpy as np
 
 from ...ir import VarType, Variable, convert_dtype, unique_name
-from ..initializer import Constant
+from ..initializer import Constant, Initializer
 from ..param_attr import ParamAttr
 from ..layer_helper import LayerHelper
+from .arg_checks import check_dtype, check_shape_items, check_type
 from .utils import append_defined, check_array, check_variable, out_var, single
 
 __all__ = ["tensor_array_to_tensor", "kron", "trace", "tril", "triu", "diag", "eye", "linspace", "arange", "full",
@@ -206,7 +207,14 @@ def sums(input, out=None):
     return out
 
 
+_PARAM_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    check_shape_items(shape, "create_parameter")
+    check_dtype(dtype, "dtype", _PARAM_DTYPES, "create_parameter")
+    check_type(attr, "attr", (type(None), ParamAttr), "create_parameter")
+    check_type(default_initializer, "default_initializer", (type(None), Initializer), "create_parameter")
     helper = LayerHelper("create_parameter")
     if attr is None:
         attr = ParamAttr(name=name)
@@ -214,9 +222,13 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    check_shape_items(shape, "create_global_var")
+    check_dtype(dtype, "dtype", _PARAM_DTYPES, "create_global_var")
     helper = LayerHelper("global_var")
     var = helper.create_global_variable(dtype=dtype, shape=shape, persistable=persistable,
                                         name=name or unique_name.generate("global_var"), stop_gradient=True)
+    if isinstance(value, np.ndarray) and value.size == 1:   # NumPy 2 refuses float() of a shape-[1] array
+        value = value.item()
     helper.set_variable_initializer(var, initializer=Constant(value=float(value), force_cpu=force_cpu))
     return var
 

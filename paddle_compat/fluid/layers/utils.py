@@ -3,6 +3,8 @@
 from ...ir import VarType, Variable, convert_dtype, dtype_name
 from ...ops import get as get_def
 from ..layer_helper import LayerHelper
+# Paddle's layers/utils.py also holds its nested-structure helpers (the RNN APIs' tests call them from here)
+from .nest import assert_same_structure, flatten, is_sequence, map_structure, pack_sequence_as  # noqa: F401
 
 
 def out_var(helper, dtype, shape=(), lod_level=0, stop_gradient=False):

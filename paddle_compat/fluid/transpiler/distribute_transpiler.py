@@ -9,6 +9,7 @@ from ...backends.endpoints import parse_endpoint, parse_endpoints
 from .pserver_passes import transpile_pserver
 from .nccl2 import transpile_nccl2
 from .collective import transpile_collective
+from .ps_slicing import slice_variable  # noqa: F401  (Paddle's tests import it from here)
 
 __all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "ServerRuntimeConfig", "DistributedMode"]
 

@@ -9,7 +9,7 @@ order), whatever the dispatcher; min_block_size does not apply. Contiguous range
 row block (checkpoint shards concatenate back into the table) and make a row's owner a division.
 """
 
-__all__ = ["block_rows", "table_rows", "VarBlock", "block_name"]
+__all__ = ["block_rows", "table_rows", "VarBlock", "block_name", "slice_variable"]
 
 
 def _prod(xs):
@@ -40,6 +40,17 @@ def block_rows(shape, slice_count, min_block_size):
     split = _ceil_div(numel, block)
     rows = block // width
     return [(i * rows, min(rows, shape[0] - i * rows)) for i in range(split)]
+
+
+def slice_variable(var_list, slice_count, min_block_size):
+    """Paddle's distribute_transpiler.slice_variable: ["<name>:<block index>:<numel of the block>", ...] for
+    each variable's blocks, in order (block_rows' rule)."""
+    out = []
+    for var in var_list:
+        width = _prod(var.shape[1:]) if len(var.shape) >= 2 else 1
+        for i, (_, rows) in enumerate(block_rows(var.shape, slice_count, min_block_size)):
+            out.append("%s:%d:%d" % (var.name, i, rows * width))
+    return out
 
 
 def table_rows(height, pservers):

@@ -55,7 +55,9 @@ def embed(ids, w, op_type, ids_names, table, padding_idx=-1, sparse=False):
     check_id_range(ids, w.shape[0], op_type, ids_names, table)
     pad = padding_idx if padding_idx is not None and padding_idx >= 0 else None
     try:
-        out = F.embedding(ids, w, padding_idx=pad, sparse=sparse)
+        # (without a padding id, F.embedding's checks have nothing to do: torch.embedding itself, one call less)
+        out = torch.embedding(w, ids, -1, False, sparse) if pad is None else \
+            F.embedding(ids, w, padding_idx=pad, sparse=sparse)
     except IndexError:
         raise id_range_error(op_type, ids_names, table, w.shape[0], ids) from None
     return zero_padding(out, ids, pad)

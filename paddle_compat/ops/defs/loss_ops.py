@@ -27,15 +27,11 @@ def cross_entropy(op, ctx):
     ignore = attr(op, "ignore_index", -100)
 
     def hard(x, label):
-        lab = label.reshape(label.shape[:-1] + (1,)) if label.dim() == x.dim() else label.unsqueeze(-1)
-        if lab.dtype != torch.int64:
-            lab = lab.long()
-        ignored = lab == ignore
-        # an ignored row gathers column 0 (its loss is then zeroed); any other label out of range still fails
-        idx = lab.masked_fill(ignored, 0)
+        lab = label_index(x, label)
         if x.requires_grad and torch.is_grad_enabled():
-            return _hard_ce_function().apply(x, idx, ignored)
-        return _hard_ce(torch.gather(x, -1, idx), ignored)
+            return _hard_ce_function().apply(x, lab, ignore)
+        picked, _, ignored = pick_label(x, lab, ignore)
+        return hard_ce(picked, ignored)
 
     def softl(x, label):
         return -(label * torch.log(x).clamp(min=-_KMAX)).sum(-1, keepdim=True)
@@ -43,32 +39,67 @@ def cross_entropy(op, ctx):
     return softl if soft else hard
 
 
-def _hard_ce(picked, ignored):
+def label_index(x, label):
+    """A hard label as gather's int64 index along x's last axis ([N, 1] for an [N, C] x)."""
+    if label.dim() != x.dim():
+        lab = label.unsqueeze(-1)
+    elif label.shape[-1] != 1:
+        lab = label.reshape(label.shape[:-1] + (1,))
+    else:
+        lab = label          # (the usual [N, 1] label: a reshape to its own shape would cost a dispatch)
+    return lab if lab.dtype == torch.int64 else lab.long()
+
+
+def pick_label(x, lab, ignore):
+    """(x at each row's label, the index gathered, the rows whose label is ignore_index or None when there are
+    none). An ignored row gathers column 0 (its loss is then zeroed); any other label out of range fails.
+    On the CPU an ignore_index outside [0, C) is looked for only when the plain gather fails (gather checks
+    every index there and raises): a batch without ignored labels then costs no comparison and no masks."""
+    if x.is_cpu and not 0 <= ignore < x.shape[-1]:
+        try:
+            return torch.gather(x, -1, lab), lab, None
+        except RuntimeError:
+            pass            # an ignored (or out-of-range) label: the masked path below (fails again on the latter)
+    ignored = lab == ignore
+    idx = lab.masked_fill(ignored, 0)
+    return torch.gather(x, -1, idx), idx, ignored
+
+
+def hard_ce(picked, ignored, positive=False):
+    """positive: picked is known to hold no zero (a clipped softmax's output), so log() never gives -inf and the
+    clamp has nothing to do."""
     # Paddle: -TolerableValue(log(p)): log(0) = -inf becomes -1e20 (a loss of 1e20, not inf)
-    return torch.log(picked).clamp_(min=-_KMAX).neg_().masked_fill_(ignored, 0.0)
+    loss = torch.log(picked).neg_() if positive else torch.log(picked).clamp_(min=-_KMAX).neg_()
+    return loss if ignored is None else loss.masked_fill_(ignored, 0.0)
+
+
+def hard_ce_grad(dy, picked, idx, ignored, x_shape):
+    """Paddle's cross_entropy_grad for hard labels: -dy / x[label] at the label (0 where ignored), 0 elsewhere."""
+    d = torch.div(dy, picked).neg_()
+    if ignored is not None:
+        d = d.masked_fill_(ignored, 0.0)
+    return picked.new_zeros(x_shape).scatter_(-1, idx, d)
 
 
 _HARD_CE = []
 
 
 def _hard_ce_function():
-    """-log(x[label]) with Paddle's gradient, -dy / x[label] at the label (0 where ignored) and 0 elsewhere,
-    in one autograd node: a gather, log, clamp, neg and mask recorded separately cost three times the
-    kernels."""
+    """-log(x[label]) with Paddle's gradient (hard_ce_grad) in one autograd node: a gather, log, clamp, neg
+    and mask recorded separately cost three times the kernels."""
     if not _HARD_CE:
         class HardCrossEntropy(torch.autograd.Function):
             @staticmethod
-            def forward(ctx, x, idx, ignored):
-                picked = torch.gather(x, -1, idx)
+            def forward(ctx, x, lab, ignore):
+                picked, idx, ignored = pick_label(x, lab, ignore)
                 ctx.save_for_backward(picked, idx, ignored)
                 ctx.x_shape = x.shape
-                return _hard_ce(picked, ignored)
+                return hard_ce(picked, ignored)
 
             @staticmethod
             def backward(ctx, dy):
                 picked, idx, ignored = ctx.saved_tensors
-                d = torch.div(dy, picked).neg_().masked_fill_(ignored, 0.0)
-                return picked.new_zeros(ctx.x_shape).scatter_(-1, idx, d), None, None
+                return hard_ce_grad(dy, picked, idx, ignored, ctx.x_shape), None, None
         _HARD_CE.append(HardCrossEntropy)
     return _HARD_CE[0]
 
@@ -365,14 +396,11 @@ def cross_entropy2(op, ctx):
     ignore = attr(op, "ignore_index", -100)
 
     def k(x, label):
-        lab = label.reshape(label.shape[:-1] + (1,)) if label.dim() == x.dim() else label.unsqueeze(-1)
-        if lab.dtype != torch.int64:
-            lab = lab.long()
-        ignored = lab == ignore
-        idx = lab.masked_fill(ignored, 0)
-        match = torch.gather(x.detach(), -1, idx).masked_fill_(ignored, 0.0)
+        lab = label_index(x, label)
+        picked, _, ignored = pick_label(x.detach(), lab, ignore)
+        match = picked if ignored is None else picked.masked_fill(ignored, 0.0)
         if x.requires_grad and torch.is_grad_enabled():
-            return _hard_ce_function().apply(x, idx, ignored), match
-        return _hard_ce(torch.gather(x, -1, idx), ignored), match
+            return _hard_ce_function().apply(x, lab, ignore), match
+        return hard_ce(picked, ignored), match
 
     return k

@@ -108,12 +108,28 @@ def _elementwise(fn):
     """fn: a function of (x, y), or the name of a torch function (looked up when the kernel is built)."""
     def factory(op, ctx):
         f = getattr(torch, fn) if isinstance(fn, str) else fn
+        if fn == "div":
+            f = _div(op, ctx)
         align = _aligner(op, ctx)
         axis = attr(op, "axis", -1)
         if axis == -1:
             return f
         return lambda x, y: f(x, align(x, y))
     return factory
+
+
+def _is_int_var(ctx, name):
+    x = ctx.var(name)
+    return x is not None and not torch_dtype(x.dtype).is_floating_point and torch_dtype(x.dtype) != torch.bool
+
+
+def _div(op, ctx):
+    """elementwise_div; between integers it truncates toward zero (Paddle 1.8.5's C++ kernel: an int64
+    Variable / 7 gives [0, 1, 2, 0] for [3, 10, 14, -3]), which torch.div would make a float."""
+    if _is_int_var(ctx, op.input("X")[0]):
+        return lambda a, b: (torch.div(a, b) if a.is_floating_point() or b.is_floating_point()
+                             else torch.div(a, b, rounding_mode="trunc"))
+    return torch.div
 
 
 def _floordiv(x, y):
@@ -161,6 +177,10 @@ def logical_not(op, ctx):
 def scale(op, ctx):
     s, b = float(attr(op, "scale", 1.0)), float(attr(op, "bias", 0.0))
     after = attr(op, "bias_after_scale", True)
+    if _is_int_var(ctx, op.input("X")[0]):
+        # Paddle's kernel casts scale and bias to the integer type (static_cast: toward zero), so an int64
+        # Variable * 2 or + 1 stays int64
+        s, b = int(s), int(b)
     inplace = op.input("X") == op.output("Out")
     if inplace and b == 0.0:
         def k(x):

@@ -9,6 +9,7 @@ stop-gradient side outputs themselves, in Paddle's order; they ask the shapes be
 
 import numpy as np
 
+from ...ir.errors import EnforceNotMet
 from ...ir.lazy import F, torch
 from ..registry import attr, defop, OutMeta
 from ..shapes import first
@@ -434,11 +435,19 @@ def random_crop(op, ctx):
 
 # ---- one_hot (layers.one_hot) and one_hot_v2 (fluid.one_hot) ----------------------------------------------
 
+def _rank_msg(name, rank):
+    # Paddle 1.8.5's one_hot (v1) refuses ids of rank < 2 (its InferShape, at build time and again at run time)
+    return ("one_hot: Input(input) rank should be at least 2, but received input rank (%d) less than 2 (ids %s; "
+            "give them a trailing dim of 1, or use fluid.one_hot)" % (rank, name))
+
+
 def _one_hot_shape(v2):
     def infer(ins, attrs):
         x = first(ins, "X")
         depth = -1 if first(ins, "depth_tensor") is not None else int(attrs["depth"])
         lead = tuple(x.shape)
+        if not v2 and len(lead) == 1:
+            raise EnforceNotMet(_rank_msg(x.name, 1))
         if not v2 and lead and lead[-1] == 1:
             lead = lead[:-1]        # layers.one_hot: ids [.., 1] -> [.., depth]
         return {"Out": OutMeta(lead + (depth,), "float32", x.lod_level)}
@@ -451,6 +460,8 @@ def _one_hot_kernel(op, v2):
     def k(x, depth_t):
         depth = int(depth_t.reshape(-1)[0]) if depth_t is not None else int(attr(op, "depth"))
         idx = x.long()
+        if not v2 and idx.dim() < 2:
+            raise EnforceNotMet(_rank_msg(op.input("X")[0], idx.dim()))
         if not v2 and idx.dim() > 1 and idx.shape[-1] == 1:
             idx = idx.reshape(idx.shape[:-1])
         valid = (idx >= 0) & (idx < depth)

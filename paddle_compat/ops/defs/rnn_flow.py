@@ -12,15 +12,19 @@ from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
 from .control_flow import TensorArray
+from .rnn_flow_nested import nested_from_array, nested_to_array
 
 
 class RankTable:
     """Sequences sorted by length (descending): `index` [N] original positions, `lengths` (Python ints),
     with the LoD and variable name it was built from (for error messages)."""
-    __slots__ = ("index", "lengths", "offsets", "name")
+    __slots__ = ("index", "lengths", "offsets", "name", "level", "coarse")
 
-    def __init__(self, index, lengths, offsets, name):
+    def __init__(self, index, lengths, offsets, name, level=0, coarse=()):
         self.index, self.lengths, self.offsets, self.name = index, lengths, offsets, name
+        # a table of level L > 0 ranks the level-L sequences; `coarse` keeps the levels above (Paddle's
+        # coarse_lod), which array_to_lod_tensor gives its output back
+        self.level, self.coarse = level, tuple(coarse)
 
     def count(self, t):
         """Sequences longer than t (the rows alive at step t)."""
@@ -28,6 +32,10 @@ class RankTable:
 
     def lod_text(self):
         return [self.offsets.tolist()]
+
+    def items(self):
+        """Paddle's LoDRankTable.items(): (original index, length) of each sequence, longest first."""
+        return list(zip(self.index.tolist(), self.lengths))
 
 
 def _level1(op, slot, lod, what, max_levels=1):
@@ -50,16 +58,21 @@ def _table(op, t, what):
 
 @defop("lod_rank_table", lod_in=("X",), differentiable=False, host="array", operator_base=True)
 def lod_rank_table(op, ctx):
-    if attr(op, "level", 0) != 0:
-        raise NotImplementedError("lod_rank_table: level=%r; only level 0 is supported" % attr(op, "level"))
+    level = int(attr(op, "level", 0))
     name = op.input("X")[0]
 
     def k(x, lod):
-        off = _level1(op, "X", lod, "lod_rank_table", 2)
+        if level:   # a table of a deeper level ranks those sequences (lod_tensor_to_array reads it)
+            if not lod or len(lod) <= level:
+                raise ValueError("lod_rank_table: X=%s has a %d-level LoD; level=%d needs more"
+                                 % (name, len(lod or []), level))
+            off = lod[level]
+        else:
+            off = _level1(op, "X", lod, "lod_rank_table", len(lod or ()))
         lengths = (off[1:] - off[:-1]).tolist()
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])    # stable: ties keep their order
         return RankTable(torch.tensor(order, dtype=torch.long, device=off.device), [lengths[i] for i in order],
-                         off, name)
+                         off, name, level, lod[:level] if level else ())
 
     return k
 
@@ -94,6 +107,13 @@ def _step_rows(t):
 def lod_tensor_to_array(op, ctx):
     def k(x, t, lod):
         t = _table(op, t, "lod_tensor_to_array")
+        if t.level or (lod and len(lod) > 2):   # a deeper table or LoD: the general walk
+            if not lod or len(lod) <= t.level:
+                raise ValueError("lod_tensor_to_array: X=%s has a %d-level LoD; the rank table %s is of level %d"
+                                 % (op.input("X")[0], len(lod or []), op.input("RankTable")[0], t.level))
+            _check_same_lod(op, lod[t.level], t, "lod_tensor_to_array")
+            counts = _step_rows(t)
+            return nested_to_array(x, lod, t, t.level, counts) if counts else []
         off = _level1(op, "X", lod, "lod_tensor_to_array", 2)
         _check_same_lod(op, off, t, "lod_tensor_to_array")
         counts = _step_rows(t)
@@ -128,6 +148,12 @@ def array_to_lod_tensor(op, ctx):
         counts = _step_rows(t)
         arr = arr or []
         lods = list(getattr(arr, "lods", None) or [])[:len(counts)]
+        if counts and (t.level or any(lo is not None and len(lo) > 1 for lo in lods)):
+            if len(arr) < len(counts) or any(a is None for a in arr[:len(counts)]):
+                raise ValueError("array_to_lod_tensor: array X=%s has %d steps written but the rank table %s "
+                                 "needs %d" % (aname, sum(a is not None for a in arr), op.input("RankTable")[0],
+                                               len(counts)))
+            return nested_from_array(arr, lods + [None] * (len(counts) - len(lods)), t, counts)
         if lods and len(lods) == len(counts) and all(lods):
             return _nested_to_lod_tensor(arr, lods, t, counts)
         if len(arr) < len(counts) or any(a is None for a in arr[:len(counts)]):

@@ -1,7 +1,7 @@
 """The lowering's fused ops: k lookups of one table, each sum-pooled (see backends/lowering/fusion.py), fc's
-product and bias add as one addmm (fusion_fc.py), mixed precision's loss-scaling check (fusion_amp.py), and
-grouped optimizer updates, a run of momentum or sgd ops over many parameters in one call per step (see
-backends/lowering/fusion_optim.py).
+product and bias add as one addmm (fusion_fc.py), softmax + cross_entropy + mean as one autograd node
+(fusion_loss.py), mixed precision's loss-scaling check (fusion_amp.py), and grouped optimizer updates, a run
+of momentum or sgd ops over many parameters in one call per step (see backends/lowering/fusion_optim.py).
 
 They exist only inside lowered blocks (no program names them); they are declared, as every op type is, in
 paddle_compat/ops/defs/fused.py, and their kernels live here with the backend.
@@ -20,12 +20,15 @@ import torch
 from ..fusion import FUSED_TYPE
 from ..fusion_amp import FUSED_AMP_CHECK
 from ..fusion_fc import FUSED_FC
+from ..fusion_loss import FUSED_SOFTMAX_CE_MEAN
 from ..fusion_optim import FUSED_MOMENTUM, FUSED_SGD
 from ....ops import kernel
 from .common import attr
 from .optimizer_ops import _dense, momentum_update, sgd_update, update
 from ....ops import eigen_reduce
+from ....ops.defs.activation_ops import _shift_clip
 from ....ops.defs.amp_ops import update_scaling
+from ....ops.defs.loss_ops import hard_ce, label_index, pick_label
 from ....ops.defs.lookup_table import embed
 
 
@@ -49,7 +52,7 @@ def fused_lookup_seqpool_sum(op, ctx):
                 raise ValueError("lookup_table + sequence_pool: ids %s carry no LoD (feed a LoDTensor to a "
                                  "variable declared with lod_level=1)" % name)
         ends = [lod[-1] for lod in lods_rev]
-        offsets, sizes = (_host_offsets if ends[0].device.type == "cpu" else _device_offsets)(
+        offsets, sizes = (_host_offsets if ends[0].is_cpu else _device_offsets)(
             ends, [ids.shape[0] for ids in ids_rev], names_rev)
         if all(ids.dim() == 2 for ids in ids_rev):
             all_ids = torch.cat(ids_rev).reshape(-1)
@@ -61,7 +64,7 @@ def fused_lookup_seqpool_sum(op, ctx):
         emb = embed(all_ids, w, "lookup_table", names, table, sparse=sparse)
         pooled = torch.segment_reduce(emb, "sum", offsets=offsets, axis=0, unsafe=True)
         out_lods = [tuple(lod[:-1]) or None for lod in lods]
-        return list(torch.split(pooled, sizes))[::-1], out_lods
+        return list(pooled.split_with_sizes(sizes))[::-1], out_lods
     return k
 
 
@@ -105,6 +108,64 @@ def fused_mul_add_bias(op, ctx):
         if w.dim() == 2 and b.dim() == 1:
             return addmm(b, x, w)
         return mm(x, w.reshape(w.shape[0], -1)) + b
+    return k
+
+
+# ---- softmax + cross_entropy (hard labels) + mean as one autograd node (backends/lowering/fusion_loss.py):
+# each part makes the torch calls of its own kernel (activation_ops' clipped softmax, loss_ops' pick_label /
+# hard_ce / hard_ce_grad, eigen_reduce's mean in Paddle's summation order) in the same order, so the numbers
+# are the three ops' bit for bit.
+
+def _loss_forward(x, lab, ignore):
+    """(softmax output, picked, idx, ignored, the mean loss as a [1] tensor)."""
+    y = torch.softmax(_shift_clip(x, -1), -1)
+    picked, idx, ignored = pick_label(y, lab, ignore)
+    # every probability of the clipped softmax is at least exp(-64) / C, no zero in float32 or float64 (it
+    # may be in float16): log() is finite there, and hard_ce's clamp of log(0) is left out
+    loss = hard_ce(picked, ignored, positive=y.dtype in (torch.float32, torch.float64))
+    if eigen_reduce.applies(loss):      # the mean op's value: Paddle's summation order (eigen_reduce.py)
+        a = loss.numpy()
+        return y, picked, idx, ignored, torch.from_numpy(np.asarray(eigen_reduce._all(a, True), a.dtype).reshape(1))
+    return y, picked, idx, ignored, torch.mean(loss, dim=list(range(loss.dim()))).reshape(1)
+
+
+_LOSS_FN = []
+
+
+def _loss_function():
+    if not _LOSS_FN:
+        class SoftmaxCrossEntropyMean(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, lab, ignore):
+                y, picked, idx, ignored, out = _loss_forward(x, lab, ignore)
+                ctx.save_for_backward(y, picked, idx, ignored)
+                return out
+
+            @staticmethod
+            def backward(ctx, dout):
+                y, picked, idx, ignored = ctx.saved_tensors
+                # the unfused ops' -(dout / n) / picked (mean's node, then hard_ce_grad) as (dout / -n) / picked:
+                # negation is exact and commutes with rounding (zeros' signs included), and the one [1] value
+                # broadcast over the rows divides each as the expanded one did
+                d = torch.div(dout / -picked.numel(), picked)
+                if ignored is not None:
+                    d = d.masked_fill_(ignored, 0.0)
+                dy = picked.new_zeros(y.shape).scatter_(-1, idx, d)
+                # softmax_grad from the output, (dy - sum(dy * y)) * y, as clipped_softmax's node
+                return torch._softmax_backward_data(dy, y, y.dim() - 1, y.dtype), None, None
+        _LOSS_FN.append(SoftmaxCrossEntropyMean)
+    return _LOSS_FN[0]
+
+
+@kernel(FUSED_SOFTMAX_CE_MEAN)
+def fused_softmax_cross_entropy_mean(op, ctx):
+    ignore = int(attr(op, "ignore_index", -100))
+
+    def k(x, label):
+        lab = label_index(x, label)
+        if x.requires_grad and torch.is_grad_enabled():
+            return _loss_function().apply(x, lab, ignore)
+        return _loss_forward(x, lab, ignore)[-1]
     return k
 
 

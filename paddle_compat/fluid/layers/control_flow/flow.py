@@ -239,7 +239,7 @@ def case(pred_fn_pairs, default=None, name=None):
 
 
 def switch_case(branch_index, branch_fns, default=None, name=None):
-    check_variable(branch_index, "branch_index", "switch_case")
+    check_variable_and_dtype(branch_index, "branch_index", ("uint8", "int32", "int64"), "switch_case")
     if convert_dtype(branch_index.dtype) != VarType.INT64:
         branch_index = cast(branch_index, "int64")
     if isinstance(branch_fns, dict):

@@ -20,7 +20,15 @@ def _tmp(helper, dtype, block=None, **kw):
 
 
 def lod_rank_table(x, level=0):
-    check_variable(x, "x", "lod_rank_table")
+    # Paddle 1.8.5 takes a Variable or a list of them (the op reads the first)
+    if not isinstance(x, (Variable, list)):
+        raise TypeError("The type of 'x' in lod_rank_table must be (Variable, list), but received %s. "
+                        % type(x))
+    for i, v in enumerate(x if isinstance(x, list) else [x]):
+        if not isinstance(v, Variable):
+            raise TypeError("The type of 'input[%d]' in lod_rank_table must be Variable, but received %s. "
+                            % (i, type(v)))
+    x = x[0] if isinstance(x, list) else x
     helper = LayerHelper("lod_rank_table")
     table = helper.create_variable(type=VarType.LOD_RANK_TABLE, name=unique_name.generate("lod_rank_table"))
     table.stop_gradient = True
