@@ -108,7 +108,10 @@ def _all(a, mean):
     zero = a.dtype.type(0)
     packed = zero
     if vec:
-        p = np.add.reduce(flat[:vec].reshape(vec // lanes, lanes), axis=0, dtype=a.dtype)
+        if lanes == 8 and vec >= _FAST_MIN and _bag_agrees():
+            p = _lane_sums_bag(flat[:vec], 1, vec // lanes, lanes)[0]
+        else:
+            p = np.add.reduce(flat[:vec].reshape(vec // lanes, lanes), axis=0, dtype=a.dtype)
         if lanes == 8:
             p = p[:4] + p[4:]
         packed = (p[0] + p[2]) + (p[1] + p[3])
