@@ -41,3 +41,19 @@ def test_gradient_and_fallbacks():
     big = torch.tensor([1.0e4] + [1.0e-4] * 100007, dtype=torch.float32)
     assert eigen_reduce.reduce_sum(big, None).item() != big.sum().item()
     assert eigen_reduce.reduce_sum(big, None, keep=True).shape == (1,)
+
+
+def test_bag_lane_sums_equal_numpy_loop():
+    """Large float32 sums take torch's embedding_bag for the per-lane running sums; it must add in numpy's
+    loop's order, bit for bit (its probe passes on this torch, and so do ragged shapes and signed zeros)."""
+    assert eigen_reduce._bag_agrees()
+    rs = np.random.RandomState(7)
+    for rows, k in [(1, 1), (1, 9000), (3, 4099), (2, 65536), (40, 1700)]:
+        a = (rs.randn(rows, k * 8) * 10.0 ** rs.randint(-8, 9, size=(rows, k * 8))).astype(np.float32)
+        a[rs.rand(rows, k * 8) < 0.2] = -0.0
+        want = eigen_reduce._lane_sums_np(a, rows, k, 8)
+        assert eigen_reduce._lane_sums_bag(a, rows, k, 8).tobytes() == want.tobytes()
+    x = MK.data([3, 70001], 11)
+    assert np.array_equal(eigen_reduce._rows(x).view(np.uint32),
+                          (eigen_reduce._fold(eigen_reduce._lane_sums_np(np.ascontiguousarray(x[:, :70000]), 3,
+                                                                          8750, 8)) + x[:, 70000]).view(np.uint32))

@@ -11,6 +11,7 @@ import threading
 import time
 import warnings
 
+from ..heap import retain_freed_memory
 from ..wire.client import Connection, KeyMismatchError
 from .communicator_flags import default_flags, parse_flags
 from .errors import PeerLostError, PsDeadlineError, PsError, deadline_s, remote_message
@@ -60,6 +61,7 @@ class TrainerClient:
         # prefetch calls and rows asked for
         self.stats = collections.Counter()
         self._comm = None
+        retain_freed_memory()     # each step's large messages and gathered rows reuse the last step's memory
 
     # life cycle ------------------------------------------------------------------------------------
     def attach(self, executor):

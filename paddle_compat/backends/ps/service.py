@@ -36,6 +36,7 @@ Semantics chosen where Paddle's were accidents:
 import torch
 
 from ..checkpoint_dir import test_pause
+from ..heap import retain_freed_memory
 from ..wire import server as wire_server
 from ..wire.store import KVStore
 from . import layer_listen, table_service, worker_barrier
@@ -67,6 +68,7 @@ class PServerService(RoundServer):
         if info is None:
             raise PsError("listen_and_serv runs only in a pserver program (DistributeTranspiler.get_pserver_program)")
         self.program, self.scope, self.device, self.executor = program, scope, device, executor
+        retain_freed_memory()     # each message's buffers and gathered rows reuse the last one's memory
         self.info = info
         self.endpoint, self.pserver_id = info.endpoint, info.pserver_id
         self.trainers, self.sync = info.trainers, info.sync_mode
