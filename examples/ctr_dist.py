@@ -31,6 +31,7 @@ def node(args):
     import paddle_compat as fluid
     from ctr_data import SyntheticCTR
     from ctr_model import build_ctr_model
+    from paddle_compat.backends.ps import connections
 
     role = os.getenv("PADDLE_TRAINING_ROLE") or os.getenv("TRAINING_ROLE")
     pserver_endpoints = os.getenv("PADDLE_PSERVERS_IP_PORT_LIST")
@@ -79,7 +80,7 @@ def node(args):
                   % (step, losses[-1], float(np.asarray(auc).reshape(-1)[0]),
                      float(np.asarray(batch_auc).reshape(-1)[0])), flush=True)
     rate = (seen - args.batch) / (time.perf_counter() - t0) if t0 is not None and seen > args.batch else float("nan")
-    stats = dict(exe.runtime["pserver_client"].stats)
+    stats = dict(connections.joined().stats)     # what went over this trainer's connection
     exe.close()                # tells the pservers this trainer is done
     print("RESULT " + json.dumps({"trainer": trainer_id, "samples_per_s": rate, "first_loss": losses[0],
                                   "last_losses": float(np.mean(losses[-20:])),

@@ -1,8 +1,10 @@
 """fluid.communicator.Communicator: start/stop/is_running over this package's parameter-server client.
 
 In Paddle 1.8 it owns the background threads that send gradients in async mode. Here the trainer's RPC
-ops send through one per-process PS client, so the Communicator's job is that client's life cycle:
-start() joins the pservers named by the transpiled trainer program, stop() tells them this trainer is done.
+ops send through the trainer's connection to its job (backends/ps/connections.py), so the Communicator's job
+is that connection's life cycle: start() joins the pservers named by the transpiled trainer program (the
+Communicator holds the connection beside the Executors that run the program), stop() tells them this trainer
+is done.
 A half-async program's send thread (backends/ps/half_async.py) starts at its first step, with the
 communicator flags of `envs` when given.
 """
@@ -10,7 +12,7 @@ communicator flags of `envs` when given.
 import dataclasses
 
 from .transpiler.distribute_transpiler import DistributedMode  # noqa: F401  (Paddle 1.8 imports it from here)
-from ..backends.ps.client import get_client
+from ..backends.ps import connections
 from ..backends.ps.records import set_trainer_plan, trainer_plan
 from ..backends.ps.communicator_flags import FLAG_FIELDS, parse_flags
 
@@ -44,7 +46,7 @@ class Communicator:
     def start(self):
         if self.is_running():
             raise RuntimeError("Communicator.start(): already running")
-        self._client = get_client(self._info)
+        self._client = connections.acquire(self._info, self)
         self._client.ensure_joined()
 
     def stop(self):

@@ -89,9 +89,6 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
             self.server = {"w": torch.tensor([1.0, 1.0])}
             self.sent = []
 
-        def attach(self, exe):
-            pass
-
         def exchange_async(self, ep, names, tensors, want):
             self.sent.append((ep, list(names), [t.clone() for t in tensors]))
             self.server["w"] += tensors[0] + 0.25
@@ -101,7 +98,7 @@ def test_geo_kernel_follows_paddles_communicator(monkeypatch):
             return fut
 
     client = FakeClient()
-    monkeypatch.setattr(geo_ops, "get_client", lambda info: client)
+    monkeypatch.setattr(geo_ops, "for_executor", lambda exe, info: client)
     op = Operator(None, "geo_sgd", {"X": ["w"], "Old": ["w@GEO_OLD"]}, {"Out": ["w"], "OldOut": ["w@GEO_OLD"]},
                   {"push_nums": 2, "trainers": 2, "layout": [["w", [["w", "w@GRAD", "ep0", 0, 2]]]]})
 

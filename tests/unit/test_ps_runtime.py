@@ -116,9 +116,6 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
         info = trainer_plan(main)
         stats = collections.Counter()
 
-        def attach(self, exe):
-            pass
-
         def exchange_async(self, ep, names, tensors, want):
             calls.append((ep, list(names), want))
             fut = torch.futures.Future()
@@ -131,12 +128,12 @@ def test_comm_ops_batch_into_one_exchange_per_pserver():
     class _Ctx:
         program, block, device, executor = main, main.global_block(), "cpu", None
 
-    old = comm_plan.get_client
-    comm_plan.get_client = lambda info: _Client()
+    old = comm_plan.for_executor
+    comm_plan.for_executor = lambda exe, info: _Client()
     try:
         plan = comm_plan.CommPlan(_Ctx())
     finally:
-        comm_plan.get_client = old
+        comm_plan.for_executor = old
     ops = main.global_block().ops
     (g,) = {id(grp): grp for grp in plan.at.values()}.values()
     assert g.issue_at == next(i for i, op in enumerate(ops) if op.type == "send_barrier")

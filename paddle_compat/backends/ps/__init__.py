@@ -6,6 +6,8 @@ each pserver; messages are plain data and tensors, decoded by a codec that canno
   service.py    the pserver: its blocks in its scope, the handlers (exchange, done, pull_state, ...), sync rounds
   optimize.py   the pserver's optimize sub-blocks, lowered once, applied to received gradients
   client.py     the trainer: one call per pserver per step, overlapped across pservers
+  connections.py  who holds a trainer's connection (the Executors running its job), and the one lookup of
+                the joined connection for code with no Executor at hand
   comm_plan.py  how a lowered block's send/recv/barrier ops batch into those calls
   exchange.py   trainer-to-trainer payloads through pserver 0's key-value store
   kernels.py    the kernels of the ops declared runtime="ps" (send, recv, barriers, listen_and_serv, prefetch,

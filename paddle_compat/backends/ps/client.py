@@ -1,7 +1,8 @@
 """The trainer's side: at its first RPC op it opens one authenticated wire connection to each pserver
 (identity "trainer <id>|<plan digest>"), calls pserver handlers over them, tells the pservers when it is done
-(Executor.close(), or a plain interpreter exit), and turns failures into errors that name the pserver and
-what was lost. The connection is the liveness watch both ways: a pserver sees this trainer's process die at
+(the last Executor holding it closed, or a plain interpreter exit), and turns failures into errors that name
+the pserver and what was lost. Who holds a connection and how code without an Executor finds it:
+connections.py. The connection is the liveness watch both ways: a pserver sees this trainer's process die at
 once, and this trainer sees a pserver's (with the failure the pserver reported when it left)."""
 
 import atexit
@@ -10,6 +11,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
 from ..heap import retain_freed_memory
 from ..wire.client import Connection, KeyMismatchError
@@ -17,9 +19,7 @@ from .communicator_flags import default_flags, parse_flags
 from .errors import PeerLostError, PsDeadlineError, PsError, deadline_s, remote_message
 from .membership import next_job
 
-__all__ = ["TrainerClient", "get_client", "close_active"]
-
-_CLIENT = None
+__all__ = ["TrainerClient", "pserver_name"]
 
 
 def _backstop():
@@ -27,35 +27,28 @@ def _backstop():
     return limit * 1.2 + 1.0
 
 
-def get_client(info):
-    """The process's trainer client for the job of TrainerPlan `info` (one process is one trainer)."""
-    global _CLIENT
-    key = (tuple(info.pserver_endpoints), info.trainers, info.trainer_id)
-    if _CLIENT is None or _CLIENT.key != key or _CLIENT.closed:
-        if _CLIENT is not None and not _CLIENT.closed and _CLIENT.joined:
-            raise PsError("this process is already trainer %d of a job with pservers %s; close its Executor "
-                          "before running another job's trainer program" % (_CLIENT.trainer_id,
-                                                                            ",".join(_CLIENT.endpoints)))
-        _CLIENT = TrainerClient(info)
-    return _CLIENT
-
-
 def pserver_name(i, ep):
     return "pserver %d (%s)" % (i, ep)
 
 
 class TrainerClient:
-    def __init__(self, info):
+    """One trainer's connection to the pservers of its job. Made and held through connections.py:
+    before_join(self) runs before it joins (it may refuse), on_close(self) once it is closed."""
+
+    def __init__(self, info, before_join=None, on_close=None):
         self.info = info
         self.trainer_id = info.trainer_id
         self.endpoints = list(info.pserver_endpoints)
-        self.key = (tuple(self.endpoints), info.trainers, self.trainer_id)
+        self.key = (tuple(self.endpoints), int(info.trainers), int(self.trainer_id))   # connections.job_key
         self.names = {ep: pserver_name(i, ep) for i, ep in enumerate(self.endpoints)}
         self.conns = {}
         self.lost = {}              # endpoint -> why its connection ended
         self.joined = False
+        self.joining = False
         self.closed = False
-        self._executors = set()
+        self.holders = weakref.WeakSet()     # the Executors (or Communicator) using it: connections.py
+        self._before_join = before_join
+        self._on_close = on_close
         self._join_lock = threading.Lock()   # Hogwild threads of train_from_dataset share this client
         # what went over the wire (tests and benchmarks read it): dense elements and row-sparse rows sent,
         # prefetch calls and rows asked for
@@ -64,13 +57,6 @@ class TrainerClient:
         retain_freed_memory()     # each step's large messages and gathered rows reuse the last step's memory
 
     # life cycle ------------------------------------------------------------------------------------
-    def attach(self, executor):
-        """close() runs when this executor is closed."""
-        if executor is not None and id(executor) not in self._executors:
-            self._executors.add(id(executor))
-            executor._add_closer(self.close)
-            executor.runtime["pserver_client"] = self
-
     def ensure_joined(self):
         if self.closed:
             raise PsError("trainer %d already told the pservers it is done (Executor.close()); create the "
@@ -79,7 +65,12 @@ class TrainerClient:
             return
         with self._join_lock:
             if not self.joined:
-                self._join()
+                if self._before_join is not None:
+                    self._before_join(self)
+                try:
+                    self._join()
+                finally:
+                    self.joining = False
 
     def _join(self):
         """Connect to every pserver at once (each retried until FLAGS_rpc_deadline)."""
@@ -141,6 +132,8 @@ class TrainerClient:
         is already gone only gets a warning (training itself has finished)."""
         if self.closed:
             return
+        if self._on_close is not None:
+            self._on_close(self)
         if self._comm is not None and self.joined:
             try:
                 self._comm.flush_and_stop()
@@ -182,6 +175,8 @@ class TrainerClient:
         if self.closed or not self.joined:
             return
         self.closed = True
+        if self._on_close is not None:
+            self._on_close(self)
         exc = getattr(sys, "last_value", None)
         try:
             if exc is not None:
@@ -208,6 +203,11 @@ class TrainerClient:
         except PeerLostError as e:
             raise PeerLostError("trainer %d %s" % (self.trainer_id, e)) from None
 
+    def worker_barrier(self):
+        """fleet.barrier_worker(): wait at pserver 0 for every worker still training (worker_barrier.py)."""
+        ep = self.endpoints[0]
+        self.wait(ep, self.call_async(ep, "worker_barrier", self.trainer_id), "barrier_worker")
+
     def exchange_async(self, endpoint, names, tensors, want):
         return self.call_async(endpoint, "exchange", self.trainer_id, names, tensors, want)
 
@@ -232,8 +232,3 @@ class TrainerClient:
         return PsError("trainer %d: %s failed during %s: %s: %s" % (self.trainer_id, who, what, type(exc).__name__,
                                                                   msg))
 
-
-def close_active():
-    """Close this process's trainer client, if it has one (fleet.stop_worker)."""
-    if _CLIENT is not None:
-        _CLIENT.close()

@@ -19,7 +19,7 @@ fetch_barrier. A trainer main program has one group; its startup program one gro
 import torch
 
 from ..selected_rows import merged, pack_rows, split_rows
-from .client import get_client
+from .connections import for_executor
 from .records import trainer_plan
 
 __all__ = ["CommPlan", "comm_plan_for", "COMM_OPS"]
@@ -60,8 +60,7 @@ class CommPlan:
         if info is None:
             raise ValueError("send/recv ops run only in a trainer program of pserver mode "
                              "(DistributeTranspiler.transpile / get_trainer_program)")
-        self.client = get_client(info)
-        self.client.attach(ctx.executor)
+        self.client = for_executor(ctx.executor, info)
         self.device = ctx.device
         self._what = "the %s exchange" % ("sync step" if info.sync_mode else "step")
         self.half_async = info.half_async

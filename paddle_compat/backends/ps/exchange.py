@@ -11,25 +11,18 @@ import itertools
 import time
 from datetime import timedelta
 
-from . import client
+from .connections import joined
 from .errors import PsError, deadline_s
 
 _CHUNK = 16 << 20
 _calls = itertools.count()
 
 
-def active_trainer_client():
-    c = client._CLIENT
-    if c is None or not c.joined or c.closed:
-        return None
-    return c
-
-
 class TrainerExchange:
     """One collective call among the job's trainers; every trainer must make the same calls in the same order."""
 
     def __init__(self, what):
-        c = active_trainer_client()
+        c = joined()
         if c is None:
             raise PsError("%s across trainers needs this trainer joined to its pserver job: run the trainer's "
                           "startup program (exe.run(fleet.startup_program)) first, as Paddle's scripts do "

@@ -12,7 +12,7 @@ import torch
 
 from ...ops import attr, kernel
 from . import layer_client, service
-from .client import get_client
+from .connections import for_executor
 from .comm_plan import comm_plan_for
 from .layer_service import LayerServer
 from .records import pserver_plan, trainer_plan
@@ -72,8 +72,7 @@ def prefetch(op, ctx):
 def geo_sgd(op, ctx):
     """Every push_nums-th step: delta = (x - old) / trainers; old += delta; send it; then x += p - old and
     old = p, p the pserver's block after our delta (fluid/transpiler/ps_geo.py, Paddle's GeoSgdCommunicator)."""
-    client = get_client(trainer_plan(ctx.program))
-    client.attach(ctx.executor)
+    client = for_executor(ctx.executor, trainer_plan(ctx.program))
     every, scale = int(attr(op, "push_nums")), 1.0 / int(attr(op, "trainers"))
     layout = attr(op, "layout")
     device = ctx.device

@@ -8,7 +8,7 @@ talks to one server (its group is one job). Each op is one call, answered before
 import os
 
 from ..cluster import TRAINER_ID_ENV, TRAINERS_NUM_ENV
-from .client import get_client
+from .connections import for_executor
 from .records import TrainerPlan
 from .errors import PsError
 from .layer_service import digest
@@ -27,7 +27,7 @@ def _int_env(name, default):
 
 
 class _Client:
-    """The kernels of one lowered client block; they share the process's client of the one server."""
+    """The kernels of one lowered client block; they share the executor's connection to the one server."""
 
     def __init__(self, ctx):
         eps = []
@@ -45,10 +45,9 @@ class _Client:
         if not 0 <= self.trainer_id < self.trainers:
             raise PsError("PADDLE_TRAINER_ID=%d is not one of the %d client(s) of PADDLE_TRAINERS_NUM"
                           % (self.trainer_id, self.trainers))
-        self.client = get_client(TrainerPlan(trainer_id=self.trainer_id, trainers=self.trainers,
-                                             pserver_endpoints=(self.endpoint,), mode="sync",
-                                             plan_digest=digest(self.trainers), wait_port=True))
-        self.client.attach(ctx.executor)
+        self.client = for_executor(ctx.executor, TrainerPlan(
+            trainer_id=self.trainer_id, trainers=self.trainers, pserver_endpoints=(self.endpoint,), mode="sync",
+            plan_digest=digest(self.trainers), wait_port=True))
         self.device = ctx.device
 
     def call(self, handler, *args):

@@ -13,7 +13,7 @@ import torch
 
 from ...ir.lazy import torch_dtype
 
-from .client import get_client
+from .connections import for_executor
 from .records import trainer_plan
 
 __all__ = ["prefetch_kernel"]
@@ -24,8 +24,7 @@ def prefetch_kernel(op, ctx):
     if info is None:
         raise ValueError("prefetch runs only in a trainer program of pserver mode (a distributed lookup table; "
                          "DistributeTranspiler.transpile / get_trainer_program)")
-    client = get_client(info)
-    client.attach(ctx.executor)
+    client = for_executor(ctx.executor, info)
     eps, names = list(op.attrs["epmap"]), list(op.attrs["table_names"])
     offsets = [int(o) for o in op.attrs["row_offsets"]]
     trainer_id = int(op.attrs.get("trainer_id", info.trainer_id))

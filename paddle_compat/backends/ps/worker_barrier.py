@@ -14,7 +14,7 @@ import torch
 
 from .errors import PsError, deadline_s
 
-__all__ = ["install", "barrier"]
+__all__ = ["install"]
 
 
 class WorkerBarrier:
@@ -86,8 +86,3 @@ def install(svc):
     b = WorkerBarrier(svc)
     svc.on_members_change.append(b.recheck)    # a worker that finished or left no longer holds the others back
     svc.register_handler("worker_barrier", b.arrive)
-
-
-def barrier(client):
-    ep = client.endpoints[0]
-    client.wait(ep, client.call_async(ep, "worker_barrier", client.trainer_id), "barrier_worker")

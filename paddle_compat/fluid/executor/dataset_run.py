@@ -23,7 +23,7 @@ import threading
 import time
 
 import numpy as np
-from ...backends.ps.client import get_client
+from ...backends.ps.connections import for_executor
 from ...backends.ps.records import is_pserver_program, trainer_plan
 from ...ir import CPUPlace, LoDTensor, Program, ScopeVar, default_main_program, global_scope
 from ...ir.lazy import torch
@@ -188,12 +188,12 @@ def _hogwild(program):
     return not info.sync_mode and not info.geo
 
 
-def _half_async_communicator(program):
+def _half_async_communicator(exe, program):
     """The trainer's half-async communicator when `program` is a half-async trainer program, else None."""
     info = trainer_plan(program)
     if info is None or not info.half_async:
         return None
-    return get_client(info).communicator(info.communicator_flags)
+    return for_executor(exe, info).communicator(info.communicator_flags)
 
 
 def _dense_slots(dataset):
@@ -228,7 +228,7 @@ def _run_hogwild(exe, program, dataset, scope, nthreads, fetch_list, fetch_info,
     errors = []
     stop = threading.Event()
 
-    comm = _half_async_communicator(program)
+    comm = _half_async_communicator(exe, program)
 
     def work(worker, source):
         own = 0

@@ -92,7 +92,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             records[v.name] = file_record(path, _header_shape(path), v.dtype, "trainer 0")
     if tables:   # parameters: save_params writes the shards too; save_persistables also their optimizer state
         eps = sorted(set(sh[0] for t in tables.values() for sh in t["shards"]))
-        for ep, recs in dist_io.save_tables(info, staging.path, eps, with_state).items():
+        for ep, recs in dist_io.save_tables(executor, info, staging.path, eps, with_state).items():
             for name, rec in recs.items():
                 records[name] = dict(rec, **{"from": describe(ep)})
     wanted = {}
@@ -102,7 +102,7 @@ def distributed_save(executor, dirname, main_program, vars, filename=None):
             wanted.setdefault(ep, [])
             if block not in wanted[ep]:
                 wanted[ep].append(block)
-    got = dist_io.pull_vars(info, wanted)
+    got = dist_io.pull_vars(executor, info, wanted)
     for i, (name, meta) in enumerate(remote.items()):
         if meta["kind"] == "rows":
             parts_ = sorted(meta["pieces"], key=lambda p: p[2])

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ...backends.ps.client import get_client
+from ...backends.ps.connections import for_job
 from ...ir.lazy import torch
 
 from ...ir import OP_ROLE_KEY, OpRole, Operator, dtype_name, global_scope
@@ -109,8 +109,7 @@ def _chunk_rows(width, itemsize):
 
 def _stream_table(f, g, executor):
     """Write table g (header, then its rows shard by shard, chunk by chunk) to the open file f."""
-    client = get_client(g.info)
-    client.attach(executor)
+    client = for_job(g.info, executor)
     dtype = np.dtype(g.dtype)
     chunk = _chunk_rows(g.width, dtype.itemsize)
     pieces = [(ep, var, off, lo, min(rows, lo + chunk)) for ep, var, off, rows in g.shards

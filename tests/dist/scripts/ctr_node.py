@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "examples"))
 import numpy as np  # noqa: E402
 
 import paddle_compat as fluid  # noqa: E402
+from paddle_compat.backends.ps import connections  # noqa: E402
 import ctr_reference as R  # noqa: E402
 from ctr_model import build_ctr_model  # noqa: E402
 
@@ -141,7 +142,7 @@ def run_job(i, spec, role, eps, trainers, tid, current):
                 aucs.append([float(np.asarray(v).reshape(-1)[0]) for v in out[1:]])
             if spec.get("save_at") == s + 1 and tid == 0:
                 fluid.io.save_persistables(exe, spec["save_dir"], prog)
-        stats = dict(exe.runtime["pserver_client"].stats)
+        stats = dict(connections.joined().stats)
         exe.close()
     res = {"job": i, "trainer": tid, "losses": losses, "stats": stats}
     if spec.get("auc"):

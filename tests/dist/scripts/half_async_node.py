@@ -18,6 +18,7 @@ import paddle_compat as fluid
 from paddle_compat.fluid.incubate.fleet.base import role_maker
 from paddle_compat.fluid.incubate.fleet.parameter_server.distribute_transpiler import StrategyFactory, fleet
 from paddle_compat.backends.ps.records import trainer_plan
+from paddle_compat.backends.ps import connections
 
 # a fetched loss as train_from_dataset prints it (Paddle 1.8's tensor dump): its value
 LOSS_DUMP = re.compile(r"loss\t[^\t]*\t\tlod: [^\n]*\n\tdim: [^\n]*\n\tlayout: NCHW\n\tdtype: [^\n]*\n"
@@ -93,9 +94,7 @@ def main():
     finally:
         sys.stdout = old
     seconds = time.monotonic() - t0
-    from paddle_compat.backends.ps.client import get_client
-    client = get_client(trainer_plan(fleet.main_program))
-    comm = client._comm
+    comm = connections.joined()._comm
     fleet.stop_worker()          # sends what a round left queued, then tells the pservers it is done
     losses = [float(x) for x in LOSS_DUMP.findall(buf.getvalue())]
     out = {"trainer": tid, "losses": losses, "per_epoch": FILES * PER_FILE // BATCH, "seconds": seconds,

@@ -13,7 +13,7 @@ import warnings
 from .....backends.cluster import (SERVER, WORKER, ClusterEnvError, mpi_launched, resolve_cluster,
                                   resolve_general)
 from .....backends import cluster, job_env
-from .....backends.ps import client as ps_client
+from .....backends.ps import connections as ps_connections
 
 __all__ = ["Role", "RoleMakerBase", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "UserDefinedCollectiveRoleMaker",
            "MPIRoleMaker", "MPISymetricRoleMaker", "GeneralRoleMaker", "ClusterEnvError"]
@@ -87,12 +87,11 @@ class RoleMakerBase:
         """Wait for every worker. Collective jobs use the trainers' group, pserver-mode jobs meet at pserver 0;
         either way the group forms when the startup program runs."""
         if not self.cluster.is_collective:
-            client = ps_client
-            if client._CLIENT is None or client._CLIENT.closed:
+            conn = ps_connections.joined()
+            if conn is None:
                 raise RuntimeError("barrier_worker: this worker has not joined its pservers yet; run "
                                    "fleet.startup_program first")
-            from .....backends.ps.worker_barrier import barrier   # kept in a function: loads torch (pserver mode only)
-            barrier(client._CLIENT)
+            conn.worker_barrier()
             return
         from .....backends import comm   # kept in a function: loads torch.distributed (collective mode only)
         c = comm.any_communicator()

@@ -29,7 +29,7 @@ from ...base.role_maker import MPISymetricRoleMaker
 from .distributed_strategy import (AsyncStrategy, DistributedStrategy, GeoStrategy,  # noqa: F401
                                    HalfAsyncStrategy, StrategyFactory, SyncStrategy, TrainerRuntimeConfig)
 from ......backends.checkpoint_dir import verify
-from ......backends.ps.client import close_active
+from ......backends.ps.connections import close_joined
 from ......backends.ps.records import set_trainer_plan, trainer_plan
 
 __all__ = ["fleet", "DistributedTranspiler", "TranspilerOptimizer", "StrategyFactory"]
@@ -58,7 +58,7 @@ class DistributedTranspiler(Fleet):
 
     def stop_worker(self):
         """Tell every pserver this worker is done (they return from run_server once all workers are)."""
-        close_active()
+        close_joined()      # whichever Executors hold the connection: this worker is done
         if self._executor is not None:
             self._executor.close()
         if isinstance(self._role_maker, MPISymetricRoleMaker):
