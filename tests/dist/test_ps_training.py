@@ -21,6 +21,9 @@ SYNC_JOBS = [
     {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "slice": True, "split": "rr", "lr_decay": True, "steps": 4},
     {"model": "emb", "opt": "sgd", "lr": 0.5, "slice": True, "split": "rr", "steps": 4},
     {"model": "mlp", "opt": "ftrl", "lr": 0.05, "slice": True, "split": "rr", "steps": 4},
+    # startup on an Executor of its own, closed after the first step: the training Executor's connection is the
+    # same trainer's, and the trainer is done only when the last of them closes
+    {"model": "mlp", "opt": "sgd", "slice": True, "split": "rr", "steps": 4, "startup_exe": True},
 ]
 # trainer 1 stops after 2 steps and closes: trainer 0 goes on alone, nobody waits for a deadline
 UNEVEN = {"model": "fit_a_line", "opt": "sgd", "lr": 0.05, "steps": 5, "steps_by_trainer": {"1": 2}}

@@ -12,6 +12,8 @@ die_at (trainer 1 kills itself at that step), stall_at + stall (trainer 1 sleeps
 steps_by_trainer ({"1": 3}: trainer 1 stops early and closes), sleep (seconds per trainer step), dc_asgd,
 runtime_split (async with config.runtime_split_send_recv), geo (Geo-SGD pushing every N steps), raise_at (trainer 1 raises at that step),
 no_close (trainers end without Executor.close(); must be the last job),
+startup_exe (trainers run the startup program on an Executor of its own, closed after the first training step:
+the training Executor shares its connection and the trainer goes on),
 nan_at (trainer nan_trainer, default 0, feeds NaN at that step: the pserver refuses the push; the trainer prints
 REFUSED and goes on), skip_at (a step the trainers skip),
 trainer_cuda / pserver_cuda (that role runs on CUDAPlace(0): the GPU tests),
@@ -148,7 +150,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
             prog, startup = (reload(p, via, "trainer%d_%s" % (tid, w))
                              for p, w in ((prog, "main"), (startup, "startup")))
             loss = prog.global_block().var(loss.name)
-        exe.run(startup)
+        startup_exe = fluid.Executor(exe.place) if spec.get("startup_exe") else exe
+        startup_exe.run(startup)
         losses = []
         steps = spec.get("steps_by_trainer", {}).get(str(tid), spec.get("steps", 5))
         for s in range(spec.get("start", 0), steps):
@@ -170,6 +173,8 @@ def run_job(i, spec, role, eps, trainers, tid, current):
                     continue
                 raise AssertionError("a NaN gradient was accepted")
             out = exe.run(prog, feed=batch, fetch_list=[loss])
+            if startup_exe is not exe:
+                startup_exe.close()     # the training Executor holds the trainer's connection too: no "done" yet
             losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
             print("step %d loss %.6f" % (s, losses[-1]), flush=True)
             save_at = spec.get("save_at")
