@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import eigen_reduce
+from ..gemm_layout import column_major
 from ...ir.lazy import torch, torch_dtype
 from ..registry import attr, defop, OutMeta
 from ..shapes import first, reduce_dims, same_as
@@ -40,11 +41,11 @@ def mul(op, ctx):
 
     def k(x, y):
         if x.dim() == 2 and y.dim() == 2 and xd == 1 and yd == 1:
-            return mm(x, y)
+            return mm(x, column_major(x, y))
         xs, ys = x.shape, y.shape
         x2 = x.reshape(math.prod(xs[:xd]), math.prod(xs[xd:]))
         y2 = y.reshape(math.prod(ys[:yd]), math.prod(ys[yd:]))
-        return mm(x2, y2).reshape(tuple(xs[:xd]) + tuple(ys[yd:]))
+        return mm(x2, column_major(x2, y2)).reshape(tuple(xs[:xd]) + tuple(ys[yd:]))
 
     return k
 
@@ -80,6 +81,8 @@ def matmul(op, ctx):
             x = x.transpose(-1, -2) if x.dim() > 1 else x
         if ty:
             y = y.transpose(-1, -2) if y.dim() > 1 else y
+        elif x.dim() == 2 and y.dim() == 2:
+            y = column_major(x, y)
         out = torch.matmul(x, y)
         return out * alpha if alpha != 1.0 else out
 

@@ -30,6 +30,7 @@ from ....ops.defs.activation_ops import _shift_clip
 from ....ops.defs.amp_ops import update_scaling
 from ....ops.defs.loss_ops import hard_ce, label_index, pick_label
 from ....ops.defs.lookup_table import embed
+from ....ops.gemm_layout import column_major
 
 
 @kernel(FUSED_TYPE)
@@ -106,7 +107,7 @@ def fused_mul_add_bias(op, ctx):
         if x.dim() != 2:      # mul flattens everything after the first dim
             x = x.reshape(x.shape[0], -1)
         if w.dim() == 2 and b.dim() == 1:
-            return addmm(b, x, w)
+            return addmm(b, x, column_major(x, w))      # torch.nn.Linear's layout where faster (gemm_layout.py)
         return mm(x, w.reshape(w.shape[0], -1)) + b
     return k
 
