@@ -9,6 +9,7 @@ import os
 
 from ..cluster import TRAINER_ID_ENV, TRAINERS_NUM_ENV
 from .client import get_client
+from .comm_plan import COMM_OPS
 from .records import TrainerPlan
 from .errors import PsError
 from .layer_service import digest
@@ -32,7 +33,7 @@ class _Client:
     def __init__(self, ctx):
         eps = []
         for op in ctx.block.ops:
-            if op.type in ("send", "recv", "send_barrier", "fetch_barrier"):
+            if op.type in COMM_OPS:
                 for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
                     if ep not in eps:
                         eps.append(ep)
