@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..ir import VarType, convert_dtype, dtype_name, unique_name
+from ..ops import info
 
 __all__ = ["Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "Bilinear", "MSRA",
            "ConstantInitializer", "UniformInitializer", "NormalInitializer", "TruncatedNormalInitializer",
@@ -55,9 +56,10 @@ class Initializer:
         `<prefix>.<var>.tmp_N` and a cast op (appended) writes var.
 
         Paddle prepends every initializer op but Bilinear's (a startup program lists them newest first). We
-        prepend the deterministic ones: fill_constant, assign_value and seeded random ops (each draws from its
-        own generator, so order cannot change its numbers); unseeded random ones stay appended because they
-        draw from the global generator in op order, and reversing it would change every such value."""
+        prepend the deterministic ones: those not declared `random` (fill_constant, assign_value) and seeded
+        random ops (each draws from its own generator, so order cannot change its numbers); unseeded random
+        ones stay appended because they draw from the global generator in op order, and reversing it would
+        change every such value."""
         out, dtype = var, convert_dtype(var.dtype)
         if dtype == VarType.FP16:
             dtype = VarType.FP32
@@ -65,7 +67,7 @@ class Initializer:
                                    shape=var.shape, dtype=dtype, type=VarType.LOD_TENSOR, persistable=False)
         attrs = dict(attrs, shape=list(var.shape), dtype=int(dtype))
         if prepend is None:
-            prepend = type in ("fill_constant", "assign_value") or bool(attrs.get("seed"))
+            prepend = not info(type).random or bool(attrs.get("seed"))
         add = block._prepend_op if prepend else block.append_op
         op = add(type=type, outputs={"Out": [out]}, attrs=attrs)
         if out is not var:

@@ -11,7 +11,7 @@ from .roles import is_autograd_op
 
 __all__ = ["verify", "ProgramError", "inferred_shapes", "apply_infer_shape"]
 
-# Op types that have meaning only inside another op's lowering or are markers of Paddle's graph.
+# The executor's own ops (declared, without a kernel): a `known` of the lowering's kernels lacks them.
 _MARKER_OPS = frozenset(["feed", "fetch"])
 _EMPTY = "@EMPTY@"      # Paddle's kEmptyVarName: a grad op's output nobody needs (programs Paddle wrote)
 

@@ -6,8 +6,10 @@
     ops.is_differentiable("cumsum")      # what append_backward and autograd regions need
 
 Every op type is declared once, in ops/defs/: `defop` over its kernel factory, or `declare` where a backend
-owns the kernel (backends/lowering/kernels/ registers it with `kernel`, only for a declared type). The
-distributed facts are declaration fields too: `ops.info("scale").row_wise`.
+owns the kernel (backends/lowering/kernels/ registers it with `kernel`, only for a declared type). Every other
+fact of an op is a field of its declaration too, read with `ops.info`: `ops.info("scale").row_wise` (distributed),
+`ops.info("reshape2").reads_on_host("Shape")` (capture), ... (the fields: OpDef; how to add an op:
+docs/internals.md, "Adding an op").
 Op roles and the grad-name convention are IR facts (paddle_compat/ir/roles.py). Importing this package
 registers the op table with the IR (ir/op_info.py) and imports no torch.
 """

@@ -54,6 +54,11 @@ HOST_REASONS = {
     "data": "has an output whose size depends on the data",
 }
 
+# OpDef.ps_plan: which transpiler record an op carries (None: none)
+PS_PLANS = (None, "trainer", "pserver")
+# Paddle's name for an attribute given as a tensor input (ShapeTensor, StartsTensorList, ...): read on the host
+_HOST_SLOT_SUFFIXES = ("Tensor", "TensorList")
+
 
 class OpDef:
     """Everything the project knows about one op type.
@@ -70,9 +75,17 @@ class OpDef:
     sparse_grad_slot: the input slot whose gradient is row-sparse (SelectedRows) when is_sparse=True.
     random_init: an initializer drawing from a seeded generator (a sharded startup re-seeds it per shard).
     lookup: a table lookup (Ids into W) the transpiler may distribute.
+    ps_plan: the transpiler record its kernel reads from its own attributes (backends/ps/records.py):
+      "trainer" (a trainer's send / recv / ... op carries the TrainerPlan), "pserver" (listen_and_serv carries
+      the PserverPlan); None: it carries none.
+    native_rows: its kernel takes a row-sparse input as the core.SelectedRows itself (rows, height, values);
+      every other kernel gets it as torch's sparse COO tensor (backends/lowering/emit.py).
     Host facts (what keeps a step from being one CUDA graph, backends/lowering/capture_check.py):
     host: why the op needs the host in the middle of a step, a key of HOST_REASONS (Python code, files, RPC,
       control flow decided on the host, an output sized by the data, ...); None: it runs on the device.
+    host_inputs: input slots whose tensor the kernel reads on the host (reshape's Shape, interp's OutSize): an
+      op given one is not captured. Slots named ...Tensor / ...TensorList (Paddle's attribute given as a
+      tensor: ShapeTensor, StartsTensorList) are read on the host for every op, so they need no listing.
     random: the op draws from a random generator (a fixed seed makes a generator per step, on the host).
     operator_base: Paddle 1.8 runs the op without a kernel (an OperatorBase: feed, fetch, while, recv, ...), so
       FLAGS_check_nan_inf never checks its outputs (backends/lowering/nan_check.py).
@@ -83,12 +96,14 @@ class OpDef:
     """
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
-                 "host", "random", "operator_base", "runtime", "kernel_where")
+                 "host", "random", "operator_base", "runtime", "kernel_where", "ps_plan", "native_rows",
+                 "host_inputs")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
                  sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), host=None,
-                 random=False, operator_base=False, runtime=None):
+                 random=False, operator_base=False, runtime=None, ps_plan=None, native_rows=False,
+                 host_inputs=()):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -110,6 +125,11 @@ class OpDef:
         self.random = bool(random)
         self.operator_base = bool(operator_base)
         self.runtime = runtime
+        if ps_plan not in PS_PLANS:
+            raise ValueError("op %s: ps_plan=%r is not one of %s" % (type, ps_plan, PS_PLANS))
+        self.ps_plan = ps_plan
+        self.native_rows = bool(native_rows)
+        self.host_inputs = frozenset(host_inputs)
         self.kernel_where = where if factory is not None else None
 
     def input_slots(self):
@@ -117,6 +137,10 @@ class OpDef:
 
     def output_slots(self):
         return [s.rstrip("*") for s in self.outputs]
+
+    def reads_on_host(self, slot):
+        """Whether the kernel reads input `slot` on the host (see host_inputs)."""
+        return slot in self.host_inputs or slot.endswith(_HOST_SLOT_SUFFIXES)
 
 
 _DEFS = {}
@@ -129,8 +153,8 @@ def _types(op_types):
 def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infer_shape=None,
           differentiable=True, no_grad=(), **facts):
     """Decorator over a kernel factory: declares op type(s) with all their facts, and their kernel, in one
-    place (facts: row_wise, sparse_grad_slot, random_init, lookup, attrs, host, random, operator_base,
-    runtime; see OpDef).
+    place (facts: row_wise, sparse_grad_slot, random_init, lookup, ps_plan, native_rows, attrs, host,
+    host_inputs, random, operator_base, runtime; see OpDef).
 
         @defop("cumsum", infer_shape=same_as("X"))
         def cumsum(op, ctx):

@@ -16,10 +16,31 @@ SCRIPT = os.path.join("tests", "dist", "scripts", "rpc_layers_node.py")
 ENV = dict(FLAGS_rpc_deadline=30000, TORCH_CPP_LOG_LEVEL="ERROR")
 
 
+def _started(pid):
+    """When process `pid` started, in seconds since the epoch, to the second (Linux: /proc/<pid>/stat's start
+    time after boot, plus /proc/stat's boot time)."""
+    with open("/proc/%d/stat" % pid) as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/stat") as f:
+        boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _written_since(path, t):
+    try:
+        return os.stat(path).st_mtime >= t
+    except OSError:
+        return False
+
+
 def _wait_port_file(proc, timeout=30):
+    """The port the server announced. A port file older than the server is not its own but a dead process's
+    that had the same pid (a killed server leaves its file, Paddle's too): signalling the server on that one
+    would find it before it handles signals."""
     path = "/tmp/paddle.%d.port" % proc.popen.pid
+    born = _started(proc.popen.pid) - 1.0       # (boot time is whole seconds)
     end = time.monotonic() + timeout
-    while not os.path.exists(path):
+    while not _written_since(path, born):
         assert proc.popen.poll() is None, "server exited before listening:\n" + proc.output
         assert time.monotonic() < end, "server wrote no %s within %ss:\n%s" % (path, timeout, proc.output)
         time.sleep(0.05)

@@ -130,6 +130,22 @@ def test_host_facts_are_declaration_fields():
         ops.OpDef("no_such_op_r3", host="gpu")
 
 
+def test_input_and_record_facts_are_declaration_fields():
+    # which inputs a kernel reads on the host (capture_check), which kernels take a SelectedRows as it is (emit),
+    # which ops carry the transpiler's records (backends/ps/records.py)
+    assert ops.info("reshape2").reads_on_host("Shape") and not ops.info("reshape2").reads_on_host("X")
+    assert ops.info("bilinear_interp").reads_on_host("Scale") and not ops.info("layer_norm").reads_on_host("Scale")
+    assert ops.info("expand").reads_on_host("expand_times_tensor") and ops.info("slice").reads_on_host("StartsTensor")
+    assert ops.info("no_such_op_r4").reads_on_host("ShapeTensorList")     # Paddle's ...Tensor(List) naming, any op
+    rows = {t for t in ops.known_op_types() if ops.info(t).native_rows}
+    assert rows == {"split_ids", "merge_ids", "prefetch", "lookup_sparse_table"}
+    plans = {t: ops.info(t).ps_plan for t in ops.known_op_types() if ops.info(t).ps_plan}
+    assert plans == dict({t: "trainer" for t in ("send", "recv", "send_barrier", "fetch_barrier", "prefetch",
+                                                 "geo_sgd")}, listen_and_serv="pserver")
+    with pytest.raises(ValueError, match="ps_plan='worker' is not one of"):
+        ops.OpDef("no_such_op_r4", ps_plan="worker")
+
+
 def test_tensor_op_shapes_agree_with_their_builders():
     # these builders record their own output variables; the definitions' infer_shape must say the same
     from paddle_compat.ir.dtypes import dtype_name

@@ -86,7 +86,7 @@ def test_replacing_a_record_rewrites_every_carrier():
     t, main, _ = _transpile(sync=False)
     rec = trainer_plan(main)
     records.set_trainer_plan(main, dataclasses.replace(rec, wait_port=False))
-    carriers = [op for op in main.global_block().ops if op.type in records.TRAINER_PLAN_OPS]
+    carriers = [op for op in main.global_block().ops if records.carries_plan(op, "trainer")]
     assert carriers and all(TrainerPlan.from_attr(op.attr(records.TRAINER_PLAN_ATTR)).wait_port is False
                             for op in carriers)
     assert t.get_trainer_program(wait_port=True) is main and trainer_plan(main).wait_port is True

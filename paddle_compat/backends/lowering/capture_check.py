@@ -16,20 +16,16 @@ a reader would look for it; the first reason found is reported:
   nan check  FLAGS_check_nan_inf reads every output back
 
 The facts about each op type (it runs Python code, talks over RPC, is control flow, sizes an output by the
-data, draws random numbers) are declared with the op (ops/defs: `host`, `random`, `sparse_grad_slot`); this
-module only orders them into a verdict. What a declaration misses, capture itself finds on the GPU (an
-operation not permitted while capturing): the capture runner then falls back and says why, once.
+data, reads a shape input on the host, draws random numbers) are declared with the op (ops/defs: `host`,
+`host_inputs`, `random`, `sparse_grad_slot`); this module only orders them into a verdict. What a
+declaration misses, capture itself finds on the GPU (an operation not permitted while capturing): the capture
+runner then falls back and says why, once.
 """
 
 from ...ops import HOST_REASONS, info
 from .plan_types import CaptureVerdict, OpStep, RegionStep
 
 __all__ = ["capture_verdict", "op_reason"]
-
-# tensor inputs that carry a shape, size or index read on the host (reshape's ShapeTensor, slice's StartsTensor)
-_SHAPE_SLOTS = frozenset(["Shape", "OutSize", "ExpandTimes", "expand_times_tensor"])
-# interp ops read a Scale tensor on the host (elsewhere a Scale input is a device tensor: layer_norm's, ...)
-_INTERP = ("bilinear_interp", "nearest_interp", "trilinear_interp", "bicubic_interp", "linear_interp")
 
 
 def op_reason(op, training=True):
@@ -42,8 +38,7 @@ def op_reason(op, training=True):
     if op.attrs.get("sub_block") is not None and t.endswith("_grad"):    # grad ops have no declaration
         return HOST_REASONS["control"]
     for slot, names in op.inputs.items():
-        if names and (slot in _SHAPE_SLOTS or slot.endswith(("Tensor", "TensorList")) or
-                      (slot == "Scale" and t in _INTERP)):
+        if names and d.reads_on_host(slot):
             return "reads its %s input on the host" % slot
     if d.random and (op.attrs.get("fix_seed") or op.attrs.get("seed") or op.inputs.get("Seed")) and \
             not (t == "dropout" and op.attrs.get("is_test")):

@@ -12,6 +12,7 @@ import sys
 
 from ...ir import EOFException, lod_as_tensors
 from ...ir.lazy import torch
+from ...ops import info
 from . import debug
 from .autograd_region import autograd
 from .ctx import OpRunError, op_failure
@@ -264,14 +265,10 @@ def _safe(text):
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-# ops whose kernels read a core.SelectedRows itself (kernels/table_ops.py); every other kernel takes a
-# row-sparse value as torch's sparse COO tensor
-NATIVE_ROWS_OPS = frozenset(["split_ids", "merge_ids", "prefetch", "lookup_sparse_table"])
-
-
 def rows_as_torch(block, name):
-    """Whether a core.SelectedRows the scope holds for `name` reaches the kernels as a torch sparse tensor."""
-    return not any(op.type in NATIVE_ROWS_OPS and name in op.input_arg_names for op in block.ops)
+    """Whether a core.SelectedRows the scope holds for `name` reaches the kernels as a torch sparse tensor: not
+    when an op declared native_rows (its kernel reads the SelectedRows itself: kernels/table_ops.py) reads it."""
+    return not any(info(op.type).native_rows and name in op.input_arg_names for op in block.ops)
 
 
 def write_rows(holder, value):

@@ -24,6 +24,7 @@ def plan(block, readers, fetch, skip=()):
     replace = {}
     for i in range(len(ops) - 2):
         sm, ce, mn = ops[i], ops[i + 1], ops[i + 2]
+        # the pattern this pass fuses (its own plan, not a fact of the three ops)
         if (sm.type, ce.type, mn.type) != ("softmax", "cross_entropy", "mean") or \
                 any(k in skip or k in replace for k in (i, i + 1, i + 2)) or \
                 any(is_autograd_op(o) or is_recomputed_op(o) for o in (sm, ce, mn)):

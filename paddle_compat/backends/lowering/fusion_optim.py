@@ -17,7 +17,8 @@ from ...ir import Operator, is_autograd_op
 FUSED_MOMENTUM = "fused_momentum_group"
 FUSED_SGD = "fused_sgd_group"
 
-# op type -> (fused type, per-member input slots, per-member output slots, in-place pairs, attrs that must agree)
+# op type -> (fused type, per-member input slots, per-member output slots, in-place pairs, attrs that must agree):
+# the ops this pass has a grouped kernel for, and how it groups them (its own plan, not facts of the ops)
 _GROUPABLE = {
     "momentum": (FUSED_MOMENTUM, ("Param", "Grad", "Velocity"), ("ParamOut", "VelocityOut"),
                  (("Param", "ParamOut"), ("Velocity", "VelocityOut")), ("mu",)),

@@ -53,7 +53,7 @@ class Interpreted:
         self.last_region = max((r.start for r in self.regions), default=-1)
         self.kernels = {}
         for i, op in enumerate(self.block.ops):     # built once, in op order, as the lowering builds them
-            if i not in self.in_region and op.type not in ("feed", "fetch"):
+            if i not in self.in_region and op.type not in ("feed", "fetch"):    # the executor's own
                 spec = kernel_of(self.block, i, op)
                 self.kernels[i] = (spec, spec.factory(op, ctx))
         self.fetch_persistable = [self._persistable(f) for f in self.fetch_names]

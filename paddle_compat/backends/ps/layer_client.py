@@ -8,6 +8,7 @@ talks to one server (its group is one job). Each op is one call, answered before
 import os
 
 from ..cluster import TRAINER_ID_ENV, TRAINERS_NUM_ENV
+from .comm_plan import COMM_OPS
 from .connections import for_executor
 from .records import TrainerPlan
 from .errors import PsError
@@ -32,7 +33,7 @@ class _Client:
     def __init__(self, ctx):
         eps = []
         for op in ctx.block.ops:
-            if op.type in ("send", "recv", "send_barrier", "fetch_barrier"):
+            if op.type in COMM_OPS:
                 for ep in list(op.attrs.get("epmap") or []) + list(op.attrs.get("endpoints") or []):
                     if ep not in eps:
                         eps.append(ep)

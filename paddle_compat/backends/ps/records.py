@@ -6,6 +6,9 @@ own attributes), so a printed or saved program is the whole truth: a transpiled 
     TrainerPlan   on a trainer program's send / recv / send_barrier / fetch_barrier / prefetch / geo_sgd ops
     PserverPlan   on a pserver program's listen_and_serv op
 
+Which ops carry which record is declared with each op (ops/defs/distributed_ops.py: ps_plan="trainer" or
+"pserver").
+
 Each record is written as one STRING attribute holding JSON (a format that cannot run code when read back).
 Nested mappings read back as read-only views and lists as tuples: a record cannot be edited in place; a new
 one (dataclasses.replace) is put back with set_trainer_plan / set_pserver_plan.
@@ -17,14 +20,14 @@ import json
 import types
 from typing import Mapping, Optional, Tuple
 
+from ...ops import info
+
 __all__ = ["TrainerPlan", "PserverPlan", "OptimizeBlock", "MODES", "TRAINER_PLAN_ATTR", "PSERVER_PLAN_ATTR",
-           "TRAINER_PLAN_OPS", "trainer_plan", "pserver_plan", "set_trainer_plan", "set_pserver_plan",
+           "carries_plan", "trainer_plan", "pserver_plan", "set_trainer_plan", "set_pserver_plan",
            "mode_of", "is_trainer_program", "is_pserver_program"]
 
 TRAINER_PLAN_ATTR = "trainer_plan"
 PSERVER_PLAN_ATTR = "pserver_plan"
-# the trainer-side ops whose kernels read the trainer plan
-TRAINER_PLAN_OPS = ("send", "recv", "send_barrier", "fetch_barrier", "prefetch", "geo_sgd")
 MODES = ("sync", "async", "half_async", "geo")
 
 
@@ -152,11 +155,16 @@ def _decode(cls, text):
     return cls(**d)
 
 
-def _find(program, attr, cls, types_=None):
+def carries_plan(op, kind):
+    """Whether `op` is one that carries the `kind` record ("trainer" or "pserver"), as its declaration says."""
+    return info(op.type).ps_plan == kind
+
+
+def _find(program, attr, cls, kind):
     if program is None:
         return None
     for op in program.global_block().ops:
-        if types_ is not None and op.type not in types_:
+        if not carries_plan(op, kind):
             continue
         text = op.attrs.get(attr)
         if text:
@@ -166,12 +174,12 @@ def _find(program, attr, cls, types_=None):
 
 def trainer_plan(program):
     """The TrainerPlan of a transpiled trainer program (main or startup), or None."""
-    return _find(program, TRAINER_PLAN_ATTR, TrainerPlan, TRAINER_PLAN_OPS)
+    return _find(program, TRAINER_PLAN_ATTR, TrainerPlan, "trainer")
 
 
 def pserver_plan(program):
     """The PserverPlan of a transpiled pserver program (on its listen_and_serv op), or None."""
-    return _find(program, PSERVER_PLAN_ATTR, PserverPlan, ("listen_and_serv",))
+    return _find(program, PSERVER_PLAN_ATTR, PserverPlan, "pserver")
 
 
 def is_trainer_program(program):
@@ -188,7 +196,7 @@ def set_trainer_plan(program, plan):
     n = 0
     for block in program.blocks:
         for op in block.ops:
-            if op.type in TRAINER_PLAN_OPS:
+            if carries_plan(op, "trainer"):
                 op.attrs[TRAINER_PLAN_ATTR] = text
                 n += 1
     if n:
@@ -200,7 +208,7 @@ def set_pserver_plan(program, plan):
     text = plan.to_attr()
     n = 0
     for op in program.global_block().ops:
-        if op.type == "listen_and_serv":
+        if carries_plan(op, "pserver"):
             op.attrs[PSERVER_PLAN_ATTR] = text
             n += 1
     if not n:

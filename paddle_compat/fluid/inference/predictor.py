@@ -34,6 +34,7 @@ def _check_ops(program, path):
     lacking = {}
     for block in program.blocks:
         for i, op in enumerate(block.ops):
+            # feed and fetch are the executor's own (no kernel runs them)
             if op.type not in known and op.type not in ("feed", "fetch") and not is_autograd_op(op):
                 lacking.setdefault(op.type, "block %d op %d" % (block.idx, i))
     if lacking:

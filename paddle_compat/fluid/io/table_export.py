@@ -61,6 +61,7 @@ def localize_tables(program, scope, executor=None):
     if tables and any(op.type == "merge_ids" for op in block.ops):
         ops, dropped = [], set()
         for op in block.ops:
+            # the transpiler's prefetch chain (split_ids -> prefetch -> merge_ids) this export undoes: its own plan
             if op.type in ("split_ids", "prefetch"):
                 dropped.update(op.output_arg_names)
                 continue

@@ -20,6 +20,7 @@ Paddle renamed an uncut gradient itself to `w@GRAD.trainer_N`; our autograd lowe
 
 from ...backends.ps.records import TrainerPlan, mode_of
 from ...ir import OP_ROLE_KEY, OP_ROLE_VAR_KEY, OpRole, VarType
+from ...ops import info
 from .ps_table_trainer import rewrite_tables, table_var_names
 
 __all__ = ["build_trainer_main", "build_trainer_startup", "trainer_record", "comm_attrs"]
@@ -172,9 +173,12 @@ def _fake_init_tables(plan, main):
     here only those the pservers train (the others are the trainer's own)."""
     names = set(plan.tables)
     for op in main.ops:
+        # Paddle 1.8.5's own rule (_get_sparse_table_names), not a fact of the ops: these two, not every op with a
+        # row-sparse gradient (lookup_table_v2's and hierarchical_sigmoid's tables keep their init)
         if op.type in ("lookup_table", "nce") and op.attrs.get("is_sparse"):
-            # nce's table is its Weight (Paddle asked nce for a "W" input it lacks, and failed)
-            names.update(op.input("W" if op.type == "lookup_table" else "Weight")[:1])
+            # the table is the declared sparse_grad_slot: nce's is its Weight (Paddle asked nce for a "W" input
+            # it lacks, and failed)
+            names.update(op.input(info(op.type).sparse_grad_slot)[:1])
     return set(n for n in names if n in plan.chains and not plan.geo)
 
 

@@ -12,6 +12,7 @@ import dataclasses
 
 from ...backends.ps.records import set_trainer_plan, trainer_plan
 from ...ir import notify_changed
+from ...ops import info
 from ...backends.endpoints import parse_endpoint
 from .program_rewrite import overwrite_program
 from .ps_geo import (build_geo_pserver_main, build_geo_pserver_startup, build_geo_trainer_main,
@@ -84,8 +85,7 @@ def _check_config(cfg, sync_mode):
 def transpile_pserver(cfg, program, startup_program, trainer_id, pserver_endpoints, trainers, sync_mode,
                       current_endpoint="127.0.0.1:6174"):
     for prog, what in ((program, "program"), (startup_program, "startup_program")):
-        if any(
-                op.type in ("send", "recv", "listen_and_serv", "geo_sgd") for op in prog.global_block().ops):
+        if any(info(op.type).runtime == "ps" for op in prog.global_block().ops):     # it talks to pservers
             # Paddle 1.8.5 transpiles it again and builds a wrong job: a second backward pass whose gradients no
             # pserver receives, parameters updated twice (tests/unit/test_transpile_twice_paddle18.py)
             raise ValueError("transpile: %s was already transpiled for pserver mode; transpile the original "

@@ -469,7 +469,8 @@ def _linspace_shape(ins, attrs):
     return {"Out": OutMeta((attrs.get("__num", -1),), first(ins, "Start").dtype)}
 
 
-@defop("linspace", inputs=("Start", "Stop", "Num"), infer_shape=_linspace_shape, differentiable=False)
+@defop("linspace", inputs=("Start", "Stop", "Num"), infer_shape=_linspace_shape, differentiable=False,
+       host_inputs=("Start", "Stop", "Num"))
 def linspace(op, ctx):
     def k(start, stop, num):
         n = int(num.reshape(-1)[0])

@@ -476,11 +476,13 @@ def _one_hot_kernel(op, v2):
 
 # layers.one_hot: ids [.., 1] (or [..]) -> [.., depth]; fluid.one_hot (one_hot_v2): any shape -> shape + [depth].
 # Out-of-range ids give zero rows with allow_out_of_range, an error naming the input otherwise.
-@defop("one_hot", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(False), differentiable=False)
+@defop("one_hot", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(False), differentiable=False,
+       host_inputs=("depth_tensor",))
 def one_hot(op, ctx):
     return _one_hot_kernel(op, False)
 
 
-@defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(True), differentiable=False)
+@defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(True), differentiable=False,
+       host_inputs=("depth_tensor",))
 def one_hot_v2(op, ctx):
     return _one_hot_kernel(op, True)

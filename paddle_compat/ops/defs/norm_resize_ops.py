@@ -169,12 +169,13 @@ def _interp(n, method):
     return factory
 
 
-defop("bilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",))(
-    _interp(2, "linear"))
-defop("nearest_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",))(
-    _interp(2, "nearest"))
-defop("trilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(3), no_grad=("OutSize",))(
-    _interp(3, "linear"))
+# OutSize and a Scale tensor fix the output's size: read on the host (so is SizeTensor, by its name)
+defop("bilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",),
+      host_inputs=("OutSize", "Scale"))(_interp(2, "linear"))
+defop("nearest_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(2), no_grad=("OutSize",),
+      host_inputs=("OutSize", "Scale"))(_interp(2, "nearest"))
+defop("trilinear_interp", inputs=("X", "OutSize"), infer_shape=_interp_shape(3), no_grad=("OutSize",),
+      host_inputs=("OutSize", "Scale"))(_interp(3, "linear"))
 
 
 def _grid_sampler_shape(ins, attrs):

@@ -148,32 +148,7 @@ def pyramid_hash(op, ctx):
     use_filter = bool(attr(op, "use_filter", True))
     white = use_filter and int(attr(op, "white_list_len", 0)) != 0
     black = use_filter and int(attr(op, "black_list_len", 0)) != 0
-    seeds_cache = {}
-
-    def filtered(xf, start, size, wl, bl):
-        """Terms the white list holds and the black list does not (bloom filters in the parameters' bytes)."""
-        lists = []
-        for on, t, slot in ((white, wl, "WhiteList"), (black, bl, "BlackList")):
-            if on:
-                if t is None:
-                    raise ValueError("pyramid_hash: use_filter with %s_len > 0 needs the %s input"
-                                     % (slot[:5].lower() + "_list", slot))
-                lists.append(BloomFilter(t.detach().cpu().numpy(), "%s=%s" % (slot, op.input(slot)[0])))
-            else:
-                lists.append(None)
-        ids = xf.reshape(-1).cpu().numpy()
-        st, sz = start.cpu().numpy(), size.cpu().numpy()
-        passing = np.ones(st.shape[0], bool)
-        for n in range(2, layers + 1):
-            sel = np.nonzero(sz == n)[0]
-            if not sel.size:
-                continue
-            keys = ids[st[sel, None] + np.arange(n)].astype(np.float32).view(np.uint8)    # [terms, 4n]
-            if lists[0] is not None:
-                passing[sel] &= lists[0].contains(keys)
-            if lists[1] is not None:
-                passing[sel] &= ~lists[1].contains(keys)
-        return torch.from_numpy(passing).to(xf.device)
+    drop_cache = {}
 
     def k(x, w, wl, bl, xlod):
         if not xlod:
@@ -182,27 +157,13 @@ def pyramid_hash(op, ctx):
             raise ValueError("pyramid_hash: X=%s must be 2-D [T, K] ids, got %s" % (op.input("X")[0], list(x.shape)))
         off = xlod[-1].to(torch.int64)
         dev = w.device
-        # Paddle's float copy (X_Temp_Out, [T, K]) holds X's first T values in memory order, and the terms read
-        # only those: with K > 1 they are X.flatten()[:T], not the first column. The rest of it stays 0 here.
-        t = x.shape[0]
-        xf = x.reshape(-1)[:t].to(torch.float32)
-        temp = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
-        temp.view(-1)[:t] = xf
-        words = xf.reshape(-1).view(torch.int32).to(torch.int64) & _M32
+        xf, temp, words = _float_copy(x)
         seq, start, size = _terms(off.to(x.device), layers)
         nseq = off.numel() - 1
         nterm = seq.numel()
-        passing = filtered(xf, start, size, wl, bl) if (white or black) else None
+        passing = _filtered(op, (white, black), layers, xf, start, size, wl, bl) if (white or black) else None
         if training:
-            # one rand_r draw per term that passes the filters, in term order
-            draws = nterm if passing is None else int(passing.sum())
-            if draws not in seeds_cache:
-                rv = torch.from_numpy(rand_r_stream(seed, draws).astype(np.float32))
-                rate = rv / np.float32(2147483647)                   # float / RAND_MAX in float32, as Paddle
-                seeds_cache[draws] = (rate >= torch.tensor(drop)).to(x.device)
-            keep = seeds_cache[draws]
-            if passing is not None:
-                keep = torch.zeros(nterm, dtype=torch.bool, device=x.device).masked_scatter(passing, keep)
+            keep = _kept_in_training(passing, nterm, seed, drop, drop_cache, x.device)
         else:
             keep = torch.ones(nterm, dtype=torch.bool, device=x.device) if passing is None else passing
         kept = torch.zeros(nseq, dtype=torch.int64, device=x.device).index_add_(0, seq, keep.to(torch.int64))
@@ -210,15 +171,7 @@ def pyramid_hash(op, ctx):
         out_off = torch.cat([rows.new_zeros(1), torch.cumsum(rows, 0)])
         kept_off = torch.cat([kept.new_zeros(1), torch.cumsum(kept, 0)])
         ks, kst, ksz = seq[keep], start[keep], size[keep]
-        slices = torch.arange(0, emb, rand, dtype=torch.int64, device=x.device)
-        pos = torch.zeros(ks.numel(), slices.numel(), dtype=torch.int64, device=x.device)
-        for n in range(2, layers + 1):                                   # one hash per n-gram length
-            sel = ksz == n
-            if bool(sel.any()):
-                win = words[kst[sel].view(-1, 1) + torch.arange(n, device=x.device)]
-                pos[sel] = xxh32_words(win, slices) % space
-        idx = (pos.unsqueeze(2) + torch.arange(rand, device=x.device)).reshape(ks.numel(), emb).to(dev)
-        vals = w.reshape(-1)[idx]
+        vals = w.reshape(-1)[_slots(words, kst, ksz, emb, space, rand, layers).to(dev)]
         rank = torch.arange(ks.numel(), device=x.device) - kept_off[ks]
         dest = (out_off[ks] + rank).to(dev)
         out = torch.zeros(int(out_off[-1]), emb, dtype=w.dtype, device=dev).index_copy(0, dest, vals)
@@ -228,3 +181,70 @@ def pyramid_hash(op, ctx):
         drop_pos[:nterm, 0] = keep.to(torch.int32)
         return out, temp, drop_pos, (out_off.to(dev),), (kept_off.to(x.device),)
     return k
+
+
+def _float_copy(x):
+    """(xf, X_Temp_Out, words): Paddle's float copy (X_Temp_Out, [T, K]) holds X's first T values in memory
+    order, and the terms read only those: with K > 1 they are X.flatten()[:T] (xf), not the first column. The
+    rest of it stays 0 here. words: xf's float32 bits as uint32 in int64, what XXH32 hashes."""
+    t = x.shape[0]
+    xf = x.reshape(-1)[:t].to(torch.float32)
+    temp = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+    temp.view(-1)[:t] = xf
+    words = xf.reshape(-1).view(torch.int32).to(torch.int64) & _M32
+    return xf, temp, words
+
+
+def _filtered(op, on, layers, xf, start, size, wl, bl):
+    """Terms the white list holds and the black list does not (bloom filters in the parameters' bytes); on:
+    (white list used, black list used)."""
+    lists = []
+    for used, t, slot in ((on[0], wl, "WhiteList"), (on[1], bl, "BlackList")):
+        if used:
+            if t is None:
+                raise ValueError("pyramid_hash: use_filter with %s_len > 0 needs the %s input"
+                                 % (slot[:5].lower() + "_list", slot))
+            lists.append(BloomFilter(t.detach().cpu().numpy(), "%s=%s" % (slot, op.input(slot)[0])))
+        else:
+            lists.append(None)
+    ids = xf.reshape(-1).cpu().numpy()
+    st, sz = start.cpu().numpy(), size.cpu().numpy()
+    passing = np.ones(st.shape[0], bool)
+    for n in range(2, layers + 1):
+        sel = np.nonzero(sz == n)[0]
+        if not sel.size:
+            continue
+        keys = ids[st[sel, None] + np.arange(n)].astype(np.float32).view(np.uint8)    # [terms, 4n]
+        if lists[0] is not None:
+            passing[sel] &= lists[0].contains(keys)
+        if lists[1] is not None:
+            passing[sel] &= ~lists[1].contains(keys)
+    return torch.from_numpy(passing).to(xf.device)
+
+
+def _kept_in_training(passing, nterm, seed, drop, cache, device):
+    """[nterm] bool: the terms dropout keeps, one rand_r draw per term that passes the filters (passing, or
+    None: all), in term order. cache: draws -> flags (the stream restarts every run, so a count's are fixed)."""
+    draws = nterm if passing is None else int(passing.sum())
+    if draws not in cache:
+        rv = torch.from_numpy(rand_r_stream(seed, draws).astype(np.float32))
+        rate = rv / np.float32(2147483647)                   # float / RAND_MAX in float32, as Paddle
+        cache[draws] = (rate >= torch.tensor(drop)).to(device)
+    keep = cache[draws]
+    if passing is not None:
+        keep = torch.zeros(nterm, dtype=torch.bool, device=device).masked_scatter(passing, keep)
+    return keep
+
+
+def _slots(words, start, size, emb, space, rand, layers):
+    """[terms, emb] row indices into W of the kept terms (first row `start`, `size` ids): slice j of a term is
+    W[p : p + rand] with p = XXH32(term, seed=j) % space, j = 0, rand, 2 rand, ..."""
+    dev = words.device
+    slices = torch.arange(0, emb, rand, dtype=torch.int64, device=dev)
+    pos = torch.zeros(start.numel(), slices.numel(), dtype=torch.int64, device=dev)
+    for n in range(2, layers + 1):                                   # one hash per n-gram length
+        sel = size == n
+        if bool(sel.any()):
+            win = words[start[sel].view(-1, 1) + torch.arange(n, device=dev)]
+            pos[sel] = xxh32_words(win, slices) % space
+    return (pos.unsqueeze(2) + torch.arange(rand, device=dev)).reshape(start.numel(), emb)

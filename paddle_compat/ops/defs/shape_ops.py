@@ -123,7 +123,8 @@ def _ints(t):
 # shape/offsets: the attrs, where given as Variables overridden at run time by Shape/Offsets (one [rank] tensor)
 # or ShapeTensor/OffsetsTensor (one [1] tensor per dimension).
 @defop("crop_tensor", inputs=("X", "Shape", "Offsets", "ShapeTensor*", "OffsetsTensor*"),
-       infer_shape=_crop_tensor_shape, no_grad=("Shape", "Offsets", "ShapeTensor", "OffsetsTensor"))
+       infer_shape=_crop_tensor_shape, no_grad=("Shape", "Offsets", "ShapeTensor", "OffsetsTensor"),
+       host_inputs=("Shape", "Offsets"))
 def crop_tensor(op, ctx):
     shape_attr, offsets_attr = list(attr(op, "shape")), attr(op, "offsets")
 

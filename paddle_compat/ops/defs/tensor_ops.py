@@ -99,7 +99,7 @@ def _reshape_shape(ins, attrs):
     return {"Out": OutMeta(out, x.dtype, x.lod_level)}
 
 
-@defop(["reshape2", "reshape"], inputs=("X", "Shape"), infer_shape=_reshape_shape)
+@defop(["reshape2", "reshape"], inputs=("X", "Shape"), infer_shape=_reshape_shape, host_inputs=("Shape",))
 def reshape2(op, ctx):
     shape = list(attr(op, "shape"))
     has_zero = 0 in shape
@@ -204,7 +204,7 @@ def _expand_shape(ins, attrs):
     return {"Out": OutMeta([d * t if d >= 0 else -1 for d, t in zip(x.shape, attrs["expand_times"])], x.dtype)}
 
 
-@defop("expand", infer_shape=_expand_shape)
+@defop("expand", infer_shape=_expand_shape, host_inputs=("ExpandTimes", "expand_times_tensor"))
 def expand(op, ctx):
     times = list(attr(op, "expand_times"))
     return lambda x: x.repeat(times)

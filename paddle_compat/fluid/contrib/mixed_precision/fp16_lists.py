@@ -8,6 +8,9 @@ else left as they are). An op in none of the lists counts as black.
 
 import copy
 
+# Paddle 1.8's default lists, part of its API (scripts read them and extend them through
+# AutoMixedPrecisionLists): the AMP pass's policy, not facts of the ops, so they stay here.
+
 __all__ = ["AutoMixedPrecisionLists"]
 
 # fast and numerically safe in float16 (matrix products, on tensor cores where there are some)
