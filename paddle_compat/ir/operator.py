@@ -152,6 +152,12 @@ class Operator:
         if self.block is not None:
             self.block.program._bump()
 
+    def _is_optimize_op(self):
+        return bool(self.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize)
+
+    def _is_backward_op(self):
+        return bool(self.attrs.get(OP_ROLE_KEY, 0) & OpRole.Backward)
+
     @property
     def idx(self):
         for i, op in enumerate(self.block.ops):

@@ -197,6 +197,8 @@ def _append_grad_op(block, op, flows, have_grad, rename=None, renames=None):
         return None
     if op.type == "print":
         return _append_print_grad(block, op, have_grad, in_need, rename, renames)
+    if op.type == "cross_entropy2":
+        return _append_cross_entropy2_grad(block, op, have_grad, in_need, rename, renames)
     rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
     inputs = collections.OrderedDict()
     for slot, names in op.inputs.items():
@@ -239,6 +241,24 @@ def _append_print_grad(block, op, have_grad, in_need, rename, renames):
     attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
     attrs.update({"is_forward": False, OP_ROLE_KEY: OpRole.Backward})
     gop = block.append_op(type="print", inputs=inputs, outputs=outputs, attrs=attrs)
+    gop.callsite = op.callsite
+    have_grad.update(in_need)
+    return gop
+
+
+def _append_cross_entropy2_grad(block, op, have_grad, in_need, rename, renames):
+    """Paddle's grad maker of cross_entropy2: cross_entropy_grad2 (its one grad type not ending in _grad)
+    reading Label, MatchX, XShape and Y@GRAD, writing X@GRAD (the label takes no gradient)."""
+    rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
+    inputs = collections.OrderedDict([("Label", rn(op.input("Label"))), ("MatchX", rn(op.output("MatchX"))),
+                                      ("XShape", rn(op.output("XShape"))),
+                                      ("Y" + GRAD_SUFFIX, [grad_var_name(n) for n in op.output("Y")])])
+    outputs = collections.OrderedDict([("X" + GRAD_SUFFIX, [grad_var_name(n) for n in op.input("X")])])
+    if renames is not None:
+        renames.apply(op, inputs, outputs)
+    attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+    attrs[OP_ROLE_KEY] = OpRole.Backward
+    gop = block.append_op(type="cross_entropy_grad2", inputs=inputs, outputs=outputs, attrs=attrs)
     gop.callsite = op.callsite
     have_grad.update(in_need)
     return gop
