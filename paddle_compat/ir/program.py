@@ -22,6 +22,10 @@ _program_ids = itertools.count()
 
 
 class Program:
+    # the identity and edit count are slots, out of __dict__: a program and its clone have equal __dict__s
+    # (Paddle's test_desc_clone compares them item by item)
+    __slots__ = ("_uid", "_version", "__dict__", "__weakref__")
+
     def __init__(self):
         self.blocks = [Block(self, 0)]
         self.current_block_idx = 0

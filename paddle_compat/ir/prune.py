@@ -13,7 +13,10 @@ Rules (Paddle's):
   * a block keeps only the variables its kept ops use.
 """
 
+from .block import Block
+from .operator import Operator
 from .roles import OP_ROLE_KEY, OpRole
+from .variable import Variable
 
 __all__ = ["prune_with_input", "target_ops"]
 
@@ -28,8 +31,6 @@ def is_optimize_op(op):
 
 def target_ops(program, feeded_var_names, targets):
     """The ops `targets` (Variables, names or Operators) stand for (Paddle's targets_idx)."""
-    from .operator import Operator
-    from .variable import Variable
     ops = []
     for t in targets:
         if isinstance(t, Operator):
@@ -63,11 +64,9 @@ def target_ops(program, feeded_var_names, targets):
 def prune_with_input(program, feeded_var_names, targets):
     """A new Program holding what `targets` need given `feeded_var_names`, and the origin of each of its
     blocks ({new block index: old block index})."""
-    from .block import Block
-    from .program import Program
     feeds = set(feeded_var_names)
     is_target = {id(op) for op in target_ops(program, feeds, targets)}
-    res = Program()
+    res = type(program)()
     res.blocks = []
     res._seed = program._seed     # (Paddle's copy keeps 0; ops that read the seed at run time need the same)
     origin = {}
@@ -83,7 +82,6 @@ def prune_with_input(program, feeded_var_names, targets):
         nb.forward_block_idx = src.forward_block_idx
         res.blocks.append(nb)
         origin[nb.idx] = src.idx
-        from .operator import Operator
         copies = []
         for op in keep:
             attrs = dict(op.attrs)
