@@ -29,7 +29,7 @@ from .input import embedding, one_hot  # noqa: E402
 from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
                            enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
-from . import communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
+from . import average, communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
 from .dataset import DatasetFactory, InMemoryDataset, QueueDataset  # noqa: E402,F401
 
 

@@ -52,7 +52,6 @@ MODULE_GAPS = {
     "paddle.fluid.graphviz": "program drawing (graphviz) is not built",
     "paddle.fluid.net_drawer": "program drawing (graphviz) is not built",
     "paddle.fluid.annotations": "Paddle's internal `deprecated` decorator",
-    "paddle.fluid.average": "WeightedAverage (deprecated in Paddle 1.8 for fluid.metrics) is not built",
     "paddle.fluid.multiprocess_utils": "Paddle's internal helpers of its multiprocess DataLoader",
     "paddle.fluid.layer_helper_base": "Paddle's internal base of LayerHelper (fluid.layer_helper is offered)",
     "paddle.fluid.layers.collective": "Paddle's private collective op builders; the collective transpiler "
