@@ -44,10 +44,8 @@ MODULE_GAPS = {
     "paddle.fluid.dataloader": "as fluid.dataloader's modules",
     "paddle.fluid.dygraph.": _DYGRAPH,
     "paddle.fluid.dygraph_utils": _DYGRAPH,
-    "paddle.fluid.trainer_desc": "descriptions for Paddle's C++ trainers; train_from_dataset takes its settings "
-                                 "as arguments",
-    "paddle.fluid.trainer_factory": "as trainer_desc",
-    "paddle.fluid.device_worker": "as trainer_desc",
+    "paddle.fluid.trainer_factory": "Paddle's factory of C++ trainers; train_from_dataset takes its settings as "
+                                    "arguments (fluid.trainer_desc's descriptions are offered)",
     "paddle.fluid.debugger": "program drawing (graphviz) is not built",
     "paddle.fluid.graphviz": "program drawing (graphviz) is not built",
     "paddle.fluid.net_drawer": "program drawing (graphviz) is not built",
@@ -70,8 +68,8 @@ OFFERED_UNDER_GAPS = {"paddle.fluid.dygraph.base", "paddle.fluid.dygraph.jit", "
 _DETECTION = "SSD/YOLO/Faster R-CNN detection ops are not built (the RetinaNet ones and roi_* are)"
 # Public names (module __all__) not offered, by module
 NAME_GAPS = {
-    "paddle.fluid": {n: "descriptions for Paddle's C++ trainers; train_from_dataset takes its settings as "
-                        "arguments" for n in ("TrainerDesc", "MultiTrainer", "DistMultiTrainer", "PipelineTrainer")},
+    "paddle.fluid.device_worker": {n: _PSLIB if n != "Section" else "pipeline parallelism over device sections "
+                                   "is not implemented" for n in ("DownpourSGD", "DownpourSGDOPT", "Section")},
     "paddle.fluid.contrib": {
         "InitState": "contrib.decoder is not built", "StateCell": "contrib.decoder is not built",
         "TrainingDecoder": "contrib.decoder is not built", "BeamSearchDecoder": "contrib.decoder is not built",

@@ -3,6 +3,7 @@
 defaults), Paddle's serialized messages parsed and written again byte for byte, the text format, and
 fluid.op's OpDescCreationMethod / get_all_op_protos / Operator's debug string."""
 
+import importlib.util
 import json
 import os
 
@@ -10,20 +11,22 @@ import pytest
 
 import paddle_compat.fluid as fluid
 from paddle_compat.fluid import op
-from paddle_compat.fluid.proto import framework_pb2, message as m
+from paddle_compat.fluid.proto import data_feed_pb2, framework_pb2, message as m, trainer_desc_pb2
 from paddle_compat.fluid.proto.profiler import profiler_pb2
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 with open(os.path.join(DATA, "proto_messages.json")) as _fh:
     REF = json.load(_fh)
-MODULES = {"framework_pb2": framework_pb2, "profiler_pb2": profiler_pb2}
+MODULES = {"framework_pb2": framework_pb2, "profiler_pb2": profiler_pb2, "trainer_desc_pb2": trainer_desc_pb2,
+           "data_feed_pb2": data_feed_pb2}
 # google.protobuf's FieldDescriptor type numbers
 TYPE_CODES = {m.DOUBLE: 1, m.FLOAT: 2, m.INT64: 3, m.UINT64: 4, m.INT32: 5, m.BOOL: 8, m.STRING: 9,
               m.MESSAGE: 11, m.BYTES: 12, m.UINT32: 13, m.ENUM: 14}
 
 
 def _schema(cls):
-    fields = [[f.name, f.number, f.label, TYPE_CODES[f.kind], f._default] for f in cls.FIELDS]
+    fields = [[f.name, f.number, f.label, TYPE_CODES[f.kind], f._default,
+               f.message.__name__ if f.kind == m.MESSAGE else None] for f in cls.FIELDS]
     nested = {k: _schema(v) for k, v in vars(cls).items() if isinstance(v, type) and issubclass(v, m.Message)}
     enums = {k: v.items() for k, v in vars(cls).items() if isinstance(v, m.Enum)}
     return {"fields": fields, "nested": nested, "enums": {k: [list(x) for x in v] for k, v in enums.items()}}
@@ -139,3 +142,23 @@ def test_message_behaviour():
         framework_pb2.ProgramDesc.FromString(b"\x0a\x05ab")
     assert framework_pb2.AttrType.Name(3) == "INTS" and framework_pb2.AttrType.Value("LONG") == 9
     assert profiler_pb2.Event.GPUKernel == 1 and profiler_pb2.Event.EventType.Name(0) == "CPU"
+
+
+def test_trainer_desc_writes_paddles_description():
+    spec = importlib.util.spec_from_file_location("make_proto_messages",
+                                                  os.path.join(DATA, "make_proto_messages.py"))
+    mk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mk)
+    want = bytes.fromhex(REF["bytes"]["trainer_desc"])
+    got = mk.trainer_desc(fluid)
+    assert got.SerializeToString() == want
+    assert trainer_desc_pb2.TrainerDesc.FromString(want) == got
+    assert got.class_name == "MultiTrainer" and got.device_worker_name == "HogwildWorker"
+    assert list(got.dump_fields) == ["a", "b"] and got.mpi_rank == 1 and got.dump_fields_path == "path"
+    assert got.fetch_config.fetch_var_names == ["mean_0.tmp_0"] and got.fetch_config.print_period == 10
+    t = fluid.trainer_desc.TrainerDesc()
+    assert t.proto_desc.mpi_size == -1 and t.proto_desc.dump_file_num == 16     # proto defaults
+    with pytest.raises(ValueError, match="src_var_list"):
+        t._set_copy_table_config({"src_var_list": ["a"], "dest_var_list": []})
+    with pytest.raises(RuntimeError, match="program"):
+        fluid.trainer_desc.MultiTrainer()._gen_trainer_desc()

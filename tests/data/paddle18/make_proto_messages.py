@@ -3,8 +3,8 @@
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_proto_messages.py
 
 Writes proto_messages.json beside this script:
-  * "schema": every message of framework_pb2, profiler_pb2 and trainer_desc_pb2 (its fields: name, number,
-    label, type, default; nested messages and enums), from the generated modules' descriptors;
+  * "schema": every message of framework_pb2, profiler_pb2, trainer_desc_pb2 and data_feed_pb2 (its fields: name,
+    number, label, type, default, message type; nested messages and enums), from the generated modules' descriptors;
   * "bytes": messages serialized by Paddle's protobuf (hex): an OpDesc made by op.OpDescCreationMethod, the
     OpProto of `sum` from op.get_all_op_protos(), a training ProgramDesc with a While sub-block, a Profile with
     events, a TrainerDesc as fluid.trainer_desc fills it;
@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def schema(mod):
     def msg(d):
         return {"fields": [[f.name, f.number, f.label, f.type,
-                            f.default_value if f.has_default_value else None] for f in d.fields],
+                            f.default_value if f.has_default_value else None,
+                            f.message_type.name if f.message_type else None] for f in d.fields],
                 "nested": {n.name: msg(n) for n in d.nested_types},
                 "enums": {e.name: [[v.name, v.number] for v in e.values] for e in d.enum_types}}
     fd = mod.DESCRIPTOR
@@ -107,12 +108,12 @@ def main():
     import paddle.fluid.proto.framework_pb2 as framework_pb2
     import paddle.fluid.proto.profiler.profiler_pb2 as profiler_pb2
     fluid.trainer_desc.TrainerDesc()        # (puts Paddle's proto directory on sys.path, as Paddle needs)
-    from proto import trainer_desc_pb2
+    from proto import data_feed_pb2, trainer_desc_pb2
     desc = op_desc_with_attrs(framework_pb2, op)
     sum_proto = [p for p in op.get_all_op_protos() if p.type == "sum"][0]
     prof = profile(profiler_pb2)
     out = {"schema": {"framework_pb2": schema(framework_pb2), "profiler_pb2": schema(profiler_pb2),
-                      "trainer_desc_pb2": schema(trainer_desc_pb2)},
+                      "trainer_desc_pb2": schema(trainer_desc_pb2), "data_feed_pb2": schema(data_feed_pb2)},
            "bytes": {"op_desc": desc.SerializeToString().hex(), "sum_proto": sum_proto.SerializeToString().hex(),
                      "program": program(fluid).desc.serialize_to_string().hex(),
                      "profile": prof.SerializeToString().hex(),
