@@ -432,12 +432,14 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         _check_type(callbacks, "callbacks", (list,), "append_backward")
     program = loss.block.program
     block = program.global_block()
-    # counted as Paddle counts backwards (a later fluid.gradients names its gradients apart: _Renames)
-    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
     if loss.op is not None:
         loss.op._set_attr(OP_ROLE_KEY, OpRole.Forward | OpRole.Loss)
     if program.current_block_idx != 0:
         return _append_backward_in_sub_block(loss, parameter_list, no_grad_set)
+    # counted as Paddle counts backwards (not those in a sub-block): a later one names the gradients it
+    # writes apart from those already in the block (_Renames)
+    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
+    renames = _Renames(block, program._appending_grad_times) if program._appending_grad_times > 1 else None
 
     def seed(t):
         _append_loss_seed(block, grad_var_name(t.name), t.dtype)
@@ -446,7 +448,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     # Paddle recomputes only for a non-empty list of checkpoints (anything else means plain backward)
     names = [c.name if isinstance(c, Variable) else c for c in checkpoints] \
         if isinstance(checkpoints, list) else None
-    have = _backward(block, [loss], seed, no_grad_set, checkpoints=names)
+    have = _backward(block, [loss], seed, no_grad_set, checkpoints=names, renames=renames)
     if parameter_list is not None:
         # in parameter_list's order, as Paddle returns them (Paddle's op tests zip them with their inputs)
         wanted = list(dict.fromkeys(p.name if isinstance(p, Variable) else p for p in parameter_list))
@@ -456,7 +458,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     params_grads = []
     for p in params:
         if p.name in have and p.name != loss.name:
-            params_grads.append((p, block.var(grad_var_name(p.name))))
+            params_grads.append((p, block.var(renames.grad_of(p.name) if renames else grad_var_name(p.name))))
     _set_op_role_var(block, params_grads)
     notify_changed(program, "append_backward")
     return params_grads
