@@ -90,7 +90,6 @@ NAME_GAPS = {
     "paddle.fluid.layers.layer_function_generator": {
         n: "Paddle's generators of layers and docstrings from C++ op protos; layers here are written out"
         for n in ("deprecated", "generate_layer_fn", "autodoc", "templatedoc")},
-    "paddle.fluid.metrics": {"DetectionMAP": _DETECTION},
     "paddle.fluid.optimizer": {"PipelineOptimizer": "pipeline parallelism over device sections is not "
                                                     "implemented"},
     "paddle.fluid.transpiler.collective": {n: "Paddle's collective transpiler classes; "
