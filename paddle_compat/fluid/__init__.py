@@ -29,7 +29,9 @@ from .input import embedding, one_hot  # noqa: E402
 from .dygraph.mode import (VarBase, disable_dygraph, disable_imperative, enable_dygraph,  # noqa: E402,F401
                            enable_imperative)
 from .data_feed_desc import DataFeedDesc  # noqa: E402
-from . import communicator, dataset, dygraph, incubate, log_helper, op  # noqa: E402,F401
+from . import average, communicator, dataset, device_worker, dygraph, incubate, log_helper, op  # noqa: E402,F401
+from . import trainer_desc  # noqa: E402
+from .trainer_desc import DistMultiTrainer, MultiTrainer, PipelineTrainer, TrainerDesc  # noqa: E402,F401
 from .dataset import DatasetFactory, InMemoryDataset, QueueDataset  # noqa: E402,F401
 
 
@@ -49,5 +51,6 @@ __all__ = [
     "DataFeeder", "reader", "contrib", "install_check", "cuda_pinned_places", "device_guard", "get_flags",
     "require_version", "set_flags", "learning_rate_decay", "HashName", "RoundRobin", "save", "load",
     "one_hot", "LoDTensorArray", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative",
-    "VarBase", "ComplexVariable", "load_op_library", "DataFeedDesc",
+    "VarBase", "ComplexVariable", "load_op_library", "DataFeedDesc", "TrainerDesc", "MultiTrainer",
+    "DistMultiTrainer", "PipelineTrainer",
 ]

@@ -111,5 +111,5 @@ class EditDistance(Evaluator):
 
 class DetectionMAP(Evaluator):
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError("fluid.evaluator.DetectionMAP is not supported (the detection_map op is not "
-                                  "implemented)")
+        raise NotImplementedError("fluid.evaluator.DetectionMAP (deprecated in Paddle 1.8) is not offered: use "
+                                  "fluid.metrics.DetectionMAP")

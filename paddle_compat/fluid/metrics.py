@@ -3,7 +3,7 @@
 import numpy as np
 
 __all__ = ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy", "ChunkEvaluator", "EditDistance",
-           "Auc"]
+           "Auc", "DetectionMAP"]
 
 
 def _is_number_or_matrix(x):
@@ -188,3 +188,6 @@ class Auc(MetricBase):
             auc += (neg - tot_neg) * (pos + tot_pos) / 2.0
             tot_pos, tot_neg = pos, neg
         return auc / tot_pos / tot_neg if tot_pos > 0 and tot_neg > 0 else 0.0
+
+
+from .detection_map_metric import DetectionMAP  # noqa: E402  (it builds ops: kept in its own module)

@@ -13,8 +13,9 @@ import numpy as np
 from ..ir import Program, SelectedRows, VarType, program_guard
 from ..ops import protos as _protos
 from .executor import Executor
+from .proto import framework_pb2
 
-__all__ = ["Operator"]
+__all__ = ["Operator", "OpDescCreationMethod", "get_all_op_protos"]
 
 
 def _names(v):
@@ -78,6 +79,18 @@ class Operator:
 
     def type(self):
         return self._type
+
+    def __str__(self):
+        """What Paddle's C++ DebugString says of the op: every slot of its proto, by name, with its variables."""
+        if self._proto is not None:
+            ins = sorted(v.name for v in self._proto.inputs)
+            outs = sorted(v.name for v in self._proto.outputs)
+        else:
+            ins, outs = sorted(self._slots), []
+
+        def show(names):
+            return ", ".join("%s[%s]" % (n, ", ".join(self._slots.get(n, []))) for n in names)
+        return "Op(%s), inputs:{%s}, outputs:{%s}." % (self._type, show(ins), show(outs))
 
     def attr(self, name):
         return self._attrs[name]
@@ -154,3 +167,68 @@ class Operator:
     @staticmethod
     def get_op_attr_names(op_type):
         return [a.name for a in _proto(op_type).attrs]
+
+
+def _as_pb2(proto):
+    """A framework_pb2.OpProto holding an ops/protos OpProto's slots and attributes."""
+    m = framework_pb2.OpProto(type=proto.type, comment=proto.comment or "")
+    for slots, vars_ in ((m.inputs, proto.inputs), (m.outputs, proto.outputs)):
+        for v in vars_:
+            slots.add(name=v.name, comment=v.comment or "", duplicable=v.duplicable, intermediate=v.intermediate,
+                      dispensable=v.dispensable)
+    for a in proto.attrs:
+        m.attrs.add(name=a.name, type=int(a.type), comment=a.comment or "", generated=a.generated)
+    return m
+
+
+def get_all_op_protos():
+    """Every registered op type's proto, as framework_pb2.OpProto messages."""
+    return [_as_pb2(_protos.get_proto(t)) for t in _protos.proto_types()]
+
+
+# framework_pb2.OpDesc.Attr's field for a value of each attribute type (scalars set, lists extended)
+_ATTR_FIELD = {framework_pb2.INT: "i", framework_pb2.FLOAT: "f", framework_pb2.LONG: "l",
+               framework_pb2.STRING: "s", framework_pb2.BOOLEAN: "b", framework_pb2.INTS: "ints",
+               framework_pb2.FLOATS: "floats", framework_pb2.STRINGS: "strings", framework_pb2.BOOLEANS: "bools",
+               framework_pb2.LONGS: "longs"}
+
+
+class OpDescCreationMethod:
+    """OpDescCreationMethod(op_proto)(**slots_and_attrs) -> a framework_pb2.OpDesc: every slot of the proto
+    (a name or a list of names; an unnamed slot empty), then the type, then the attributes given, in the
+    proto's order (generated ones left out)."""
+
+    def __init__(self, op_proto):
+        if not isinstance(op_proto, framework_pb2.OpProto):
+            raise TypeError("Type of op_proto should be OpProto")
+        self._proto = op_proto
+
+    def __call__(self, *args, **kwargs):
+        if args:
+            raise ValueError("Only keyword arguments are supported.")
+        desc = framework_pb2.OpDesc()
+        for kind, slots, target in (("Input", self._proto.inputs, desc.inputs),
+                                    ("Output", self._proto.outputs, desc.outputs)):
+            for slot in slots:
+                names = kwargs.get(slot.name, [])
+                names = [names] if isinstance(names, str) else list(names)
+                if not slot.duplicable and len(names) > 1:
+                    raise ValueError("%s %s expects only one %s, but %d are given."
+                                     % (kind, slot.name, kind.lower(), len(names)))
+                target.add(parameter=slot.name, arguments=names)
+        desc.type = self._proto.type
+        for a in self._proto.attrs:
+            value = kwargs.get(a.name)
+            if a.generated or value is None:
+                continue
+            field = _ATTR_FIELD.get(a.type)
+            if field is None:
+                raise NotImplementedError("A not supported attribute type: %s." % a.type)
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            attr = desc.attrs.add(name=a.name, type=a.type)
+            if field in ("ints", "floats", "strings", "bools", "longs"):
+                getattr(attr, field).extend(value)
+            else:
+                setattr(attr, field, value)
+        return desc

@@ -75,14 +75,59 @@ class _Abbrev(str):
         return str(self)
 
 
+def _attr_key(v):
+    """A block-valued attribute compares by block index (a cloned program's op holds the clone's blocks)."""
+    if hasattr(v, "ops") and hasattr(v, "idx"):
+        return ("__block__", v.idx)
+    if isinstance(v, (list, tuple)) and v and hasattr(v[0], "ops") and hasattr(v[0], "idx"):
+        return [("__block__", b.idx) for b in v]
+    return v
+
+
+class Attrs(dict):
+    """An op's attributes. Two are equal when they hold the same names and values, sub-blocks compared by
+    index, as Paddle compares the attributes of two OpDescs (a program and its clone: equal)."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if not isinstance(other, dict):
+            return NotImplemented
+        if self.keys() != other.keys():
+            return False
+        for k, v in self.items():
+            a, b = _attr_key(v), _attr_key(other[k])
+            try:
+                same = a == b
+                same = bool(same.all()) if hasattr(same, "all") else bool(same)
+            except ValueError:      # numpy arrays of different shapes
+                same = False
+            if not same:
+                return False
+        return True
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+
 class Operator:
     def __init__(self, block, type, inputs=None, outputs=None, attrs=None, callsite=None):
         self.block = block
         self.type = type
         self.inputs = collections.OrderedDict((k, _names(v)) for k, v in (inputs or {}).items())
         self.outputs = collections.OrderedDict((k, _names(v)) for k, v in (outputs or {}).items())
-        self.attrs = dict(attrs or {})
+        self.attrs = attrs
         self.callsite = callsite
+
+    @property
+    def attrs(self):
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, value):
+        self._attrs = Attrs(value or {})
 
     # Paddle's Operator API -------------------------------------------------------------
     def input(self, name):
@@ -151,6 +196,12 @@ class Operator:
     def _touch(self):
         if self.block is not None:
             self.block.program._bump()
+
+    def _is_optimize_op(self):
+        return bool(self.attrs.get(OP_ROLE_KEY, 0) & OpRole.Optimize)
+
+    def _is_backward_op(self):
+        return bool(self.attrs.get(OP_ROLE_KEY, 0) & OpRole.Backward)
 
     @property
     def idx(self):

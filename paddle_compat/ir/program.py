@@ -10,6 +10,7 @@ from .dtypes import VarType
 from .operator import Operator
 from .proto_desc import PROGRAM_VERSION, decode_program, io_names, serialize_program
 from .proto_wire import WireError
+from .prune import prune_with_input
 from .recording import notify_changed
 from .roles import OP_ROLE_KEY, OpRole
 from .variable import Parameter, Variable
@@ -21,6 +22,10 @@ _program_ids = itertools.count()
 
 
 class Program:
+    # the identity and edit count are slots, out of __dict__: a program and its clone have equal __dict__s
+    # (Paddle's test_desc_clone compares them item by item)
+    __slots__ = ("_uid", "_version", "__dict__", "__weakref__")
+
     def __init__(self):
         self.blocks = [Block(self, 0)]
         self.current_block_idx = 0
@@ -176,14 +181,19 @@ class Program:
         return self._prune_with_input([], targets)
 
     def _prune_with_input(self, feeded_var_names, targets):
-        """The ops `targets` need, given the fed variables (Paddle's low-level pruning API)."""
-        feeds = feeded_var_names if isinstance(feeded_var_names, (list, tuple)) else [feeded_var_names]
+        """A new program holding the ops (and their variables) that `targets` (Variables, names or Operators)
+        need when `feeded_var_names` are fed, as Paddle 1.8 prunes (ir/prune.py)."""
+        feeds = list(feeded_var_names) if isinstance(feeded_var_names, (list, tuple)) else [feeded_var_names]
         for v in feeds:
             if not isinstance(v, str):
-                raise ValueError("_prune_with_input: feeded_var_names must hold variable names (str), got %r" % (v,))
-        targets = targets if isinstance(targets, (list, tuple)) else [targets]
-        names = [t if isinstance(t, str) else t.name for t in targets]
-        return prune_for_inference(self, list(feeds), names)
+                raise ValueError("All feeded_var_names of Program._prune_with_input() can only be str, but "
+                                 "received %s." % type(v))
+        targets = list(targets) if isinstance(targets, (list, tuple)) else [targets]
+        res, origin = prune_with_input(self, feeds, targets)
+        res._copy_param_info_from(self)
+        res._copy_data_info_from(self, origin)
+        res._copy_dist_param_info_from(self)
+        return res
 
     def _inference_optimize(self, prune_read_op=True):
         """A copy with is_test set on the ops that have it; prune_read_op drops the reader ops up to and

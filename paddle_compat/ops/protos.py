@@ -157,7 +157,8 @@ def grad_op_attrs(op_type):
 def is_known_type(op_type):
     """Whether an op of this type may be recorded: Paddle declares it, this package defines it, or it is a
     gradient op (append_backward writes `<type>_grad` ops, which have no proto in Paddle either)."""
-    return op_type in _table() or registry.find(op_type) is not None or op_type.endswith("_grad")
+    return op_type in _table() or registry.find(op_type) is not None or op_type.endswith("_grad") or \
+        op_type == "cross_entropy_grad2"     # (Paddle's one grad type named otherwise)
 
 
 def infer_shape_of(op_type):

@@ -44,15 +44,12 @@ MODULE_GAPS = {
     "paddle.fluid.dataloader": "as fluid.dataloader's modules",
     "paddle.fluid.dygraph.": _DYGRAPH,
     "paddle.fluid.dygraph_utils": _DYGRAPH,
-    "paddle.fluid.trainer_desc": "descriptions for Paddle's C++ trainers; train_from_dataset takes its settings "
-                                 "as arguments",
-    "paddle.fluid.trainer_factory": "as trainer_desc",
-    "paddle.fluid.device_worker": "as trainer_desc",
+    "paddle.fluid.trainer_factory": "Paddle's factory of C++ trainers; train_from_dataset takes its settings as "
+                                    "arguments (fluid.trainer_desc's descriptions are offered)",
     "paddle.fluid.debugger": "program drawing (graphviz) is not built",
     "paddle.fluid.graphviz": "program drawing (graphviz) is not built",
     "paddle.fluid.net_drawer": "program drawing (graphviz) is not built",
     "paddle.fluid.annotations": "Paddle's internal `deprecated` decorator",
-    "paddle.fluid.average": "WeightedAverage (deprecated in Paddle 1.8 for fluid.metrics) is not built",
     "paddle.fluid.multiprocess_utils": "Paddle's internal helpers of its multiprocess DataLoader",
     "paddle.fluid.layer_helper_base": "Paddle's internal base of LayerHelper (fluid.layer_helper is offered)",
     "paddle.fluid.layers.collective": "Paddle's private collective op builders; the collective transpiler "
@@ -71,8 +68,8 @@ OFFERED_UNDER_GAPS = {"paddle.fluid.dygraph.base", "paddle.fluid.dygraph.jit", "
 _DETECTION = "SSD/YOLO/Faster R-CNN detection ops are not built (the RetinaNet ones and roi_* are)"
 # Public names (module __all__) not offered, by module
 NAME_GAPS = {
-    "paddle.fluid": {n: "descriptions for Paddle's C++ trainers; train_from_dataset takes its settings as "
-                        "arguments" for n in ("TrainerDesc", "MultiTrainer", "DistMultiTrainer", "PipelineTrainer")},
+    "paddle.fluid.device_worker": {n: _PSLIB if n != "Section" else "pipeline parallelism over device sections "
+                                   "is not implemented" for n in ("DownpourSGD", "DownpourSGDOPT", "Section")},
     "paddle.fluid.contrib": {
         "InitState": "contrib.decoder is not built", "StateCell": "contrib.decoder is not built",
         "TrainingDecoder": "contrib.decoder is not built", "BeamSearchDecoder": "contrib.decoder is not built",
@@ -93,7 +90,6 @@ NAME_GAPS = {
     "paddle.fluid.layers.layer_function_generator": {
         n: "Paddle's generators of layers and docstrings from C++ op protos; layers here are written out"
         for n in ("deprecated", "generate_layer_fn", "autodoc", "templatedoc")},
-    "paddle.fluid.metrics": {"DetectionMAP": _DETECTION},
     "paddle.fluid.optimizer": {"PipelineOptimizer": "pipeline parallelism over device sections is not "
                                                     "implemented"},
     "paddle.fluid.transpiler.collective": {n: "Paddle's collective transpiler classes; "

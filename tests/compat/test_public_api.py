@@ -22,7 +22,7 @@ CLAIMED = {
         "install_check", "cuda_pinned_places", "device_guard", "get_flags", "require_version", "set_flags",
         "learning_rate_decay", "HashName", "RoundRobin", "save", "load", "one_hot", "LoDTensorArray",
         "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative", "VarBase", "ComplexVariable",
-        "load_op_library", "DataFeedDesc",
+        "load_op_library", "DataFeedDesc", "TrainerDesc", "MultiTrainer", "DistMultiTrainer", "PipelineTrainer",
     ],
     "paddle_compat.fluid.contrib": ["mixed_precision", "extend_with_decoupled_weight_decay", "memory_usage",
                                     "op_freq_statistic", "distributed_batch_reader", "partial_sum",
@@ -148,10 +148,6 @@ KNOWN_GAPS = {
     },
     "paddle_compat": {
         "dygraph": "imperative mode is out of scope (static Fluid programs only)",
-        "TrainerDesc": "descriptions for Paddle's C++ trainers; train_from_dataset takes its settings as arguments",
-        "MultiTrainer": "as TrainerDesc",
-        "DistMultiTrainer": "as TrainerDesc",
-        "PipelineTrainer": "as TrainerDesc (pipeline parallelism is not implemented)",
     },
 }
 

@@ -18,8 +18,6 @@ import make_amp as M  # noqa: E402
 with open(os.path.join(DATA, "amp.json")) as _fh:
     REF = json.load(_fh)
 
-# our layers.cross_entropy builds the cross_entropy op where 1.8.5 builds cross_entropy2 (both black-listed)
-_SAME = {"cross_entropy2": "cross_entropy", "cross_entropy_grad2": "cross_entropy_grad"}
 # 1.8.5's Switch-built scaling update (from its zero-steps constant to the optimizer) and our fused op
 _THEIR_SWITCH = ["fill_constant", "logical_not", "conditional_block", "conditional_block", "logical_not",
                  "conditional_block", "conditional_block"]
@@ -48,7 +46,7 @@ def _theirs(name):
             continue
         if t == "cast" and role & 1:
             t = "cast_grad"     # Paddle's grad op of cast is a cast; ours is named <type>_grad
-        seq.append((_SAME.get(t, t), role))
+        seq.append((t, role))
     types = [t for t, _ in seq]
     i = types.index("isfinite") + 1
     j = i + len(_THEIR_SWITCH)
@@ -79,12 +77,10 @@ def test_forward_casts_and_dtypes_match_paddle18(name):
     for op, want in zip(ops[:n_fwd], ref_ops[:n_fwd]):
         got_in = {k: v for k, v in op.inputs.items() if v}
         got_out = {k: v for k, v in op.outputs.items() if v}
-        want_in = {k: [n.replace("cross_entropy2_", "cross_entropy_") for n in v]
-                   for k, v in want["inputs"].items() if v}
+        want_in = {k: v for k, v in want["inputs"].items() if v}
         want_out = {k: v for k, v in want["outputs"].items() if v}
-        assert (_SAME.get(want["type"], want["type"]), want_in) == (op.type, {k: got_in.get(k) for k in want_in})
-        if want["type"] not in _SAME:       # (cross_entropy2's extra outputs and names aside)
-            assert want_out == {k: got_out.get(k) for k in want_out}, op.type
+        assert (want["type"], want_in) == (op.type, {k: got_in.get(k) for k in want_in})
+        assert want_out == {k: got_out.get(k) for k in want_out}, op.type
     ref_dtypes = REF["programs"][name]["dtypes"]
     ours = {n: v.dtype.name for n, v in main.global_block().vars.items()}
     low = sorted(n for n, d in ref_dtypes.items() if d == "FP16" and "@GRAD" not in n)

@@ -15,11 +15,12 @@ REF = os.path.join(os.path.dirname(HERE), "data", "transpiler_structure_paddle33
 EPS = ["127.0.0.1:6170", "127.0.0.1:6171"]
 
 # Paddle 3.3.1 renamed the 1.x ops we emit: c_broadcast -> broadcast and c_allreduce_sum -> all_reduce in
-# its collective transpiler, mean -> reduce_mean, and cross_entropy on softmax output -> softmax_with_cross_entropy.
+# its collective transpiler, mean -> reduce_mean, and cross_entropy2 (1.8's hard-label
+# cross_entropy) on softmax output -> softmax_with_cross_entropy.
 # It also creates communicators outside the program, so its startup has no c_gen_nccl_id / c_comm_init.
 RENAME = {"c_broadcast": "broadcast", "c_allreduce_sum": "all_reduce", "mean": "reduce_mean",
-          "mean_grad": "reduce_mean_grad", "cross_entropy": "softmax_with_cross_entropy",
-          "cross_entropy_grad": "softmax_with_cross_entropy_grad"}
+          "mean_grad": "reduce_mean_grad", "cross_entropy2": "softmax_with_cross_entropy",
+          "cross_entropy_grad2": "softmax_with_cross_entropy_grad"}
 NOT_IN_331 = {"c_gen_nccl_id", "c_comm_init"}
 
 

@@ -41,7 +41,7 @@ def _lowered(make_opt, shared):
 
 
 def _lock_of(scope, param):
-    return optimizer_ops._HOGWILD_LOCKS.get((id(scope), param))
+    return optimizer_ops._HOGWILD_LOCKS.get((scope._uid, param))
 
 
 @pytest.mark.parametrize("op_type,make_opt", STATEFUL + STATELESS, ids=[t for t, _ in STATEFUL + STATELESS])

@@ -1,5 +1,6 @@
-"""Lowering-time fusion of the classifier loss: `softmax` -> `cross_entropy` (hard labels) -> `mean`, what
-fc(act="softmax") + layers.cross_entropy + layers.mean write, becomes one op whose kernel is one autograd node.
+"""Lowering-time fusion of the classifier loss: `softmax` -> `cross_entropy2` (or `cross_entropy` with hard
+labels) -> `mean`, what fc(act="softmax") + layers.cross_entropy + layers.mean write, becomes one op whose kernel
+is one autograd node.
 
 Lowered one by one the three ops are three autograd nodes, two of them Python ones (the clipped softmax and the
 hard cross entropy), plus a label compare and masks and the mean's own node; on a small step (an MLP or CTR
@@ -25,7 +26,7 @@ def plan(block, readers, fetch, skip=()):
     for i in range(len(ops) - 2):
         sm, ce, mn = ops[i], ops[i + 1], ops[i + 2]
         # the pattern this pass fuses (its own plan, not a fact of the three ops)
-        if (sm.type, ce.type, mn.type) != ("softmax", "cross_entropy", "mean") or \
+        if (sm.type, mn.type) != ("softmax", "mean") or ce.type not in ("cross_entropy", "cross_entropy2") or \
                 any(k in skip or k in replace for k in (i, i + 1, i + 2)) or \
                 any(is_autograd_op(o) or is_recomputed_op(o) for o in (sm, ce, mn)):
             continue
@@ -40,15 +41,23 @@ def plan(block, readers, fetch, skip=()):
             continue     # the cross entropy reads the last axis: a softmax over another one stays apart
         if not (_private(block, y[0], readers, fetch, i + 1) and _private(block, loss[0], readers, fetch, i + 2)):
             continue
+        if any(not _unused(block, n, readers, fetch) for n in ce.output("MatchX") + ce.output("XShape")):
+            continue     # cross_entropy2's side outputs (read by its grad op only, which autograd stands for)
         replace[i] = None
         replace[i + 1] = None
         replace[i + 2] = Operator(block, FUSED_SOFTMAX_CE_MEAN,
                                   inputs={"X": sm.input("X"), "Label": ce.input("Label")},
                                   outputs={"Out": mn.output("Out")},
                                   attrs={"ignore_index": ce.attrs.get("ignore_index", -100),
-                                         "fused_from": "softmax + cross_entropy + mean"},
+                                         "fused_from": "softmax + %s + mean" % ce.type},
                                   callsite=ce.callsite)
     return replace
+
+
+def _unused(block, name, readers, fetch):
+    """Whether no ordinary op reads `name`, it is not fetched and not persistable."""
+    v = block._find_var_recursive(name)
+    return not readers.get(name) and name not in fetch and not (v is not None and v.persistable)
 
 
 def _private(block, name, readers, fetch, reader):

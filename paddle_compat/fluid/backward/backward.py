@@ -197,6 +197,8 @@ def _append_grad_op(block, op, flows, have_grad, rename=None, renames=None):
         return None
     if op.type == "print":
         return _append_print_grad(block, op, have_grad, in_need, rename, renames)
+    if op.type == "cross_entropy2":
+        return _append_cross_entropy2_grad(block, op, have_grad, in_need, rename, renames)
     rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
     inputs = collections.OrderedDict()
     for slot, names in op.inputs.items():
@@ -239,6 +241,24 @@ def _append_print_grad(block, op, have_grad, in_need, rename, renames):
     attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
     attrs.update({"is_forward": False, OP_ROLE_KEY: OpRole.Backward})
     gop = block.append_op(type="print", inputs=inputs, outputs=outputs, attrs=attrs)
+    gop.callsite = op.callsite
+    have_grad.update(in_need)
+    return gop
+
+
+def _append_cross_entropy2_grad(block, op, have_grad, in_need, rename, renames):
+    """Paddle's grad maker of cross_entropy2: cross_entropy_grad2 (its one grad type not ending in _grad)
+    reading Label, MatchX, XShape and Y@GRAD, writing X@GRAD (the label takes no gradient)."""
+    rn = (lambda names: [rename.get(n, n) for n in names]) if rename else list
+    inputs = collections.OrderedDict([("Label", rn(op.input("Label"))), ("MatchX", rn(op.output("MatchX"))),
+                                      ("XShape", rn(op.output("XShape"))),
+                                      ("Y" + GRAD_SUFFIX, [grad_var_name(n) for n in op.output("Y")])])
+    outputs = collections.OrderedDict([("X" + GRAD_SUFFIX, [grad_var_name(n) for n in op.input("X")])])
+    if renames is not None:
+        renames.apply(op, inputs, outputs)
+    attrs = {k: v for k, v in op.attrs.items() if k not in (OP_ROLE_KEY, OP_ROLE_VAR_KEY)}
+    attrs[OP_ROLE_KEY] = OpRole.Backward
+    gop = block.append_op(type="cross_entropy_grad2", inputs=inputs, outputs=outputs, attrs=attrs)
     gop.callsite = op.callsite
     have_grad.update(in_need)
     return gop
@@ -412,12 +432,14 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         _check_type(callbacks, "callbacks", (list,), "append_backward")
     program = loss.block.program
     block = program.global_block()
-    # counted as Paddle counts backwards (a later fluid.gradients names its gradients apart: _Renames)
-    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
     if loss.op is not None:
         loss.op._set_attr(OP_ROLE_KEY, OpRole.Forward | OpRole.Loss)
     if program.current_block_idx != 0:
         return _append_backward_in_sub_block(loss, parameter_list, no_grad_set)
+    # counted as Paddle counts backwards (not those in a sub-block): a later one names the gradients it
+    # writes apart from those already in the block (_Renames)
+    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
+    renames = _Renames(block, program._appending_grad_times) if program._appending_grad_times > 1 else None
 
     def seed(t):
         _append_loss_seed(block, grad_var_name(t.name), t.dtype)
@@ -426,7 +448,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     # Paddle recomputes only for a non-empty list of checkpoints (anything else means plain backward)
     names = [c.name if isinstance(c, Variable) else c for c in checkpoints] \
         if isinstance(checkpoints, list) else None
-    have = _backward(block, [loss], seed, no_grad_set, checkpoints=names)
+    have = _backward(block, [loss], seed, no_grad_set, checkpoints=names, renames=renames)
     if parameter_list is not None:
         # in parameter_list's order, as Paddle returns them (Paddle's op tests zip them with their inputs)
         wanted = list(dict.fromkeys(p.name if isinstance(p, Variable) else p for p in parameter_list))
@@ -436,7 +458,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     params_grads = []
     for p in params:
         if p.name in have and p.name != loss.name:
-            params_grads.append((p, block.var(grad_var_name(p.name))))
+            params_grads.append((p, block.var(renames.grad_of(p.name) if renames else grad_var_name(p.name))))
     _set_op_role_var(block, params_grads)
     notify_changed(program, "append_backward")
     return params_grads

@@ -14,6 +14,7 @@ from ...backends.ps.records import is_pserver_program, trainer_plan
 from ...ir import (CPUPlace, LoDTensor, Program, Variable, convert_dtype, default_main_program,  # noqa: F401
                    dtype_name, flag_value, global_scope, scope_guard, torch_device)
 from ..transpiler.ps_table_trainer import TABLES_KEY, remote_lookups
+from . import prune_run
 from .dataset_run import FetchHandler, run_from_dataset  # noqa: F401  (fluid.executor.FetchHandler)
 
 __all__ = ["Executor", "global_scope", "scope_guard", "as_numpy"]
@@ -36,6 +37,10 @@ class Executor:
         self.place = place if place is not None else CPUPlace()
         self._device = None
         self._cache = {}
+        # exe.run(use_prune=True): (program, feed names, fetch_list) -> the pruned program; an original
+        # CompiledProgram -> the first pruned copy of it, whose place scopes the later copies share
+        self.pruned_program_caches = {}
+        self.pruned_program_scope_caches = {}
         self._prepare_lock = threading.Lock()
         self._closed = False
         # Backends keep per-executor state here (RPC clients, process groups) and register what
@@ -58,6 +63,16 @@ class Executor:
         for fn in reversed(closers):
             fn()
         self._cache.clear()
+        self.pruned_program_caches.clear()
+        self.pruned_program_scope_caches.clear()
+
+    def _prune_program(self, program, feed=None, fetch_list=None, optimize_ops=None):
+        """`program` (a Program, or a CompiledProgram whose program is replaced) cut down to what fetch_list and
+        optimize_ops need given the feed; no optimize_ops means every optimize op of the program."""
+        return prune_run.prune_program(program, feed, fetch_list, optimize_ops)
+
+    def _update_feed(self, program, feed):
+        return prune_run.update_feed(program, feed)
 
     def _add_closer(self, fn):
         self._closers.append(fn)
@@ -68,6 +83,12 @@ class Executor:
             raise RuntimeError("Executor.run after Executor.close(): create a new Executor")
         if program is None:
             program = default_main_program()
+        # optimize ops in fetch_list (what minimize returns) name the optimizers to run and turn pruning on
+        fetch_list, optimize_ops = prune_run.split_optimize_ops(fetch_list)
+        if optimize_ops:
+            use_prune = True
+        if use_prune:
+            program, feed = prune_run.pruned_for_run(self, program, feed, fetch_list, optimize_ops)
         if hasattr(program, "_run_with_executor"):   # CompiledProgram
             return program._run_with_executor(self, feed, fetch_list, scope, return_numpy, return_merged)
         if not isinstance(program, Program):
@@ -165,9 +186,18 @@ class Executor:
         for f in fetch_names:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)
-        lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
-                              executor=self, feed_lod={s.name for s in specs if s.lod}, autograd_for=autograd_for,
-                              shared_params=shared_params, check_nan_inf=check_nan_inf, capture=capture)
+        try:
+            lowered = lower_block(program, 0, scope, self.device, [s.name for s in specs], fetch_names,
+                                  executor=self, feed_lod={s.name for s in specs if s.lod},
+                                  autograd_for=autograd_for, shared_params=shared_params,
+                                  check_nan_inf=check_nan_inf, capture=capture)
+        except Exception:
+            # Paddle creates the block's persistable variables in the scope before it runs an op, so they
+            # exist (uninitialised) after a run that failed
+            for v in block.vars.values():
+                if v.persistable and scope.find_var(v.name) is None:
+                    scope.var(v.name)
+            raise
         persist, held = [], []
         for i, s in enumerate(specs):
             var = block._find_var_recursive(s.name)

@@ -99,3 +99,31 @@ def __getattr__(name):
         raise AttributeError("fluid.layers.detection.%s is not offered: of Paddle 1.8's detection layers only %s are"
                              % (name, ", ".join(__all__)))
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def detection_map(detect_res, label, class_num, background_label=0, overlap_threshold=0.3, evaluate_difficult=True,
+                  has_state=None, input_states=None, out_states=None, ap_version="integral"):
+    """The detection_map op (ops/defs/detection_map.py): the mAP of detect_res [M, 6] against label [N, 6] or
+    [N, 5] (LoD: rows per image); input_states / out_states (positive counts, true and false positives) and
+    has_state accumulate over batches. Not in fluid.layers' names, as in Paddle 1.8. As 1.8.5's builder, it
+    does not pass background_label on: the op's default (0) is used."""
+    helper = LayerHelper("detection_map")
+    if input_states is not None and (out_states is None or [v.name for v in input_states] !=
+                                     [v.name for v in out_states]):
+        # the op reads its states through its outputs (ops/defs/detection_map.py): the accumulating form
+        raise ValueError("detection_map: input_states must be out_states (the states it accumulates into)")
+
+    def state(i, dtype):
+        return out_states[i] if out_states is not None else helper.create_variable_for_type_inference(dtype=dtype)
+
+    map_out = helper.create_variable_for_type_inference(dtype="float32")
+    outs = {"MAP": map_out, "AccumPosCount": state(0, "int32"), "AccumTruePos": state(1, "float32"),
+            "AccumFalsePos": state(2, "float32")}
+    ins = {"Label": label, "DetectRes": detect_res, "HasState": has_state}
+    if input_states is not None:
+        ins.update({"PosCount": input_states[0], "TruePos": input_states[1], "FalsePos": input_states[2]})
+    helper.append_op(type="detection_map", inputs={k: [v] for k, v in ins.items() if v is not None},
+                     outputs={k: [v] for k, v in outs.items()},
+                     attrs={"overlap_threshold": overlap_threshold, "evaluate_difficult": evaluate_difficult,
+                            "ap_type": ap_version, "class_num": class_num})
+    return map_out

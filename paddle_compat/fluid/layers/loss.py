@@ -42,8 +42,23 @@ def cross_entropy(input, label, soft_label=False, ignore_index=kIgnoreIndex):
     """-log(input[label]) per row (input holds probabilities); soft_label: -sum(label * log(input))."""
     check_variable(input, "input", "cross_entropy")
     check_variable(label, "label", "cross_entropy")
+    if not soft_label:
+        return _cross_entropy2(input, label, ignore_index)
     return single(append_defined("cross_entropy", {"X": input, "Label": label},
                                  {"soft_label": soft_label, "ignore_index": ignore_index}), "Y")
+
+
+def _cross_entropy2(input, label, ignore_index):
+    """Hard labels: Paddle 1.8 records cross_entropy2, whose MatchX (the probability picked per row) and XShape
+    (the input's shape, no data) outputs its grad op reads; names and order as Paddle's."""
+    helper = LayerHelper("cross_entropy2")
+    out = out_var(helper, input.dtype)
+    xshape = out_var(helper, input.dtype)
+    match_x = out_var(helper, input.dtype)
+    helper.append_op(type="cross_entropy2", inputs={"X": [input], "Label": [label]},
+                     outputs={"Y": [out], "MatchX": [match_x], "XShape": [xshape]},
+                     attrs={"ignore_index": ignore_index})
+    return out
 
 
 def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=kIgnoreIndex,

@@ -142,6 +142,8 @@ class Optimizer:
         program = loss.block.program
         with program_guard(program, startup_program or default_startup_program()):
             params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
-            optimize_ops, params_grads = self._apply_gradients(params_grads)
+            optimize_ops = self._apply_gradients(params_grads)[0]
         notify_changed(program, "minimize")
+        # the pairs append_backward returned, in its order (Paddle 1.8 returns them, not the clipped and
+        # regularized ones it sorts by name for the update)
         return optimize_ops, params_grads

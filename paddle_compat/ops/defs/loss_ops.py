@@ -388,7 +388,9 @@ def bilinear_tensor_product(op, ctx):
 def _shape(ins, attrs):
     x = first(ins, "X")
     row = tuple(x.shape[:-1]) + (1,)
-    return {"Y": OutMeta(row, x.dtype, x.lod_level), "MatchX": OutMeta(row, x.dtype, x.lod_level)}
+    # XShape: the input's shape and a 0 (Paddle's shape-only output; nothing computes it here)
+    return {"Y": OutMeta(row, x.dtype, x.lod_level), "MatchX": OutMeta(row, x.dtype, x.lod_level),
+            "XShape": OutMeta(tuple(x.shape) + (0,), x.dtype)}
 
 
 @defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_shape, no_grad=("Label",))

@@ -72,7 +72,8 @@ def update(fn, op, ctx, state_of="Param"):
     if state_of is None or not ctx.shared_params:
         return fn
     with _HOGWILD_LOCKS_LOCK:
-        locks = [_HOGWILD_LOCKS.setdefault((id(ctx.scope), name), threading.Lock())
+        # keyed by the scope's process-unique id (id() of a freed scope comes back for a new one)
+        locks = [_HOGWILD_LOCKS.setdefault((getattr(ctx.scope, "_uid", None), name), threading.Lock())
                  for name in sorted(set(op.input(state_of)))]
     if len(locks) == 1:
         lock = locks[0]

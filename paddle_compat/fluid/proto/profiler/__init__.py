@@ -1,0 +1,1 @@
+"""paddle.fluid.proto.profiler: profiler_pb2."""
