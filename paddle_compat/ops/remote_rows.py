@@ -14,7 +14,7 @@ _PROVIDER = []
 
 
 def provide(fn):
-    """fn(op, ids, offset_ids, like) -> rows: the runtime's fetch (see `fetch`)."""
+    """fn(op, ids, like) -> rows: the runtime's fetch (see `fetch`)."""
     _PROVIDER[:] = [fn]
 
 
@@ -22,11 +22,10 @@ def is_remote(op):
     return bool(op.attrs.get("remote_prefetch")) and bool(op.attrs.get("epmap"))
 
 
-def fetch(op, ids, offset_ids, like):
+def fetch(op, ids, like):
     """The rows of int64 `ids` (1-D) from the servers, as a [len(ids), width] tensor of `like`'s dtype and
-    device (like: the local W, whose width the rows have). offset_ids: a server is asked for id - the start of
-    its block (lookup_table's prefetch), else for the id itself (nce's, as Paddle 1.8 does)."""
+    device (like: the local W, whose width the rows have). A server is asked for id - the start of its block."""
     if not _PROVIDER:
         raise RuntimeError("%s with remote_prefetch reads its rows from servers %s, but the pserver runtime "
                            "(paddle_compat.backends.ps) is not loaded" % (op.type, list(op.attrs.get("epmap"))))
-    return _PROVIDER[0](op, ids, offset_ids, like)
+    return _PROVIDER[0](op, ids, like)

@@ -25,10 +25,10 @@ def _load_kernels():
 _kernel_registry.provide("ps", _load_kernels)
 
 
-def _fetch_rows(op, ids, offset_ids, like):
+def _fetch_rows(op, ids, like):
     # kept in a function: the reader loads torch and the wire client
     from .layer_reader import fetch_rows
-    return fetch_rows(op, ids, offset_ids, like)
+    return fetch_rows(op, ids, like)
 
 
 _remote_rows.provide(_fetch_rows)

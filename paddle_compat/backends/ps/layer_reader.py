@@ -39,7 +39,7 @@ def _wait(endpoint, fut, what):
         raise PsError("reading %s from server %s failed: %s" % (what, endpoint, remote_message(e))) from None
 
 
-def fetch_rows(op, ids, offset_ids, like):
+def fetch_rows(op, ids, like):
     """ops/remote_rows.fetch: the rows of `ids` from the servers of op's epmap, one call per server block
     that owes rows, all issued before any is awaited."""
     eps = list(op.attrs.get("epmap") or [])
@@ -61,7 +61,7 @@ def fetch_rows(op, ids, offset_ids, like):
         if not bool(mask.any()):
             continue
         mine = flat[mask]
-        if offset_ids and i:
+        if i:
             mine = mine - int(ends[i - 1])
         pending.append((ep, table, mask, _conn(ep).call_async("layer_rows", table, mine.clone())))
     out = torch.zeros((flat.numel(),) + tuple(like.shape[1:]), dtype=like.dtype)

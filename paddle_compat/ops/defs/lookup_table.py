@@ -83,7 +83,7 @@ def _lookup(op, squeeze_last):
         # the rows live on servers (Paddle's remote prefetch, ops/remote_rows.py): fetched for these ids
         def remote(ids, w):
             idx = lookup_ids(ids, squeeze_last)
-            rows = remote_rows.fetch(op, idx, True, w).reshape(tuple(idx.shape) + tuple(w.shape[1:]))
+            rows = remote_rows.fetch(op, idx, w).reshape(tuple(idx.shape) + tuple(w.shape[1:]))
             return zero_padding(rows, idx, padding_idx if padding_idx is not None and padding_idx >= 0 else None)
         return remote
 

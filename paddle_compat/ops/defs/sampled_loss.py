@@ -96,12 +96,11 @@ def nce(op, ctx):
         labels = torch.cat([label, neg.to(label.device)], 1)                          # [N, T + S]
         if remote:
             # the weight rows live on servers (Paddle's remote prefetch, ops/remote_rows.py): those of the
-            # sampled classes are fetched (by class id, not offset into the server's block, as Paddle's nce
-            # asks) into a copy of the local Weight
+            # sampled classes are fetched into a zero Weight of the local one's shape
             uniq = torch.unique(labels.reshape(-1))
             height = max(w.shape[0], int(uniq.max()) + 1 if uniq.numel() else 0)
             full = torch.zeros((height,) + tuple(w.shape[1:]), dtype=w.dtype, device=w.device)
-            full[uniq.to(w.device)] = remote_rows.fetch(op, uniq, False, w)
+            full[uniq.to(w.device)] = remote_rows.fetch(op, uniq, w)
             w = full
         rows = F.embedding(labels, w, sparse=sparse)                                   # [N, T + S, D]
         z = (rows * x.unsqueeze(1)).sum(-1)
