@@ -42,5 +42,5 @@ def test_matches_paddle18(case):
 
 def test_recording_has_errors_and_values():
     """The recording itself holds both kinds of answer, so the comparison above can fail either way."""
-    assert WANT["sgd_rows_param"][2] == {"error": True} and isinstance(WANT["sgd_rows_param"][0], list)
+    assert WANT["sgd_rows_param"][3] == {"error": True} and isinstance(WANT["sgd_rows_param"][0], list)
     assert WANT["split_selected_rows"][1] == {"error": True}

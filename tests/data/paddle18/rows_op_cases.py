@@ -28,7 +28,8 @@ def _run(op):
 
 def sgd_rows_param(fluid, core, Operator, place):
     got = []
-    for grad_rows, param_rows in (([0, 4, 7], list(range(8))), ([7, 2, 7], [9, 7, 2, 5]), ([3], [0, 1])):
+    for grad_rows, param_rows in (([0, 4, 7], list(range(8))), ([7, 2, 7], [9, 7, 2, 5]), ([2], [2, 5, 2]),
+                                  ([3], [0, 1])):
         scope = core.Scope()
         width = 3
         g = np.arange(len(grad_rows) * width, dtype="float32").reshape(-1, width) * 0.37 - 1.1

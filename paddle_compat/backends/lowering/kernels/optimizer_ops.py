@@ -118,7 +118,7 @@ def _sgd_rows_param(p, g, lr):
                         "dense gradient for a row-sparse parameter)")
     p_rows, p_values = rows_values(p)
     g_rows, g_values = rows_values(g)
-    where = {int(r): i for i, r in reversed(list(enumerate(p_rows.tolist())))}   # first entry of a row
+    where = {int(r): i for i, r in enumerate(p_rows.tolist())}   # a repeated row: its last entry, as Paddle's index
     missing = [int(r) for r in g_rows.tolist() if int(r) not in where]
     if missing:
         raise ValueError("sgd: gradient rows %s are not in the SelectedRows parameter's rows %s"
