@@ -5,6 +5,8 @@ Values are torch tensors; torch is loaded only when a tensor is made or read (a 
 programs never loads it.
 """
 
+import sys
+
 import numpy as np
 
 from .dtypes import convert_dtype, dtype_name
@@ -39,15 +41,42 @@ def to_torch(value, device="cpu", dtype=None):
     return t
 
 
+class _Pending:
+    """A value set from numpy before torch was loaded (LoDTensor.set on the CPU): made a torch tensor on first
+    read. Why: setting a value must not load torch (seconds on a busy machine). Paddle's tests fill a server's
+    table in a forked process before its exe.run announces the port, and wait only 5 s for the announcement
+    (test_nce_remote_table_op, test_lookup_remote_table_op, test_recv_save_op); loading torch there made
+    them miss it."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def tensor(self):
+        return torch.from_numpy(self.array)
+
+
 class ScopeVar:
     """One variable slot of a Scope (Paddle's core Variable): a tensor value plus its LoD."""
 
-    __slots__ = ("name", "value", "lod")
+    __slots__ = ("name", "_value", "lod")
 
     def __init__(self, name=None, value=None, lod=None):
         self.name = name
-        self.value = value
+        self._value = value
         self.lod = lod
+
+    @property
+    def value(self):
+        v = self._value
+        if v.__class__ is _Pending:
+            v = self._value = v.tensor()
+        return v
+
+    @value.setter
+    def value(self, v):
+        self._value = v
 
     def get_tensor(self):
         return LoDTensor(_holder=self)
@@ -113,6 +142,17 @@ class ScopeVar:
 
 
 
+def _set_array(array):
+    """LoDTensor.set's copy of a numpy array / list / scalar: contiguous, float64 lists as float32."""
+    arr = np.array(array, copy=True)
+    if arr.dtype == np.float64 and not isinstance(array, np.ndarray):
+        arr = arr.astype(np.float32)
+    if arr.dtype == object:
+        raise TypeError("LoDTensor.set: cannot make a tensor of ragged or mixed data; flatten the "
+                        "sequences and give their lengths with set_recursive_sequence_lengths")
+    return np.ascontiguousarray(arr)
+
+
 class LoDTensor(TensorDims):
     """A tensor with level-of-detail (sequence offset) info. `np.array(t)` reads it, `t.set(a, place)` writes it.
 
@@ -129,16 +169,15 @@ class LoDTensor(TensorDims):
     # data ------------------------------------------------------------------------------------------
     def set(self, array, place=None):
         device = torch_device(place) if place is not None else None
+        if "torch" not in sys.modules and device in (None, "cpu"):
+            # torch not loaded yet (so `array` is no torch tensor, and the old value none either): the array
+            # is kept and made a tensor when first read (_Pending says why)
+            self._holder.value = _Pending(_set_array(array))
+            return
         if isinstance(array, torch.Tensor):
             t = array.detach().clone()
         else:
-            arr = np.array(array, copy=True)
-            if arr.dtype == np.float64 and not isinstance(array, np.ndarray):
-                arr = arr.astype(np.float32)
-            if arr.dtype == object:
-                raise TypeError("LoDTensor.set: cannot make a tensor of ragged or mixed data; flatten the "
-                                "sequences and give their lengths with set_recursive_sequence_lengths")
-            t = torch.from_numpy(np.ascontiguousarray(arr))
+            t = torch.from_numpy(_set_array(array))
         old = self._holder.value
         if device is None and isinstance(old, torch.Tensor) and not old.is_sparse:
             device = str(old.device)       # no place given: stay where the variable lives (a GPU run's scope)

@@ -16,6 +16,7 @@ torch.distributed.rpc is not used.
 """
 
 from ..lowering import registry as _kernel_registry
+from ...ops import remote_rows as _remote_rows
 
 
 def _load_kernels():
@@ -24,3 +25,12 @@ def _load_kernels():
 
 
 _kernel_registry.provide("ps", _load_kernels)
+
+
+def _fetch_rows(op, ids, like):
+    # kept in a function: the reader loads torch and the wire client
+    from .layer_reader import fetch_rows
+    return fetch_rows(op, ids, like)
+
+
+_remote_rows.provide(_fetch_rows)

@@ -13,6 +13,11 @@ round, in sync mode (the only mode the layers build):
   layer_fetch_barrier(tid)          answered at once: gets already wait for their round
   done / abort                      the client's Executor.close() or exit, as in pserver mode
 
+Readers (layer_reader.py: lookup_table / nce with remote_prefetch, recv_save) are not clients: they connect as
+"reader|...", take no part in rounds, and may only read:
+  layer_rows(table, ids)            rows of a scope variable (Paddle's prefetch of a table)
+  layer_vars(names)                 copies of scope variables, without waiting for a round
+
 Clients: layer_client.py.
 
 As in Paddle, SIGINT stops the server and its exe.run returns. Where we differ from Paddle: the server also
@@ -29,6 +34,7 @@ from ..lowering.codegen import lower_block
 
 from ..wire import server as wire_server
 from . import layer_listen
+from .layer_reader import READER
 from .errors import PsError, deadline_s, fail_future
 from .membership import Membership, next_job
 from .rounds import Round, RoundServer
@@ -69,6 +75,7 @@ class LayerServer(RoundServer):
         self.fns = {}
         self.op = op
         self.early = False
+        self.readers = 0        # reader connections admitted (not clients; see layer_reader.py)
 
     # serving ---------------------------------------------------------------------------------------
     def _initial_values(self):
@@ -114,7 +121,8 @@ class LayerServer(RoundServer):
 
     def _serve(self):
         handlers = {"layer_send": self._send, "layer_barrier": self._barrier, "layer_get": self._get,
-                    "layer_fetch_barrier": lambda tid: True, "done": self._peer_done, "abort": self._peer_abort}
+                    "layer_fetch_barrier": lambda tid: True, "done": self._peer_done, "abort": self._peer_abort,
+                    "layer_rows": self._rows, "layer_vars": self._read}
         limit = deadline_s()
         interrupted = False
         sock = layer_listen.take(self.endpoint)
@@ -158,6 +166,36 @@ class LayerServer(RoundServer):
     def _overdue_message(self, r, missing, limit):
         return ("server %s: round %d: client(s) %s sent no barrier within %.0fs (FLAGS_rpc_deadline) while "
                 "client(s) %s waited" % (self.endpoint, self.step, missing, limit, sorted(r.waiting)))
+
+    # readers ---------------------------------------------------------------------------------------
+    def _admit(self, identity, peer):
+        if identity.partition("|")[0] == READER:
+            with self.lock:
+                self.readers += 1
+            return READER
+        return super()._admit(identity, peer)
+
+    def _closed(self, tid, peer, reason):
+        if tid != READER:       # a reader leaving is no client lost
+            super()._closed(tid, peer, reason)
+
+    def _check_members(self, limit):
+        # a server read by readers serves them until it is stopped (SIGINT), as Paddle's did, even if its
+        # Fanin clients never come
+        if not self.readers:
+            super()._check_members(limit)
+
+    def _rows(self, table, ids):
+        with self.lock:
+            h = self.scope.find_var(table)
+            t = getattr(h, "value", None)
+            if not isinstance(t, torch.Tensor) or t.is_sparse:
+                raise PsError("server %s holds no dense table '%s' to read rows of" % (self.endpoint, table))
+            ids = ids.reshape(-1).long()
+            if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= t.shape[0]):
+                raise PsError("server %s: ids %d..%d asked of table '%s', which has %d rows"
+                              % (self.endpoint, int(ids.min()), int(ids.max()), table, t.shape[0]))
+            return t.detach().index_select(0, ids.to(t.device)).cpu()
 
     # handlers --------------------------------------------------------------------------------------
     def _check(self, tid):

@@ -16,6 +16,7 @@ from ...ir.proto_desc import serialize_inference_model, strip_feed_fetch
 from ...ir.serialization import parse_model_file, program_from_dict
 from ...ir.tensor_format import atomic_write
 from .dist import distributed_save, load_table_shards, pserver_load
+from .remote_params import save_remote_params
 from .table_export import localize_tables, save_with_tables
 from .variables import (_check_exe, _clone_var, _get_valid_program, _io_program, _select, get_program_parameter,  # noqa: F401
                         get_parameter_value, get_parameter_value_by_name, get_program_persistable_vars,
@@ -43,6 +44,12 @@ def save_params(executor, dirname, main_program=None, filename=None):
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None):
+    program = main_program if isinstance(main_program, Program) else None
+    if program is not None and program._is_distributed and not _is_distributed_trainer(program) and \
+            program._parameters_on_pservers is not None:
+        # a program that says where its parameters live without being one of our transpiled trainers (Paddle's
+        # own tests build one by hand): Paddle's route, recv_save of each remote parameter
+        return save_remote_params(executor, dirname, program, filename)
     return save_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 

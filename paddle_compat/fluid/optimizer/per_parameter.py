@@ -4,7 +4,7 @@ attributes and accumulator variables, so str(program) and the parameter-server t
 would. Kernels: backends/lowering/kernels/optimizer_ops.py.
 """
 
-from ...ir import name_scope
+from ...ir import Variable, name_scope
 from .base import Optimizer
 
 __all__ = ["SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "Adamax", "SGDOptimizer", "MomentumOptimizer",
@@ -57,28 +57,41 @@ class AdamOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, regularization=None,
                  name=None, lazy_mode=False, grad_clip=None):
         super().__init__(learning_rate, regularization, name, grad_clip)
-        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        # beta1 / beta2 may be Variables (a [1] tensor the program can change): the op then reads them from
+        # its Beta1Tensor / Beta2Tensor inputs instead of the attributes, as in Paddle 1.8
+        self._beta1 = beta1 if isinstance(beta1, Variable) else float(beta1)
+        self._beta2 = beta2 if isinstance(beta2, Variable) else float(beta2)
+        self._epsilon = float(epsilon)
         self._lazy_mode = lazy_mode
 
     def _create_accumulators(self, block, parameters):
+        # a beta given as a Variable starts its pow accumulator at Paddle's defaults 0.9 / 0.999, not at the
+        # Variable's value (Paddle 1.8 does so; its first step's bias correction uses them)
+        b1 = 0.9 if isinstance(self._beta1, Variable) else self._beta1
+        b2 = 0.999 if isinstance(self._beta2, Variable) else self._beta2
         for p in parameters:
             self._add_accumulator("moment1", p)
             self._add_accumulator("moment2", p)
-            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1], device="cpu")
-            self._add_accumulator("beta2_pow_acc", p, dtype="float32", fill_value=self._beta2, shape=[1], device="cpu")
+            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=b1, shape=[1], device="cpu")
+            self._add_accumulator("beta2_pow_acc", p, dtype="float32", fill_value=b2, shape=[1], device="cpu")
 
     def _append_optimize_op(self, block, pg):
         p = pg[0]
         m1, m2 = self._get_accumulator("moment1", p), self._get_accumulator("moment2", p)
         b1, b2 = self._get_accumulator("beta1_pow_acc", p), self._get_accumulator("beta2_pow_acc", p)
+        inputs = {"Param": [p], "Grad": [pg[1]], "LearningRate": [self._create_param_lr(pg)], "Moment1": [m1],
+                  "Moment2": [m2], "Beta1Pow": [b1], "Beta2Pow": [b2]}
+        attrs = {"epsilon": self._epsilon, "lazy_mode": self._lazy_mode, "min_row_size_to_use_multithread": 1000}
+        for slot, key, beta in (("Beta1Tensor", "beta1", self._beta1), ("Beta2Tensor", "beta2", self._beta2)):
+            if isinstance(beta, Variable):
+                inputs[slot] = [beta]
+            else:
+                attrs[key] = beta
         return block.append_op(
-            type="adam",
-            inputs={"Param": [p], "Grad": [pg[1]], "LearningRate": [self._create_param_lr(pg)], "Moment1": [m1],
-                    "Moment2": [m2], "Beta1Pow": [b1], "Beta2Pow": [b2]},
+            type="adam", inputs=inputs,
             outputs={"ParamOut": [p], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1],
                      "Beta2PowOut": [b2]},
-            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
-                   "lazy_mode": self._lazy_mode, "min_row_size_to_use_multithread": 1000})
+            attrs=attrs)
 
 
 class AdagradOptimizer(Optimizer):

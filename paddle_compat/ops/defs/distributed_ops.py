@@ -11,6 +11,7 @@ declared here. Those that talk to pservers are declared runtime="ps": their kern
   split_ids / prefetch / merge_ids             a distributed lookup table's forward and gradient
   lookup_sparse_table                          the pserver's rows of its table shard
   geo_sgd                                      geo-SGD's delta exchange
+  recv_save                                    a variable's slices pulled from servers, saved as one file
 """
 
 from ..registry import declare
@@ -30,3 +31,4 @@ declare("prefetch", inputs=("X*",), outputs=("Out*",), runtime="ps", ps_plan="tr
 declare("lookup_sparse_table", inputs=("Ids", "W"), native_rows=True, host="rpc", operator_base=True)
 declare("geo_sgd", inputs=("X*", "Old*"), outputs=("Out*", "OldOut*"), runtime="ps", ps_plan="trainer", host="rpc")
 declare(["merge_selected_rows", "get_tensor_from_selected_rows"], host="data")
+declare("recv_save", inputs=(), outputs=(), runtime="ps", host="rpc", operator_base=True)

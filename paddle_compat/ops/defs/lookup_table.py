@@ -5,6 +5,7 @@ an id outside the table raised as an IndexError naming the op, the ids, the tabl
 """
 
 from ...ir.lazy import F, torch
+from .. import remote_rows
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 
@@ -77,6 +78,14 @@ def _lookup(op, squeeze_last):
     padding_idx = attr(op, "padding_idx", -1)
     sparse = bool(attr(op, "is_sparse", False))
     ids_name, table = op.input("Ids")[0], "the table %s" % op.input("W")[0]
+
+    if remote_rows.is_remote(op):
+        # the rows live on servers (Paddle's remote prefetch, ops/remote_rows.py): fetched for these ids
+        def remote(ids, w):
+            idx = lookup_ids(ids, squeeze_last)
+            rows = remote_rows.fetch(op, idx, w).reshape(tuple(idx.shape) + tuple(w.shape[1:]))
+            return zero_padding(rows, idx, padding_idx if padding_idx is not None and padding_idx >= 0 else None)
+        return remote
 
     def k(ids, w):
         if w.is_sparse:     # a SelectedRows table (rows are ids): its dense form holds each id's row there

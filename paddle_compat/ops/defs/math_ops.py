@@ -216,10 +216,7 @@ def sum_(op, ctx):
                 for sp in sparse:
                     out = out + sp.to_dense()
                 return out
-            out = sparse[0]
-            for sp in sparse[1:]:
-                out = out + sp
-            return out
+            return _merge_add(sparse)
         if len(dense) == 1:
             return dense[0]
         out = dense[0] + dense[1]
@@ -227,6 +224,23 @@ def sum_(op, ctx):
             out = out + d
         return out
     return k
+
+
+def _merge_add(ts):
+    """Row-sparse (SelectedRows) inputs added up as Paddle's sum kernel does (its MergeAdd): when no row
+    repeats across all of them, their rows are concatenated in input order; otherwise each row once,
+    ascending, its values added input by input in order (index_add_ keeps that order, so the float sums
+    are Paddle's). One input is merged too."""
+    rows = torch.cat([t._indices()[0] for t in ts])
+    values = torch.cat([t._values() for t in ts])
+    shape = tuple(ts[0].shape)
+    uniq, inverse = torch.unique(rows, sorted=True, return_inverse=True)
+    if uniq.numel() == rows.numel():
+        if len(ts) == 1:
+            return ts[0]
+        return torch.sparse_coo_tensor(rows.reshape(1, -1), values, shape, check_invariants=False)
+    out = values.new_zeros((uniq.numel(),) + tuple(values.shape[1:])).index_add_(0, inverse, values)
+    return torch.sparse_coo_tensor(uniq.reshape(1, -1), out, shape, check_invariants=False, is_coalesced=True)
 
 
 @defop("mean", infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), first(ins, "X").dtype)})

@@ -14,6 +14,7 @@ from torch's global generator. nce's `custom_neg_classes` attribute (Paddle's te
 import math
 
 from ...ir.lazy import torch, F
+from .. import remote_rows
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 
@@ -76,6 +77,8 @@ def nce(op, ctx):
         raise ValueError("nce: custom_neg_classes has %d classes but num_neg_samples is %d"
                          % (len(custom_neg), num_neg))
 
+    remote = remote_rows.is_remote(op)
+
     def k(x, label, w, b, sw, probs, alias, alias_probs):
         if kind == 2 and probs is None:
             raise ValueError("nce: sampler 'custom_dist' needs CustomDistProbs/CustomDistAlias/"
@@ -91,6 +94,14 @@ def nce(op, ctx):
         else:
             neg = sampler.sample((n, num_neg))
         labels = torch.cat([label, neg.to(label.device)], 1)                          # [N, T + S]
+        if remote:
+            # the weight rows live on servers (Paddle's remote prefetch, ops/remote_rows.py): those of the
+            # sampled classes are fetched into a zero Weight of the local one's shape
+            uniq = torch.unique(labels.reshape(-1))
+            height = max(w.shape[0], int(uniq.max()) + 1 if uniq.numel() else 0)
+            full = torch.zeros((height,) + tuple(w.shape[1:]), dtype=w.dtype, device=w.device)
+            full[uniq.to(w.device)] = remote_rows.fetch(op, uniq, w)
+            w = full
         rows = F.embedding(labels, w, sparse=sparse)                                   # [N, T + S, D]
         z = (rows * x.unsqueeze(1)).sum(-1)
         if b is not None:

@@ -3,8 +3,9 @@ numbers 1.8.5 reaches running them (run outside CI):
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_written_programs.py
 
-For each small model (fit_a_line, a recognize_digits MLP, a conv net, word2vec, a sparse CTR model and one
-that uses the remaining common ops) writes written_programs/<model>/:
+For each small model (fit_a_line, a recognize_digits MLP, a conv net, word2vec, a sparse CTR model, one
+that uses the remaining common ops, and two gradient penalties whose programs hold 1.8.5's *_grad_grad ops)
+writes written_programs/<model>/ (`make_written_programs.py <model> ...` records only those):
   main.pdmodel     main_program.desc.serialize_to_string() after minimize (forward, grad ops, optimizer ops)
   params/          fluid.io.save_persistables after the startup program (parameters, optimizer state)
   data.npz         the fed batches: <feed>__<step> (and <feed>__<step>__lod for LoD inputs)
@@ -19,6 +20,7 @@ and written_programs/gather_overwrite.json: gather's gradient where an index rep
 import json
 import os
 import shutil
+import sys
 
 import numpy as np
 import paddle
@@ -205,7 +207,48 @@ def while_rnn(rng):
     return loss, feeds, ["fc_1.w_0@GRAD", "embedding_0.w_0@GRAD"]
 
 
-MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms, control_flow, while_rnn]
+def grad_penalty(rng):
+    """A gradient penalty (as in WGAN-GP): fluid.gradients of the output with respect to the input, squared into
+    the loss; minimize then differentiates those grad ops, and Paddle writes their *_grad_grad ops."""
+    x = fluid.data("x", [None, 4], "float32")
+    x.stop_gradient = False
+    y = fluid.data("y", [None, 1], "float32")
+    h = fluid.layers.fc(x, 6, act="relu")
+    h = fluid.layers.leaky_relu(fluid.layers.fc(h, 5), alpha=0.2)
+    h = fluid.layers.elementwise_mul(h, fluid.layers.square(h))
+    out = fluid.layers.fc(fluid.layers.elu(h, alpha=0.5), 1)
+    dx, = fluid.gradients(out, x)
+    penalty = fluid.layers.reduce_mean(fluid.layers.square(dx))
+    loss = fluid.layers.mean(fluid.layers.square_error_cost(out, y)) + 0.5 * penalty
+    fluid.optimizer.SGD(0.05).minimize(loss)
+    feeds = [{"x": rng.randn(BATCH, 4).astype("float32"), "y": rng.randn(BATCH, 1).astype("float32")}
+             for _ in range(STEPS)]
+    return loss, feeds, ["fc_0.w_0@GRAD", "fc_1.w_0@GRAD", "fc_2.w_0@GRAD", "fc_0.b_0@GRAD"]
+
+
+def grad_penalty_conv(rng):
+    """The other double-grad ops of 1.8.5 (conv2d, instance_norm, reshape2, sqrt, elementwise_div and _sub
+    *_grad_grad) from a gradient penalty on an image input."""
+    img = fluid.data("img", [None, 2, 5, 5], "float32")
+    img.stop_gradient = False
+    y = fluid.data("y", [None, 1], "float32")
+    c = fluid.layers.conv2d(img, num_filters=3, filter_size=3, padding=1)
+    c = fluid.layers.instance_norm(c)
+    r = fluid.layers.reshape(c, [-1, 75])
+    s = fluid.layers.sqrt(fluid.layers.scale(fluid.layers.square(r), bias=1.0))
+    d = fluid.layers.elementwise_sub(fluid.layers.elementwise_div(r, s), fluid.layers.scale(r, 0.1))
+    out = fluid.layers.fc(d, 1)
+    dimg, = fluid.gradients(out, img)
+    penalty = fluid.layers.reduce_mean(fluid.layers.square(dimg))
+    loss = fluid.layers.mean(fluid.layers.square_error_cost(out, y)) + 0.5 * penalty
+    fluid.optimizer.SGD(0.05).minimize(loss)
+    feeds = [{"img": rng.randn(BATCH, 2, 5, 5).astype("float32"), "y": rng.randn(BATCH, 1).astype("float32")}
+             for _ in range(STEPS)]
+    return loss, feeds, ["conv2d_0.w_0@GRAD", "instance_norm_0.w_0@GRAD", "fc_0.w_0@GRAD"]
+
+
+MODELS = [fit_a_line, digits_mlp, conv_net, word2vec, ctr_sparse, misc_ops, grad_forms, control_flow, while_rnn,
+          grad_penalty, grad_penalty_conv]
 
 
 def _feed_value(v):
@@ -332,12 +375,16 @@ def record_data_parallel(model, runs=7):
 
 
 def main():
-    gather_overwrite()
+    only = sys.argv[1:]      # model names: record those only (the others' files stay as they are)
+    if not only:
+        gather_overwrite()
     types = set()
     for i, build in enumerate(MODELS):
-        types.update(record(build, 100 + i))
+        if not only or build.__name__ in only:
+            types.update(record(build, 100 + i))
     for model in DATA_PARALLEL:
-        record_data_parallel(model)
+        if not only or model in only:
+            record_data_parallel(model)
     print("op types:", sorted(types))
 
 

@@ -63,15 +63,31 @@ def save(op, ctx):
 @kernel("load")
 def load(op, ctx):
     path, name, device = attr(op, "file_path"), op.output("Out")[0], ctx.device
+    seek, part = int(attr(op, "seek", -1)), [int(d) for d in (attr(op, "shape", []) or [])]
 
     def k():
         if not os.path.exists(path):
             raise FileNotFoundError("load: no file %s for variable %s" % (path, name))
         with open(path, "rb") as f:
             arr, lod = tf.read_lod_tensor(f, path)
+        if seek >= 0:
+            arr = _seek(arr, seek, part, path, name)
         _check_shape(ctx, name, arr, path)
         return torch.from_numpy(arr).to(device), lod_as_tensors(lod, device)
     return k
+
+
+def _seek(arr, seek, shape, path, name):
+    """Paddle 1.8's load with `seek` and `shape`: the prod(shape) values from element `seek` of the file's
+    data (in order), as a tensor of `shape` (a slice of rows of a saved table)."""
+    n = 1
+    for d in shape:
+        n *= d
+    flat = arr.reshape(-1)
+    if not shape or seek + n > flat.size:
+        raise ValueError("load %s from %s: seek %d with shape %s reaches past the %d values the file holds"
+                         % (name, path, seek, shape, flat.size))
+    return flat[seek:seek + n].reshape(shape).copy()
 
 
 @kernel("save_combine")

@@ -100,12 +100,33 @@ def sgd(op, ctx):
 
 
 def sgd_update(p, g, lr):
+    if p.is_sparse:
+        return _sgd_rows_param(p, g, lr)
     if g.is_sparse:
         rows, values = rows_values(g)
         return p.index_add_(0, rows, values, alpha=-float(lr))    # p[row] -= lr * g, entry by entry
     # p - lr * g in one pass (a fused multiply-add: it may round the last bit differently from two
     # passes, as Paddle's Eigen kernel itself does when built with FMA); parity tests hold it to Paddle.
     return p.addcmul_(g, lr, value=-1.0)
+
+
+def _sgd_rows_param(p, g, lr):
+    """sgd on a SelectedRows parameter (a table whose rows live in the variable itself): each gradient row
+    finds its entry in the parameter's own row list and moves it in place, as Paddle 1.8's sparse-parameter
+    kernel does (a gradient row the table lacks is an error there too; rows are not added)."""
+    if not g.is_sparse:
+        raise TypeError("sgd: Param is a SelectedRows, so Grad must be one too (Paddle's kernel takes no "
+                        "dense gradient for a row-sparse parameter)")
+    p_rows, p_values = rows_values(p)
+    g_rows, g_values = rows_values(g)
+    where = {int(r): i for i, r in enumerate(p_rows.tolist())}   # a repeated row: its last entry, as Paddle's index
+    missing = [int(r) for r in g_rows.tolist() if int(r) not in where]
+    if missing:
+        raise ValueError("sgd: gradient rows %s are not in the SelectedRows parameter's rows %s"
+                         % (missing[:10], p_rows.tolist()[:10]))
+    idx = torch.as_tensor([where[int(r)] for r in g_rows.tolist()], dtype=torch.int64, device=p_values.device)
+    p_values.index_add_(0, idx, g_values.to(p_values.dtype), alpha=-float(lr))
+    return p
 
 
 @kernel("momentum")
@@ -142,7 +163,33 @@ def adam(op, ctx):
                       float((torch.tensor(1, dtype=dt) - torch.tensor(b2, dtype=dt)).item()))
                  for dt in (torch.float32, torch.float64)}
 
+    # ParamOut / Moment1Out / Moment2Out other than their inputs (op tests build such ops; optimizers
+    # never do): the inputs stay as they were, as in Paddle
+    apart = [(i, o) for i, o in (("Param", "ParamOut"), ("Moment1", "Moment1Out"), ("Moment2", "Moment2Out"))
+             if op.output(o) and op.input(i) != op.output(o)]
+
     def k(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
+        if apart:
+            return k_apart(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor)
+        return k_in_place(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor)
+
+    def k_apart(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor):
+        ins = {"Param": p, "Moment1": m1, "Moment2": m2}
+        if lazy and g.is_sparse:
+            # lazy Adam writes only the gradient's rows: the other rows of an output other than its input
+            # keep what that output held (its scope value; the input's rows where it holds nothing of the
+            # shape: Paddle would leave that memory uninitialised)
+            for i, o in apart:
+                ins[i] = _prior_output(ctx, op.output(o)[0], ins[i])
+            for i, o in apart:
+                ins[i].index_copy_(0, *_rows_of(g, (p, m1, m2)[("Param", "Moment1", "Moment2").index(i)]))
+            # the rows then get the update from the inputs' values, which the copy above put in place
+        else:
+            for i, o in apart:
+                ins[i] = ins[i].clone()
+        return k_in_place(ins["Param"], g, lr, ins["Moment1"], ins["Moment2"], b1p, b2p, b1_tensor, b2_tensor)
+
+    def k_in_place(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
         if b1_tensor is not None or b2_tensor is not None:
             # Paddle's dispensable Beta1Tensor / Beta2Tensor replace the attributes (a beta given as a
             # Variable); they are read each step, so 1 - beta is rounded in the parameter's type here
@@ -199,6 +246,23 @@ def adam(op, ctx):
 # the table and its moments, as Paddle's per-element loop does (a densified gradient and full-size temporaries
 # cost 10x that on a 1M-row table, mostly page faults of fresh 40 MB buffers)
 _TABLE_SLICE = 1 << 17
+
+
+def _prior_output(ctx, name, like):
+    """The value an op's output variable holds before the op writes it (a tensor of `like`'s shape, type and
+    device), else a copy of `like`."""
+    held = ctx.scope.find_var(name) if ctx.scope is not None else None
+    v = getattr(held, "value", None)
+    if isinstance(v, torch.Tensor) and not v.is_sparse and v.shape == like.shape and v.dtype == like.dtype and \
+            v.device == like.device and v is not like:
+        return v
+    return like.clone()
+
+
+def _rows_of(g, src):
+    """(index, rows of src) for index_copy_: the rows a row-sparse gradient touches, taken from src."""
+    rows = torch.unique(g._indices()[0])
+    return rows, src.index_select(0, rows)
 
 
 def _whole_table_ok(p, m1, m2):

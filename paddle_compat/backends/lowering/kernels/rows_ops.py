@@ -8,7 +8,7 @@ so they stay with the backend while the other tensor ops are defined in paddle_c
 
 import torch
 
-from ...selected_rows import make_rows, merge_rows, merged, rows_values, split_rows
+from ...selected_rows import make_rows, merge_rows, rows_values
 from ....ops import kernel
 from .common import attr
 
@@ -35,16 +35,36 @@ def get_tensor_from_selected_rows(op, ctx):
 @kernel(["split_byref", "split_selected_rows"])
 def split_byref(op, ctx):
     """Row blocks of X as views (no copy), as Paddle's split_byref; split_selected_rows cuts a row-sparse
-    gradient (is_sparse) at its height_sections into one SelectedRows per block, rows merged first (each
-    touched row once) and renumbered within the block: only those rows are then sent."""
+    X at its height_sections into one SelectedRows per block (height: the section), rows renumbered within
+    the block. (A pserver job's own split is comm_plan's, which merges before sending.)"""
     sections = [int(s) for s in (attr(op, "sections", None) or attr(op, "height_sections", []))]
     axis = int(attr(op, "axis", 0))
 
     def k(x):
         if x.is_sparse:
-            return split_rows(merged(x), sections)
+            return split_selected_rows(x, sections, op.input("X")[0])
         return list(torch.split(x, sections, axis))
     return k
+
+
+def split_selected_rows(x, sections, name):
+    """Paddle 1.8's split_selected_rows: every row goes to the section holding it, order and repeats kept
+    (no merge); the sections need not add up to X's height, but a row past their end is an error, as
+    with no sections at all."""
+    rows, values = rows_values(x)
+    if not sections:
+        raise ValueError("split_selected_rows: height_sections of %s is empty" % name)
+    ends = torch.tensor(sections, dtype=torch.int64, device=rows.device).cumsum(0)
+    if rows.numel() and int(rows.max()) >= int(ends[-1]):
+        raise IndexError("split_selected_rows: %s has row %d but its height_sections %s cover rows 0..%d only"
+                         % (name, int(rows.max()), sections, int(ends[-1]) - 1))
+    block = torch.bucketize(rows, ends, right=True)
+    out, start = [], 0
+    for i, size in enumerate(sections):
+        mask = block == i
+        out.append(make_rows(rows[mask] - start, values[mask], size, coalesced=x.is_coalesced()))
+        start += size
+    return out
 
 
 @kernel("ref_by_trainer_id")
