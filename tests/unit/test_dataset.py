@@ -223,8 +223,8 @@ def test_pipe_failure_and_missing_file(tmp_path):
 
 def test_api_errors():
     ds = fluid.DatasetFactory().create_dataset("QueueDataset")
-    with pytest.raises(NotImplementedError, match="HDFS"):
-        ds.set_hdfs_config("hdfs://x", "u,p")
+    with pytest.raises(TypeError, match="set_download_cmd: expected a shell command string"):
+        ds.set_download_cmd(["cat"])
     with pytest.raises(NotImplementedError, match="InMemoryDataset"):
         ds.local_shuffle()
     with pytest.raises(ValueError, match="unknown dataset 'Foo'"):

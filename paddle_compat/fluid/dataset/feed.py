@@ -4,19 +4,21 @@ samples over Blocks, and make_batch gathers a batch's columns into feed values.
 """
 
 import os
+import shlex
 import subprocess
 import tempfile
 import threading
+from collections import namedtuple
 
 import numpy as np
 
-from .parse import Block, parse_chunk
+from .parse import Block, parse_chunk, strip_ins_fields
 # the IR's modules, not the package: the reading helper (reader_helper.py) loads them without its __init__
 from ...ir.dtypes import dtype_name
 from ...ir.lazy import torch
 from ...ir.tensor import LoDTensor, ScopeVar
 
-__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
+__all__ = ["ReadOpts", "SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
            "pack_columns", "pack_batch", "unpack_feed",
            "make_batch", "parse_text"]
 
@@ -39,15 +41,39 @@ class SlotSpec:
         self.shape = tuple(var.shape)
 
 
-def read_blocks(path, pipe_command, slots, timeout):
+class ReadOpts(namedtuple("ReadOpts", "ins_fields download_cmd hdfs_cmd")):
+    """How a dataset reads its files beyond the pipe command: ins_fields leading "1 <token>" groups on
+    each line (the ins id, then the content, as set_parse_ins_id / set_parse_content ask), and the
+    commands that fetch a remote ("hdfs:" / "afs:") file (set_download_cmd, else set_hdfs_config's
+    `hadoop fs`), as Paddle's fs layer runs them. Picklable: the reading helper process gets it."""
+
+    def fetch_command(self, path):
+        """The shell command that writes a remote file to stdout; None for a local path."""
+        if not path.startswith(("hdfs:", "afs:")):
+            return None
+        if self.download_cmd:
+            return "%s %s" % (self.download_cmd, shlex.quote(path))
+        return "%s %s %s" % (self.hdfs_cmd, "-text" if path.endswith(".gz") else "-cat", shlex.quote(path))
+
+
+ReadOpts.__new__.__defaults__ = (0, "", "hadoop fs")
+_PLAIN = ReadOpts()
+
+
+def read_blocks(path, pipe_command, slots, timeout, opts=_PLAIN):
     """Blocks of about _CHUNK bytes of `path` as the pipe command writes it (Paddle runs
     `cat file | pipe_command`), parsed as they come: the first batches are ready before the file is
     read through. A failing or overdue pipe command raises after the Blocks it wrote."""
-    if not os.path.isfile(path):
+    fetch = opts.fetch_command(path)
+    if fetch is None and not os.path.isfile(path):
         raise FileNotFoundError("dataset: file '%s' in the filelist does not exist" % path)
     line0 = 0
-    for data in _chunks(path, pipe_command, timeout):
+    for data in _chunks(path, pipe_command, timeout, fetch):
+        ids = None
+        if opts.ins_fields:
+            data, ids = strip_ins_fields(data, opts.ins_fields, path, line0)
         block, nlines = parse_chunk(data, slots, path, line0)
+        block.ins_ids = ids
         line0 += nlines
         if block.n:
             yield block
@@ -74,43 +100,51 @@ def _whole_lines(read):
         yield data[:cut]
 
 
-def _chunks(path, pipe_command, timeout):
+def _chunks(path, pipe_command, timeout, fetch=None):
+    if fetch is not None:   # a remote file: `fetch | pipe_command`, as Paddle's fs layer runs it
+        cmd = fetch if pipe_command in (None, "", "cat") else "%s | %s" % (fetch, pipe_command)
+        yield from _run_chunks(cmd, subprocess.DEVNULL, path, timeout)
+        return
     with open(path, "rb") as fin:
         if pipe_command in (None, "", "cat"):
             yield from _whole_lines(fin.read)   # the common case needs no process
             return
-        with tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(pipe_command, shell=True, stdin=fin, stdout=subprocess.PIPE, stderr=err)
-            overdue = threading.Event()
+        yield from _run_chunks(pipe_command, fin, path, timeout)
 
-            def kill():
-                overdue.set()
+
+def _run_chunks(command, stdin, path, timeout):
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(command, shell=True, stdin=stdin, stdout=subprocess.PIPE, stderr=err)
+        overdue = threading.Event()
+
+        def kill():
+            overdue.set()
+            proc.kill()
+        timer = threading.Timer(timeout, kill)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield from _whole_lines(proc.stdout.read)
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:   # the consumer stopped early
                 proc.kill()
-            timer = threading.Timer(timeout, kill)
-            timer.daemon = True
-            timer.start()
-            try:
-                yield from _whole_lines(proc.stdout.read)
                 proc.wait()
-            finally:
-                timer.cancel()
-                if proc.poll() is None:   # the consumer stopped early
-                    proc.kill()
-                    proc.wait()
-                proc.stdout.close()
-            if overdue.is_set():
-                raise TimeoutError("dataset: pipe command %r on '%s' did not finish within %s s"
-                                   % (pipe_command, path, timeout))
-            if proc.returncode != 0:
-                err.seek(0)
-                msg = err.read().decode("utf-8", "replace").strip()
-                raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
-                                   % (pipe_command, path, proc.returncode, msg[-4000:]))
+            proc.stdout.close()
+        if overdue.is_set():
+            raise TimeoutError("dataset: pipe command %r on '%s' did not finish within %s s"
+                               % (command, path, timeout))
+        if proc.returncode != 0:
+            err.seek(0)
+            msg = err.read().decode("utf-8", "replace").strip()
+            raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
+                               % (command, path, proc.returncode, msg[-4000:]))
 
 
-def read_file(path, pipe_command, slots, timeout):
+def read_file(path, pipe_command, slots, timeout, opts=_PLAIN):
     """All samples of one file, as Rows."""
-    return Rows.concat([Rows.of(b) for b in read_blocks(path, pipe_command, slots, timeout)])
+    return Rows.concat([Rows.of(b) for b in read_blocks(path, pipe_command, slots, timeout, opts)])
 
 
 def parse_text(text, slots, origin):
@@ -118,12 +152,12 @@ def parse_text(text, slots, origin):
     return parse_chunk(text.encode("utf-8"), slots, origin)[0]
 
 
-def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
+def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False, opts=_PLAIN):
     """Rows of batch_size samples from the files in turn (a batch may span two files), as a
     QueueDataset thread reads them; a last, shorter batch unless drop_last."""
     pending = Rows.concat([])
     for p in paths:
-        for block in read_blocks(p, pipe_command, slots, timeout):
+        for block in read_blocks(p, pipe_command, slots, timeout, opts):
             pending = Rows.concat([pending, Rows.of(block)])
             while len(pending) >= batch_size:
                 yield pending[:batch_size]
