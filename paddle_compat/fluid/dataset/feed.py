@@ -339,24 +339,25 @@ def batch_columns(rows, slots):
             out[spec.name] = (vals.reshape(-1, 1) if len(spec.shape) <= 2 else
                               vals.reshape((-1,) + spec.shape[1:]), offs)
             continue
-        per = int(offs[1])
-        if offs[-1] != per * nrows or (np.diff(offs) != per).any():
+        per = int(offs[1]) if nrows else 0
+        inner = tuple(spec.shape[1:])
+        known = bool(inner) and all(d > 0 for d in inner)
+        even = offs[-1] == per * nrows and not (np.diff(offs) != per).any()
+        if even and (not known or int(np.prod(inner)) == per):
+            shape = (nrows,) + inner if known else (nrows, per)
+            out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+            continue
+        # lines holding other counts than the shape says: as Paddle 1.8.5's feed, all the values, shaped
+        # (-1,) + the inner shape, with the lines' offsets as LoD (its dense slots carry them too)
+        inner = inner if known else (1,)
+        size = int(np.prod(inner))
+        if int(offs[-1]) % size:   # Paddle's Resize fails too: name a line that breaks the rows
             for (b, r), (_, o) in zip(groups, parts):
-                ln = np.diff(o)
-                bad = np.nonzero(ln != per)[0]
+                bad = np.nonzero(np.diff(o) % size)[0]
                 if len(bad):
-                    raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) but holds %d values where "
-                                     "other lines hold %d; give it lod_level=1 or pad it"
-                                     % (b.origin, b.linenos[r[bad[0]]], spec.name, ln[bad[0]], per))
-        inner = list(spec.shape[1:])
-        if inner and all(d > 0 for d in inner):
-            if int(np.prod(inner)) != per:
-                b, r = groups[0]
-                raise ValueError("%s:%d: slot '%s' holds %d values per line but use_var's shape %s needs %d"
-                                 % (b.origin, b.linenos[r[0]], spec.name, per, list(spec.shape),
-                                    int(np.prod(inner))))
-            shape = (nrows,) + tuple(inner)
-        else:
-            shape = (nrows, per)
-        out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+                    raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) with shape %s but holds %d values, "
+                                     "not whole rows of %d; give it lod_level=1 or pad it"
+                                     % (b.origin, b.linenos[r[bad[0]]], spec.name, list(spec.shape),
+                                        int(np.diff(o)[bad[0]]), size))
+        out[spec.name] = (np.ascontiguousarray(vals).reshape((-1,) + inner), offs)
     return out

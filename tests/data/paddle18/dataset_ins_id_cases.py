@@ -124,5 +124,34 @@ def core_dataset(fluid, tmp):
             "cache_threshold": fleet.get_cache_threshold(0)}
 
 
-CASES = [ins_id_and_content, ins_id_only, download_cmd, slots_shuffle_without_fea_eval, slots_shuffle,
+def dense_slot_counts(fluid, tmp):
+    """lod_level 0 slots: 'b' holds 2, 1 and 3 values on its lines (Paddle feeds them all, [6, 1], with the
+    lines' offsets as LoD); the others hold what their shapes say (the LoD Paddle gives them too is not
+    compared: here they are plain arrays)."""
+    prog, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(prog, start):
+        vs = [fluid.layers.data(name=n, shape=[k], dtype=d, lod_level=0)
+              for n, k, d in (("a", 1, "int64"), ("b", 1, "int64"), ("c", 1, "float32"), ("d", 4, "float32"))]
+    text = "1 1 2 3 3 1 5 4 1 2 3 4\n1 2 1 4 1 6 4 5 6 7 8\n1 3 3 5 5 5 1 7 4 9 9 9 9\n"
+    out = {}
+    for kind in ("InMemoryDataset", "QueueDataset"):
+        ds = _dataset(fluid, tmp, [text], vs)
+        if kind == "QueueDataset":
+            files = ds.filelist
+            ds = fluid.DatasetFactory().create_dataset(kind)
+            ds.set_batch_size(8)
+            ds.set_filelist(files)
+            ds.set_use_var(vs)
+        else:
+            ds.load_into_memory()
+        for data in fluid.io.DataLoader.from_dataset(ds, fluid.cpu_places(1), False)():
+            d = data[0]
+            got = {v.name: {"shape": list(np.array(d[v.name]).shape),
+                            "vals": [float(x) for x in np.array(d[v.name]).ravel()]} for v in vs}
+            got["b"]["lod"] = [list(map(int, l)) for l in d["b"].lod()]
+            out[kind] = got
+    return out
+
+
+CASES = [dense_slot_counts, ins_id_and_content, ins_id_only, download_cmd, slots_shuffle_without_fea_eval, slots_shuffle,
          core_dataset]
