@@ -129,6 +129,8 @@ def test_train_from_dataset_matches_exe_run(files, kind, capsys):
                 feed = {}
                 for k in range(NSPARSE):
                     seqs = [s[0][k] for s in b]
+                    if kind == "InMemoryDataset":   # Paddle's in-memory feed drops zero ids; an empty slot gets one 0
+                        seqs = [[x for x in q if x != 0] or [0] for q in seqs]
                     feed["s%d" % k] = fluid.create_lod_tensor(
                         np.array([x for q in seqs for x in q], "int64").reshape(-1, 1), [[len(q) for q in seqs]],
                         place)

@@ -15,7 +15,7 @@ from . import core_dataset
 from .core_dataset import Dataset as _CoreDataset
 from .feed import ReadOpts, Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
 from .reader import batch_stream
-from .records import merge_by_ins_id, shuffle_slots
+from .records import drop_zero_feasigns, merge_by_ins_id, shuffle_slots
 from .shuffle import global_shuffle, trainer_sum
 from ...ir import Variable
 
@@ -228,6 +228,12 @@ class InMemoryDataset(DatasetBase):
         if self._slots_original is None:
             self._slots_original = self._records
         self._records = shuffle_slots(self._slots_original, self._slots(), names, capacity, np.random)
+
+    def _read(self, path, slots):
+        rows = super()._read(path, slots)
+        for block in rows.blocks:
+            drop_zero_feasigns(block, slots)
+        return rows
 
     def load_into_memory(self):
         self._check_files()

@@ -8,7 +8,31 @@ import numpy as np
 from .feed import Rows
 from .parse import Block
 
-__all__ = ["slot_columns", "merge_by_ins_id", "shuffle_slots"]
+__all__ = ["slot_columns", "merge_by_ins_id", "shuffle_slots", "drop_zero_feasigns"]
+
+
+def drop_zero_feasigns(block, slots):
+    """As Paddle 1.8.5's in-memory feed (MultiSlotInMemoryDataFeed) keeps a record: the lod slots lose their
+    zero ids and their float values under 1e-6 in magnitude, and a slot left empty is fed as one 0.
+    Dense slots keep every value; QueueDataset's feed keeps every value too."""
+    for k, spec in enumerate(slots):
+        if not spec.lod:
+            continue
+        vals, offs = block.vals[k], block.offs[k]
+        keep = np.abs(vals.astype(np.float64)) >= 1e-6 if spec.dtype.kind == "f" else vals != 0
+        if keep.all():
+            continue
+        n = len(offs) - 1
+        line = np.repeat(np.arange(n), np.diff(offs))
+        kept_line = line[keep]
+        counts = np.maximum(np.bincount(kept_line, minlength=n), 1)
+        new_offs = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=new_offs[1:])
+        out = np.zeros(int(new_offs[-1]), vals.dtype)
+        rank = np.arange(len(kept_line)) - np.searchsorted(kept_line, kept_line)
+        out[new_offs[kept_line] + rank] = vals[keep]
+        block.vals[k], block.offs[k] = out, new_offs
+    return block
 
 
 def slot_columns(rows, nslots):

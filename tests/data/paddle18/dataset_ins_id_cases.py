@@ -153,5 +153,35 @@ def dense_slot_counts(fluid, tmp):
     return out
 
 
-CASES = [dense_slot_counts, ins_id_and_content, ins_id_only, download_cmd, slots_shuffle_without_fea_eval, slots_shuffle,
+def zero_feasigns(fluid, tmp):
+    """InMemoryDataset drops the zero ids and the float values under 1e-6 of lod slots (a slot left empty
+    is fed as one 0); QueueDataset and dense slots keep them."""
+    prog, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(prog, start):
+        vs = [fluid.layers.data(name="c", shape=[1], dtype="float32", lod_level=1),
+              fluid.layers.data(name="a", shape=[1], dtype="int64", lod_level=1),
+              fluid.layers.data(name="e", shape=[2], dtype="int64", lod_level=0)]
+    text = ("4 0.0000001 0.000001 -0.0000009 0.00001 3 0 0 0 2 0 0\n1 -0.0 2 7 0 2 0 3\n"
+            "2 0 2.5 3 0 4 0 2 5 0\n")
+    out = {}
+    for kind in ("InMemoryDataset", "QueueDataset"):
+        ds = _dataset(fluid, tmp, [text], vs)
+        if kind == "QueueDataset":
+            files = ds.filelist
+            ds = fluid.DatasetFactory().create_dataset(kind)
+            ds.set_batch_size(8)
+            ds.set_filelist(files)
+            ds.set_use_var(vs)
+        else:
+            ds.load_into_memory()
+        for data in fluid.io.DataLoader.from_dataset(ds, fluid.cpu_places(1), False)():
+            d = data[0]
+            got = {v.name: {"vals": [float(x) for x in np.array(d[v.name]).ravel()]} for v in vs}
+            for n in ("c", "a"):
+                got[n]["lod"] = [list(map(int, l)) for l in d[n].lod()]
+            out[kind] = got
+    return out
+
+
+CASES = [zero_feasigns, dense_slot_counts, ins_id_and_content, ins_id_only, download_cmd, slots_shuffle_without_fea_eval, slots_shuffle,
          core_dataset]
