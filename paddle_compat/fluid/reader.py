@@ -236,6 +236,8 @@ class GeneratorLoader(DataLoaderBase):
             raise RuntimeError("reset() is for DataLoaders made with iterable=False")
         self._close_it()
         self._state = "idle"
+        if self._queue is not None:
+            self._queue._reopen()
 
     def _next_feed(self):
         """The next batch for the program's read op; EOFException when the pass is over."""
@@ -310,6 +312,13 @@ class _BlockingQueue:
     def close(self):
         with self._cond:
             self._closed = True
+            self._cond.notify_all()
+
+    def _reopen(self):
+        """reset(): an empty, open queue for the next pass (Paddle reopens its queue)."""
+        with self._cond:
+            self._items.clear()
+            self._closed = False
             self._cond.notify_all()
 
     def _pop(self):

@@ -12,7 +12,7 @@ import paddle_compat.fluid as fluid
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 sys.path.insert(0, DATA)
-from py_reader_queue_cases import run  # noqa: E402
+from py_reader_queue_cases import run, two_passes  # noqa: E402
 
 with open(os.path.join(DATA, "py_reader_queue.json")) as _f:
     REF = json.load(_f)
@@ -26,6 +26,10 @@ def test_queue_push_matches_paddle18(name, threaded):
     for g, r in zip(got["runs"], ref["runs"]):
         assert g["x"] == r["x"] and g["label"] == r["label"]
         np.testing.assert_allclose(g["s"], r["s"], rtol=1e-5)
+
+
+def test_reset_reopens_the_queue_as_paddle18():
+    assert two_passes(fluid) == REF["two_passes"]
 
 
 def test_push_after_close_and_wrong_arity():

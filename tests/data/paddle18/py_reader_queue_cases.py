@@ -67,5 +67,34 @@ def run(fluid, threaded):
     return info
 
 
+def two_passes(fluid):
+    """Push, close, read to EOFException, reset(): the queue is open and empty again for a second pass."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        reader = fluid.layers.py_reader(capacity=4, shapes=[(-1, 2)], dtypes=["float32"])
+        x = fluid.layers.read_file(reader)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    q = reader.queue
+    passes = []
+    for p in range(2):
+        for i in range(2):
+            arr = fluid.LoDTensorArray()
+            t = fluid.LoDTensor()
+            t.set(np.full((1, 2), i + 10 * p, "float32"), fluid.CPUPlace())
+            arr.append(t)
+            q.push(arr)
+        q.close()
+        got = []
+        try:
+            while True:
+                got.append(np.array(exe.run(main, fetch_list=[x])[0]).tolist())
+        except fluid.core.EOFException:
+            pass
+        passes.append(got)
+        reader.reset()
+    return passes
+
+
 def cases(fluid):
-    return {"single_thread": run(fluid, False), "threaded": run(fluid, True)}
+    return {"single_thread": run(fluid, False), "threaded": run(fluid, True), "two_passes": two_passes(fluid)}
