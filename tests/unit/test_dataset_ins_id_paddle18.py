@@ -130,3 +130,23 @@ def test_hdfs_command():
     assert opts.fetch_command("afs:/a/b.gz").endswith(" -text afs:/a/b.gz")
     ds.set_download_cmd("./get")
     assert ds._opts().fetch_command("afs:/x y") == "./get 'afs:/x y'"
+
+
+def test_global_shuffle_carries_ins_ids_and_routes_by_them(tmp_path):
+    """Records travel with their ins ids (as str: no pickle), and with merge_by_lineid a record goes to the
+    trainer of its ins id, so that the records of one id meet there."""
+    from paddle_compat.fluid.dataset.records import record_ins_ids
+    from paddle_compat.fluid.dataset.shuffle import decode, encode, ins_id_trainers
+    vs = _slots(fluid, MIXED)
+    ds = _dataset(fluid, str(tmp_path), ["1 id1 1 1 1 2 1 3 1 4\n1 id2 1 5 1 6 1 7 1 8\n1 id1 1 9 1 0 1 0 1 0\n"], vs)
+    ds.set_parse_ins_id(True)
+    ds.load_into_memory()
+    recs = ds._records
+    back = decode(encode(recs[np.array([2, 0])], 4), 4, sender=1)
+    assert list(record_ins_ids(back)) == ["id1", "id1"]
+    assert back.blocks[0].origin.endswith("(from trainer 1)")
+    dest = ins_id_trainers(record_ins_ids(recs), 3)
+    assert dest[0] == dest[2] and list(dest) == list(ins_id_trainers(["id1", "id2", "id1"], 3))
+    plain = _dataset(fluid, str(tmp_path), ["1 1 1 2 1 3 1 4\n"], vs)
+    plain.load_into_memory()
+    assert list(record_ins_ids(decode(encode(plain._records, 4), 4, sender=0))) == [""]

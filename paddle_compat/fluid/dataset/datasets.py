@@ -15,7 +15,7 @@ from . import core_dataset
 from .core_dataset import Dataset as _CoreDataset
 from .feed import ReadOpts, Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
 from .reader import batch_stream
-from .records import drop_zero_feasigns, merge_by_ins_id, shuffle_slots
+from .records import drop_zero_feasigns, merge_by_ins_id, record_ins_ids, shuffle_slots
 from .shuffle import global_shuffle, trainer_sum
 from ...ir import Variable
 
@@ -282,8 +282,9 @@ class InMemoryDataset(DatasetBase):
         self._need_records("global_shuffle")
         n = fleet.worker_num() if fleet is not None else 1
         if n > 1:
+            ids = record_ins_ids(self._records) if self.merge_by_lineid else None
             self._records = global_shuffle(self._records, len(self._slots()), "InMemoryDataset.global_shuffle",
-                                           np.random)
+                                           np.random, ins_ids=ids)
         self.local_shuffle()
         if self.merge_by_lineid:
             self._merge_records(self.dataset._merge_size)

@@ -8,7 +8,7 @@ import numpy as np
 from .feed import Rows
 from .parse import Block
 
-__all__ = ["slot_columns", "merge_by_ins_id", "shuffle_slots", "drop_zero_feasigns"]
+__all__ = ["slot_columns", "merge_by_ins_id", "shuffle_slots", "drop_zero_feasigns", "record_ins_ids"]
 
 
 def drop_zero_feasigns(block, slots):
@@ -59,7 +59,8 @@ def slot_columns(rows, nslots):
     return out
 
 
-def _ins_ids(rows):
+def record_ins_ids(rows):
+    """The ins id of each record ("" where none was parsed)."""
     ids = np.empty(len(rows), dtype=object)
     ids[:] = ""
     for b in np.unique(rows.bid):
@@ -87,7 +88,7 @@ def merge_by_ins_id(rows, slots, merge_size, rng):
     in-memory feed keeps no zero ids or values of lod slots, and feeds a lone 0 for a slot left empty)."""
     if not len(rows):
         return rows
-    ids = _ins_ids(rows)
+    ids = record_ins_ids(rows)
     cols = slot_columns(rows, len(slots))
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
@@ -151,4 +152,4 @@ def shuffle_slots(rows, slots, names, capacity, rng):
     own = slot_columns(rows, len(slots))
     drawn = slot_columns(rows[pick], len(slots))
     cols = [drawn[k] if s.name in names else own[k] for k, s in enumerate(slots)]
-    return Rows.of(_block(rows, cols, _ins_ids(rows)))
+    return Rows.of(_block(rows, cols, record_ins_ids(rows)))
