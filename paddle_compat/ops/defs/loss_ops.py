@@ -400,14 +400,20 @@ def bilinear_tensor_product(op, ctx):
     return k
 
 
+def _ce2_shape(ins, attrs):
+    out = _shape(ins, attrs)
+    x = first(ins, "X")
+    out["Y"] = OutMeta(_ce_shape(x, first(ins, "Label")), x.dtype, x.lod_level)
+    return out
+
+
 def _shape(ins, attrs):
     x = first(ins, "X")
     row = tuple(x.shape[:-1]) + (1,)
-    return {"Y": OutMeta(_ce_shape(x, first(ins, "Label")), x.dtype, x.lod_level),
-            "MatchX": OutMeta(row, x.dtype, x.lod_level)}
+    return {"Y": OutMeta(row, x.dtype, x.lod_level), "MatchX": OutMeta(row, x.dtype, x.lod_level)}
 
 
-@defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_shape, no_grad=("Label",))
+@defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_ce2_shape, no_grad=("Label",))
 def cross_entropy2(op, ctx):
     ignore = attr(op, "ignore_index", -100)
 
