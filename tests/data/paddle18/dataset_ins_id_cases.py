@@ -183,5 +183,5 @@ def zero_feasigns(fluid, tmp):
     return out
 
 
-CASES = [zero_feasigns, dense_slot_counts, ins_id_and_content, ins_id_only, download_cmd, slots_shuffle_without_fea_eval, slots_shuffle,
-         core_dataset]
+CASES = [zero_feasigns, dense_slot_counts, ins_id_and_content, ins_id_only, download_cmd,
+         slots_shuffle_without_fea_eval, slots_shuffle, core_dataset]
