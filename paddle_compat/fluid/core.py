@@ -22,6 +22,7 @@ from .inference import (AnalysisConfig, AnalysisPredictor, NativeConfig, NativeP
                         PaddleBuf, PaddleDType, PaddlePlace, PaddlePredictor, PaddleTensor, ZeroCopyTensor,
                         create_paddle_predictor)
 from .core_executor import Executor  # noqa: F401
+from .dataset.core_dataset import Dataset, Fleet  # noqa: F401
 from .core_objects import Graph, get_fetch_variable, set_feed_variable  # noqa: F401
 from .core_objects import set_fuse_parameter_group_size as _set_fuse_parameter_group_size  # noqa: F401
 from .core_objects import set_fuse_parameter_memory_size as _set_fuse_parameter_memory_size  # noqa: F401

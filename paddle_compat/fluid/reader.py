@@ -10,13 +10,16 @@ capacity=None batches are made on demand in the calling thread. `use_double_buff
 device-side buffer: on CPU there is no copy to overlap, so it is accepted and changes nothing.
 """
 
+import collections
 import itertools
+import threading
+import time
 
 from ..backends.loaders import register_loader
 from ..ir import CPUPlace, EOFException, LoDTensor, Place, Variable, VarType, notify_changed, unique_name
 from .data_feeder import DataFeeder
 from ..readers.parallel import default_collate_fn
-from ..readers.prefetch import Prefetcher
+from ..readers.prefetch import Prefetcher, _timeout_s
 from .executor.dataset_run import DatasetLoader
 from .reader_base import DataLoaderBase, keep_data_loader_order  # noqa: F401  (fluid.reader's names)
 
@@ -64,6 +67,7 @@ class GeneratorLoader(DataLoaderBase):
         self._places = None
         self._it = None                # non-iterable: the running pass
         self._state = "idle"           # idle | running | exhausted
+        self._queue = None             # the queue scripts may push batches into (property queue)
         self._id = "py_reader_%d" % next(_ids)
         register_loader(self._id, self)   # the read kernel finds this loader by the op's reader_id
         if not self._iterable:
@@ -71,9 +75,12 @@ class GeneratorLoader(DataLoaderBase):
 
     @property
     def queue(self):
-        """Paddle's blocking queue between the reader thread and the read op; scripts log its size().
-        Non-iterable loaders here read each batch when the read op asks, so size() is 0."""
-        return _QueueView(self)
+        """Paddle's blocking queue between the reader thread and the read op: scripts log its size(), or
+        push batches into it themselves (_BlockingQueue). Batches of a data source are read when the read
+        op asks (or by the prefetch thread), not through it, so with one its size() is 0."""
+        if self._queue is None:
+            self._queue = _BlockingQueue(self)
+        return self._queue
 
     # data sources ----------------------------------------------------------------------------------
     @property
@@ -209,6 +216,15 @@ class GeneratorLoader(DataLoaderBase):
         self._it = iter(self._batches())
         self._state = "running"
 
+    def _feeding_thread(self):
+        """The thread making this pass's batches (the prefetch thread; a finished one when batches are
+        made on demand)."""
+        t = getattr(self._it, "_thread", None)
+        if t is None:
+            t = threading.Thread(target=lambda: None, name="%s-feed" % self._id, daemon=True)
+            t.start()
+        return t
+
     def _close_it(self):
         close = getattr(self._it, "close", None)
         if close is not None:
@@ -220,9 +236,16 @@ class GeneratorLoader(DataLoaderBase):
             raise RuntimeError("reset() is for DataLoaders made with iterable=False")
         self._close_it()
         self._state = "idle"
+        if self._queue is not None:
+            self._queue._reopen()
 
     def _next_feed(self):
         """The next batch for the program's read op; EOFException when the pass is over."""
+        if self._state == "idle" and self._batch_reader is None and self._queue is not None:
+            feed = self._queue._pop()   # no data source: the batches a script pushes into the queue
+            if feed is None:
+                raise EOFException("the queue of %s is closed and empty" % self._id)
+            return feed
         if self._state == "idle":
             raise RuntimeError("the program reads from a DataLoader/PyReader that was not started: call "
                                "loader.start() before exe.run (and loader.reset() after EOFException)")
@@ -236,18 +259,85 @@ class GeneratorLoader(DataLoaderBase):
             raise EOFException("the DataLoader has no more batches (call reset() then start())")
 
 
-class _QueueView:
+class _BlockingQueue:
+    """Paddle's LoDTensorBlockingQueue of a non-iterable loader (`loader.queue`, `py_reader.queue`): scripts
+    may push batches into it themselves, a LoDTensorArray (one LoDTensor per feed variable) at a time, often
+    from a thread, and close() it; a loader with no data source that was not started then reads from it,
+    and its run after the queue is closed and empty raises EOFException. push() waits while `capacity`
+    batches are queued. Every wait has a deadline (FLAGS_reader_queue_timeout_ms), where Paddle blocks."""
+
     def __init__(self, loader):
         self._loader = loader
+        self._items = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
 
     def size(self):
-        return 0
+        return len(self._items)
 
     def capacity(self):
         return self._loader._capacity or 0
 
     def is_closed(self):
-        return self._loader._state != "running"
+        return self._closed if self._loader._state != "running" else False
+
+    def push(self, tensors):
+        names = [v.name for v in self._loader._feed_list]
+        if len(tensors) != len(names):
+            raise ValueError("%s.queue.push: expected %d tensors (%s), got %d"
+                             % (self._loader._id, len(names), ", ".join(names), len(tensors)))
+        feed = {}
+        for n, t in zip(names, tensors):
+            if not isinstance(t, LoDTensor):
+                lt = LoDTensor()
+                lt.set(t, CPUPlace())
+                t = lt
+            feed[n] = t
+        limit = max(1, self._loader._capacity or 1)
+        deadline = time.monotonic() + _timeout_s()
+        with self._cond:
+            while len(self._items) >= limit and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("%s.queue.push: the queue stayed full (%d batches) for %.0f s "
+                                       "(FLAGS_reader_queue_timeout_ms); is the program running?"
+                                       % (self._loader._id, limit, _timeout_s()))
+                self._cond.wait(left)
+            if self._closed:
+                return False
+            self._items.append(feed)
+            self._cond.notify_all()
+        return True
+
+    def close(self):
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def _reopen(self):
+        """reset(): an empty, open queue for the next pass (Paddle reopens its queue)."""
+        with self._cond:
+            self._items.clear()
+            self._closed = False
+            self._cond.notify_all()
+
+    def _pop(self):
+        """The next pushed batch; None once the queue is closed and empty."""
+        deadline = time.monotonic() + _timeout_s()
+        with self._cond:
+            while not self._items and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the program reads from %s, which was not started and got no batch "
+                                       "pushed into its queue for %.0f s (FLAGS_reader_queue_timeout_ms): set a "
+                                       "data source and call start(), or push LoDTensorArrays into its queue"
+                                       % (self._loader._id, _timeout_s()))
+                self._cond.wait(left)
+            if not self._items:
+                return None
+            feed = self._items.popleft()
+            self._cond.notify_all()
+            return feed
 
 
 class DataLoader:

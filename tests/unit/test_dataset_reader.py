@@ -102,5 +102,6 @@ def test_dense_slot_of_wrong_width_is_named(tmp_path):
     lines = p.read_text().splitlines()
     lines[2] = lines[2].rsplit(" 2 ", 1)[0] + " 3 1 2 3"
     p.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=r"a:3: slot 'dense' is dense \(lod_level 0\) but holds 3 values"):
+    with pytest.raises(ValueError, match=r"a:3: slot 'dense' is dense \(lod_level 0\) with shape \[-1, 2\] "
+                                         r"but holds 3 values, not whole rows of 2"):
         list(_loader(_dataset([p])))

@@ -11,8 +11,11 @@ import warnings
 
 import numpy as np
 
-from .feed import Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
+from . import core_dataset
+from .core_dataset import Dataset as _CoreDataset
+from .feed import ReadOpts, Rows, SlotSpec, make_batch, queue_batches, read_file, unpack_feed
 from .reader import batch_stream
+from .records import drop_zero_feasigns, merge_by_ins_id, record_ins_ids, shuffle_slots
 from .shuffle import global_shuffle, trainer_sum
 from ...ir import Variable
 
@@ -40,6 +43,7 @@ class DatasetBase:
         self.pipe_timeout = 3600.0   # seconds one file's pipe command may take before it is killed
         self.parse_ins_id = False
         self.parse_content = False
+        self.dataset = _CoreDataset("MultiSlotDataset", owner=self)   # Paddle's native object, `.dataset`
 
     # configuration ----------------------------------------------------------------------------------
     def set_pipe_command(self, pipe_command):
@@ -56,11 +60,13 @@ class DatasetBase:
         if not isinstance(thread_num, int) or thread_num < 1:
             raise ValueError("set_thread: thread_num must be a positive int, got %r" % (thread_num,))
         self.thread_num = thread_num
+        self.dataset.set_thread_num(thread_num)
 
     def set_filelist(self, filelist):
         if isinstance(filelist, str) or not all(isinstance(f, str) for f in filelist):
             raise TypeError("set_filelist: expected a list of file paths, got %r" % (filelist,))
         self.filelist = list(filelist)
+        self.dataset.set_filelist(filelist)
 
     def set_use_var(self, var_list):
         for v in var_list:
@@ -70,17 +76,22 @@ class DatasetBase:
         self.use_vars = list(var_list)
 
     def set_hdfs_config(self, fs_name, fs_ugi):
-        raise NotImplementedError("set_hdfs_config: paddle_compat reads local files only (no HDFS client); "
-                                  "copy the files locally and pass their paths to set_filelist")
+        """"hdfs:" / "afs:" files are then read with `hadoop fs -D fs.default.name=.. -D hadoop.job.ugi=..
+        -cat` (-text for .gz), unless a download command is set; process-wide, as in Paddle."""
+        self.dataset.set_hdfs_config(fs_name, fs_ugi)
 
     def set_download_cmd(self, download_cmd):
-        raise NotImplementedError("set_download_cmd: paddle_compat reads local files only")
+        """"hdfs:" / "afs:" files are read with `download_cmd "path"` (its output goes through the pipe
+        command); local paths are read directly. Process-wide, as in Paddle."""
+        if not isinstance(download_cmd, str):
+            raise TypeError("set_download_cmd: expected a shell command string, got %r" % (download_cmd,))
+        self.dataset.set_download_cmd(download_cmd)
 
     # accepted for compatibility: they tune Paddle's C++ feed internals that have no counterpart here
     def set_queue_num(self, queue_num):
         pass
 
-    # (kept as Paddle's fields: the ins id and content columns are not parsed here)
+    # each line then starts with "1 <ins id>" / "1 <content>" before its slots
     def set_parse_ins_id(self, parse_ins_id):
         self.parse_ins_id = bool(parse_ins_id)
 
@@ -104,8 +115,12 @@ class DatasetBase:
             return False
         return True
 
+    def _opts(self):
+        return ReadOpts(int(bool(self.parse_ins_id)) + int(bool(self.parse_content)),
+                        core_dataset.download_cmd(), core_dataset.hdfs_cmd())
+
     def _read(self, path, slots):
-        return read_file(path, self.pipe_command, slots, self.pipe_timeout)
+        return read_file(path, self.pipe_command, slots, self.pipe_timeout, self._opts())
 
     def _shards(self, nthreads):
         """One iterator of Rows (a batch each) per reader thread (Paddle gives each thread its own files),
@@ -129,7 +144,8 @@ class QueueDataset(DatasetBase):
         if not self._check_files():
             return [], slots
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
-        return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout)
+        opts = self._opts()
+        return [queue_batches(f, self.pipe_command, slots, self.batch_size, self.pipe_timeout, opts=opts)
                 for f in files if f], slots
 
     _reads_ahead = True
@@ -140,8 +156,9 @@ class QueueDataset(DatasetBase):
         if not self._check_files():
             return []
         files = [self.filelist[i::nthreads] for i in range(nthreads)]
+        opts = self._opts()
         return [(unpack_feed(cols) for cols in batch_stream(f, self.pipe_command, slots, self.batch_size,
-                                                         self.pipe_timeout, drop_last))
+                                                         self.pipe_timeout, drop_last, opts))
                 for f in files if f]
 
     def local_shuffle(self):
@@ -158,6 +175,65 @@ class InMemoryDataset(DatasetBase):
         super().__init__()
         self._records = None
         self._shuffled = 0
+        self._slots_original = None   # the records before slots_shuffle: each call starts from them
+        self.fea_eval = False
+        self.merge_by_lineid = False
+        self.fleet_send_batch_size = None
+        self.fleet_send_sleep_seconds = None
+
+    # settings of Paddle's fleet (pslib) training: kept, they have nothing to drive here
+    def set_fleet_send_batch_size(self, fleet_send_batch_size=1024):
+        self.fleet_send_batch_size = fleet_send_batch_size
+
+    def set_fleet_send_sleep_seconds(self, fleet_send_sleep_seconds=0):
+        self.fleet_send_sleep_seconds = fleet_send_sleep_seconds
+
+    def set_generate_unique_feasigns(self, generate_uni_feasigns, shard_num):
+        self.gen_uni_feasigns = generate_uni_feasigns
+        self.local_shard_num = shard_num
+
+    def generate_local_tables_unlock(self, table_id, fea_dim, read_thread_num, consume_thread_num, shard_num):
+        pass
+
+    def set_merge_by_lineid(self, merge_size=2):
+        """Records of one ins id are merged into one (dataset.dataset.merge_by_lineid(), or after
+        global_shuffle); the ins ids are parsed from then on."""
+        self.dataset.set_merge_by_lineid(merge_size)
+        self.merge_by_lineid = True
+        self.parse_ins_id = True
+
+    def _merge_records(self, merge_size):
+        # differs on purpose: Paddle 1.8.5's merge (outside pslib) reads the channels the trainers' readers
+        # fill, so after load_into_memory or global_shuffle it finds no record and changes nothing, and after
+        # train_from_dataset it leaves the dataset empty; here it merges the loaded records as its
+        # documentation and its MergeByInsId say.
+        self._records = merge_by_ins_id(self._records, self._slots(), merge_size, np.random)
+        self._slots_original = None
+
+    def set_fea_eval(self, record_candidate_size, fea_eval=True):
+        """Fea eval mode (needed by slots_shuffle): a slot's values are drawn from a reservoir of up to
+        record_candidate_size records."""
+        if fea_eval:
+            self.dataset.set_fea_eval(fea_eval, record_candidate_size)
+        self.fea_eval = fea_eval
+
+    def slots_shuffle(self, slots):
+        """Each record's slots named in `slots` take the values of a random record (fea eval: how much a
+        slot matters); every call starts from the records as loaded. Without fea eval mode, nothing."""
+        if self.fea_eval:
+            self._need_records("slots_shuffle")
+            self._shuffle_slots(set(slots), self.dataset._record_candidate_size)
+
+    def _shuffle_slots(self, names, capacity):
+        if self._slots_original is None:
+            self._slots_original = self._records
+        self._records = shuffle_slots(self._slots_original, self._slots(), names, capacity, np.random)
+
+    def _read(self, path, slots):
+        rows = super()._read(path, slots)
+        for block in rows.blocks:
+            drop_zero_feasigns(block, slots)
+        return rows
 
     def load_into_memory(self):
         self._check_files()
@@ -181,8 +257,9 @@ class InMemoryDataset(DatasetBase):
         # thread i read files i, i+n, ...: concatenating in thread order is deterministic
         self._records = Rows.concat(parts)
         self._shuffled = 0
+        self._slots_original = None
 
-    def preload_into_memory(self):
+    def preload_into_memory(self, thread_num=None):
         self.load_into_memory()
 
     def wait_preload_done(self):
@@ -205,13 +282,17 @@ class InMemoryDataset(DatasetBase):
         self._need_records("global_shuffle")
         n = fleet.worker_num() if fleet is not None else 1
         if n > 1:
+            ids = record_ins_ids(self._records) if self.merge_by_lineid else None
             self._records = global_shuffle(self._records, len(self._slots()), "InMemoryDataset.global_shuffle",
-                                           np.random)
+                                           np.random, ins_ids=ids)
         self.local_shuffle()
+        if self.merge_by_lineid:
+            self._merge_records(self.dataset._merge_size)
 
     def release_memory(self):
         self._records = None
         self._shuffled = 0
+        self._slots_original = None
 
     def get_memory_data_size(self, fleet=None):
         """Records held here; with a fleet of several trainers, the sum over all of them (as Paddle)."""

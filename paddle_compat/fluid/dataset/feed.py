@@ -4,19 +4,21 @@ samples over Blocks, and make_batch gathers a batch's columns into feed values.
 """
 
 import os
+import shlex
 import subprocess
 import tempfile
 import threading
+from collections import namedtuple
 
 import numpy as np
 
-from .parse import Block, parse_chunk
+from .parse import Block, parse_chunk, strip_ins_fields
 # the IR's modules, not the package: the reading helper (reader_helper.py) loads them without its __init__
 from ...ir.dtypes import dtype_name
 from ...ir.lazy import torch
 from ...ir.tensor import LoDTensor, ScopeVar
 
-__all__ = ["SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
+__all__ = ["ReadOpts", "SlotSpec", "Block", "Rows", "read_blocks", "read_file", "queue_batches", "batch_columns",
            "pack_columns", "pack_batch", "unpack_feed",
            "make_batch", "parse_text"]
 
@@ -39,15 +41,39 @@ class SlotSpec:
         self.shape = tuple(var.shape)
 
 
-def read_blocks(path, pipe_command, slots, timeout):
+class ReadOpts(namedtuple("ReadOpts", "ins_fields download_cmd hdfs_cmd")):
+    """How a dataset reads its files beyond the pipe command: ins_fields leading "1 <token>" groups on
+    each line (the ins id, then the content, as set_parse_ins_id / set_parse_content ask), and the
+    commands that fetch a remote ("hdfs:" / "afs:") file (set_download_cmd, else set_hdfs_config's
+    `hadoop fs`), as Paddle's fs layer runs them. Picklable: the reading helper process gets it."""
+
+    def fetch_command(self, path):
+        """The shell command that writes a remote file to stdout; None for a local path."""
+        if not path.startswith(("hdfs:", "afs:")):
+            return None
+        if self.download_cmd:
+            return "%s %s" % (self.download_cmd, shlex.quote(path))
+        return "%s %s %s" % (self.hdfs_cmd, "-text" if path.endswith(".gz") else "-cat", shlex.quote(path))
+
+
+ReadOpts.__new__.__defaults__ = (0, "", "hadoop fs")
+_PLAIN = ReadOpts()
+
+
+def read_blocks(path, pipe_command, slots, timeout, opts=_PLAIN):
     """Blocks of about _CHUNK bytes of `path` as the pipe command writes it (Paddle runs
     `cat file | pipe_command`), parsed as they come: the first batches are ready before the file is
     read through. A failing or overdue pipe command raises after the Blocks it wrote."""
-    if not os.path.isfile(path):
+    fetch = opts.fetch_command(path)
+    if fetch is None and not os.path.isfile(path):
         raise FileNotFoundError("dataset: file '%s' in the filelist does not exist" % path)
     line0 = 0
-    for data in _chunks(path, pipe_command, timeout):
+    for data in _chunks(path, pipe_command, timeout, fetch):
+        ids = None
+        if opts.ins_fields:
+            data, ids = strip_ins_fields(data, opts.ins_fields, path, line0)
         block, nlines = parse_chunk(data, slots, path, line0)
+        block.ins_ids = ids
         line0 += nlines
         if block.n:
             yield block
@@ -74,43 +100,51 @@ def _whole_lines(read):
         yield data[:cut]
 
 
-def _chunks(path, pipe_command, timeout):
+def _chunks(path, pipe_command, timeout, fetch=None):
+    if fetch is not None:   # a remote file: `fetch | pipe_command`, as Paddle's fs layer runs it
+        cmd = fetch if pipe_command in (None, "", "cat") else "%s | %s" % (fetch, pipe_command)
+        yield from _run_chunks(cmd, subprocess.DEVNULL, path, timeout)
+        return
     with open(path, "rb") as fin:
         if pipe_command in (None, "", "cat"):
             yield from _whole_lines(fin.read)   # the common case needs no process
             return
-        with tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(pipe_command, shell=True, stdin=fin, stdout=subprocess.PIPE, stderr=err)
-            overdue = threading.Event()
+        yield from _run_chunks(pipe_command, fin, path, timeout)
 
-            def kill():
-                overdue.set()
+
+def _run_chunks(command, stdin, path, timeout):
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(command, shell=True, stdin=stdin, stdout=subprocess.PIPE, stderr=err)
+        overdue = threading.Event()
+
+        def kill():
+            overdue.set()
+            proc.kill()
+        timer = threading.Timer(timeout, kill)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield from _whole_lines(proc.stdout.read)
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:   # the consumer stopped early
                 proc.kill()
-            timer = threading.Timer(timeout, kill)
-            timer.daemon = True
-            timer.start()
-            try:
-                yield from _whole_lines(proc.stdout.read)
                 proc.wait()
-            finally:
-                timer.cancel()
-                if proc.poll() is None:   # the consumer stopped early
-                    proc.kill()
-                    proc.wait()
-                proc.stdout.close()
-            if overdue.is_set():
-                raise TimeoutError("dataset: pipe command %r on '%s' did not finish within %s s"
-                                   % (pipe_command, path, timeout))
-            if proc.returncode != 0:
-                err.seek(0)
-                msg = err.read().decode("utf-8", "replace").strip()
-                raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
-                                   % (pipe_command, path, proc.returncode, msg[-4000:]))
+            proc.stdout.close()
+        if overdue.is_set():
+            raise TimeoutError("dataset: pipe command %r on '%s' did not finish within %s s"
+                               % (command, path, timeout))
+        if proc.returncode != 0:
+            err.seek(0)
+            msg = err.read().decode("utf-8", "replace").strip()
+            raise RuntimeError("dataset: pipe command %r failed on '%s' (exit status %d); its stderr:\n%s"
+                               % (command, path, proc.returncode, msg[-4000:]))
 
 
-def read_file(path, pipe_command, slots, timeout):
+def read_file(path, pipe_command, slots, timeout, opts=_PLAIN):
     """All samples of one file, as Rows."""
-    return Rows.concat([Rows.of(b) for b in read_blocks(path, pipe_command, slots, timeout)])
+    return Rows.concat([Rows.of(b) for b in read_blocks(path, pipe_command, slots, timeout, opts)])
 
 
 def parse_text(text, slots, origin):
@@ -118,12 +152,12 @@ def parse_text(text, slots, origin):
     return parse_chunk(text.encode("utf-8"), slots, origin)[0]
 
 
-def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
+def queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last=False, opts=_PLAIN):
     """Rows of batch_size samples from the files in turn (a batch may span two files), as a
     QueueDataset thread reads them; a last, shorter batch unless drop_last."""
     pending = Rows.concat([])
     for p in paths:
-        for block in read_blocks(p, pipe_command, slots, timeout):
+        for block in read_blocks(p, pipe_command, slots, timeout, opts):
             pending = Rows.concat([pending, Rows.of(block)])
             while len(pending) >= batch_size:
                 yield pending[:batch_size]
@@ -305,24 +339,25 @@ def batch_columns(rows, slots):
             out[spec.name] = (vals.reshape(-1, 1) if len(spec.shape) <= 2 else
                               vals.reshape((-1,) + spec.shape[1:]), offs)
             continue
-        per = int(offs[1])
-        if offs[-1] != per * nrows or (np.diff(offs) != per).any():
+        per = int(offs[1]) if nrows else 0
+        inner = tuple(spec.shape[1:])
+        known = bool(inner) and all(d > 0 for d in inner)
+        even = offs[-1] == per * nrows and not (np.diff(offs) != per).any()
+        if even and (not known or int(np.prod(inner)) == per):
+            shape = (nrows,) + inner if known else (nrows, per)
+            out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+            continue
+        # lines holding other counts than the shape says: as Paddle 1.8.5's feed, all the values, shaped
+        # (-1,) + the inner shape, with the lines' offsets as LoD (its dense slots carry them too)
+        inner = inner if known else (1,)
+        size = int(np.prod(inner))
+        if int(offs[-1]) % size:   # Paddle's Resize fails too: name a line that breaks the rows
             for (b, r), (_, o) in zip(groups, parts):
-                ln = np.diff(o)
-                bad = np.nonzero(ln != per)[0]
+                bad = np.nonzero(np.diff(o) % size)[0]
                 if len(bad):
-                    raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) but holds %d values where "
-                                     "other lines hold %d; give it lod_level=1 or pad it"
-                                     % (b.origin, b.linenos[r[bad[0]]], spec.name, ln[bad[0]], per))
-        inner = list(spec.shape[1:])
-        if inner and all(d > 0 for d in inner):
-            if int(np.prod(inner)) != per:
-                b, r = groups[0]
-                raise ValueError("%s:%d: slot '%s' holds %d values per line but use_var's shape %s needs %d"
-                                 % (b.origin, b.linenos[r[0]], spec.name, per, list(spec.shape),
-                                    int(np.prod(inner))))
-            shape = (nrows,) + tuple(inner)
-        else:
-            shape = (nrows, per)
-        out[spec.name] = (np.ascontiguousarray(vals).reshape(shape), None)
+                    raise ValueError("%s:%d: slot '%s' is dense (lod_level 0) with shape %s but holds %d values, "
+                                     "not whole rows of %d; give it lod_level=1 or pad it"
+                                     % (b.origin, b.linenos[r[bad[0]]], spec.name, list(spec.shape),
+                                        int(np.diff(o)[bad[0]]), size))
+        out[spec.name] = (np.ascontiguousarray(vals).reshape((-1,) + inner), offs)
     return out

@@ -20,19 +20,21 @@ from itertools import chain
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["Block", "parse_chunk", "parse_lines"]
+__all__ = ["Block", "parse_chunk", "parse_lines", "strip_ins_fields"]
 
 _U64 = 2 ** 64
 _I64_MAX = 2 ** 63 - 1
 
 
 class Block:
-    """One chunk of samples, by column: per slot the values (final dtype) and per-line offsets into them."""
-    __slots__ = ("origin", "linenos", "vals", "offs", "n")
+    """One chunk of samples, by column: per slot the values (final dtype) and per-line offsets into them;
+    ins_ids, when the dataset parses them, the lines' ins ids (an object array of str)."""
+    __slots__ = ("origin", "linenos", "vals", "offs", "n", "ins_ids")
 
-    def __init__(self, origin, linenos, vals, offs):
+    def __init__(self, origin, linenos, vals, offs, ins_ids=None):
         self.origin, self.linenos, self.vals, self.offs = origin, linenos, vals, offs
         self.n = len(linenos)
+        self.ins_ids = ins_ids
 
 
 def empty_block(slots, origin):
@@ -230,6 +232,31 @@ def _int64(tok):
     if not -_I64_MAX - 1 <= v <= _I64_MAX:
         raise OverflowError(tok)
     return v
+
+
+def strip_ins_fields(data, nfields, origin, line0=0):
+    """(data without the first `nfields` "1 <token>" groups of each line, the lines' first such token (the
+    ins id) as an object array). Paddle's in-memory feed reads the ins id, then the content, before the
+    slots (set_parse_ins_id / set_parse_content), each as a count that must be 1 and one token. Empty
+    lines stay (parse_chunk skips them) and get no id."""
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    ids = []
+    for i, line in enumerate(lines):
+        toks = line.split()
+        if not toks:
+            continue
+        if len(toks) < 2 * nfields or any(toks[2 * k] != "1" for k in range(nfields)):
+            what = ("ins id", "content")[min(k for k in range(nfields)
+                                             if len(toks) < 2 * k + 2 or toks[2 * k] != "1")]
+            raise ValueError("%s:%d: the line must start with '1 <%s>' (set_parse_ins_id / set_parse_content "
+                             "read it before the slots), got %r" % (origin, line0 + i + 1, what.replace(" ", "_"),
+                                                                  " ".join(toks[:2 * nfields])))
+        if len(toks) == 2 * nfields:
+            raise ValueError("%s:%d: the line has no slots after its ins id / content" % (origin, line0 + i + 1))
+        ids.append(toks[1])
+        lines[i] = " ".join(toks[2 * nfields:])
+    return "\n".join(lines).encode("utf-8"), np.array(ids, dtype=object)
 
 
 # slow path: line by line, exact, naming the first problem -------------------------------------------------

@@ -80,19 +80,20 @@ def _shutdown():
         h.kill()
 
 
-def batch_stream(paths, pipe_command, slots, batch_size, timeout, drop_last=False):
+def batch_stream(paths, pipe_command, slots, batch_size, timeout, drop_last=False, opts=None):
     """dataset_feed.pack_batch of each batch of dataset_feed.queue_batches(...), computed in a helper
     process.
     Errors (a bad line, a failing pipe command) are raised here as the helper raised them."""
+    opts_arg = (opts,) if opts is not None else ()
     try:
         h = _take()
     except OSError:   # no interpreter to start (an embedded Python): read here, on the caller's thread
-        for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last):
+        for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last, *opts_arg):
             yield pack_batch(rows, slots)
         return
     done = False
     try:
-        pickle.dump((list(paths), pipe_command, slots, batch_size, timeout, drop_last), h.proc.stdin,
+        pickle.dump((list(paths), pipe_command, slots, batch_size, timeout, drop_last, opts_arg), h.proc.stdin,
                     protocol=pickle.HIGHEST_PROTOCOL)
         h.proc.stdin.flush()
         while True:

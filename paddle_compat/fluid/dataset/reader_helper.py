@@ -30,11 +30,11 @@ def _serve():
     inp = sys.stdin.buffer
     while True:
         try:
-            paths, pipe_command, slots, batch_size, timeout, drop_last = pickle.load(inp)
+            paths, pipe_command, slots, batch_size, timeout, drop_last, opts_arg = pickle.load(inp)
         except EOFError:
             return
         try:
-            for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last):
+            for rows in queue_batches(paths, pipe_command, slots, batch_size, timeout, drop_last, *opts_arg):
                 pickle.dump(("batch", pack_batch(rows, slots)), out, protocol=pickle.HIGHEST_PROTOCOL)
                 out.flush()
             msg = ("done", None)

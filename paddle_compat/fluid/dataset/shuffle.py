@@ -8,6 +8,7 @@ allow_pickle=False: nothing a peer sends is unpickled. The transport is the pser
 """
 
 import io
+import zlib
 
 import numpy as np
 
@@ -33,6 +34,9 @@ def encode(rows, nslots):
         np.cumsum(lens, out=offs[1:])
         arrays["v%d" % k] = np.concatenate(vals) if vals else np.zeros(0)
         arrays["o%d" % k] = offs
+    if any(b.ins_ids is not None for b, _ in groups):   # as str: loaded without pickle
+        arrays["ins_ids"] = np.array([str(i) for b, r in groups for i in
+                                      (b.ins_ids[r] if b.ins_ids is not None else [""] * len(r))], dtype=str)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
@@ -46,19 +50,30 @@ def decode(data, nslots, sender):
             vals = [z["v%d" % k] for k in range(nslots)]
             offs = [z["o%d" % k] for k in range(nslots)]
             linenos = z["linenos"]
+            ins_ids = z["ins_ids"].astype(object) if "ins_ids" in z.files else None
     except Exception as e:
         raise ValueError("global_shuffle: the records trainer %d sent are unreadable (%s); do all trainers "
                          "use the same set_use_var slots?" % (sender, e)) from None
     if any(len(o) != len(linenos) + 1 for o in offs):
         raise ValueError("global_shuffle: trainer %d sent %d records whose slot offsets do not match; do all "
                          "trainers use the same set_use_var slots?" % (sender, len(linenos)))
-    return Rows.of(Block(origin, linenos, vals, offs))
+    if ins_ids is not None and len(ins_ids) != len(linenos):
+        raise ValueError("global_shuffle: trainer %d sent %d ins ids for %d records" % (sender, len(ins_ids),
+                                                                                      len(linenos)))
+    return Rows.of(Block(origin, linenos, vals, offs, ins_ids))
 
 
-def global_shuffle(records, nslots, what, rng):
-    """This trainer's records after the exchange (not yet shuffled locally)."""
+def ins_id_trainers(ids, n):
+    """The trainer of each ins id (a hash of it), so that records to merge by ins id meet on one trainer,
+    as Paddle's global shuffle routes them when merge_by_lineid is set."""
+    return np.array([zlib.crc32(str(i).encode("utf-8")) % n for i in ids], np.int64)
+
+
+def global_shuffle(records, nslots, what, rng, ins_ids=None):
+    """This trainer's records after the exchange (not yet shuffled locally); with ins_ids (one per record),
+    records go to the trainer of their ins id instead of a random one."""
     ex = TrainerExchange(what)
-    dest = rng.randint(0, ex.n, size=len(records))
+    dest = rng.randint(0, ex.n, size=len(records)) if ins_ids is None else ins_id_trainers(ins_ids, ex.n)
     payloads = {j: encode(records[dest == j], nslots) for j in range(ex.n) if j != ex.me}
     got = ex.all_to_all(payloads)
     return Rows.concat([records[dest == ex.me]] + [decode(got[s], nslots, s) for s in sorted(got)])

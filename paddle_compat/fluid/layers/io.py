@@ -69,10 +69,16 @@ def _reader_over(feed_vars, capacity, use_double_buffer):
     loader = PyReader(feed_list=feed_vars, capacity=capacity, use_double_buffer=use_double_buffer, iterable=False)
     reader = loader._reader_var
     reader._loader, reader._data_vars = loader, feed_vars
-    reader.start, reader.reset = loader.start, loader.reset
+    reader.reset = loader.reset
+
+    def start():
+        loader.start()
+        # Paddle's py_reader feeds its queue from `reader.thread`, which scripts join after the pass
+        reader.thread = loader._feeding_thread()
+    reader.start = start
     reader.decorate_paddle_reader = reader.decorate_sample_list_generator = loader.set_sample_list_generator
     reader.decorate_tensor_provider = reader.decorate_batch_generator = loader.set_batch_generator
-    reader.queue = loader.queue     # scripts log reader.queue.size()
+    reader.queue = loader.queue     # scripts log reader.queue.size(), or push batches into it
     return reader
 
 

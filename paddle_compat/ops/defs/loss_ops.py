@@ -19,9 +19,22 @@ def _loss_shape(x):
     return tuple(x.shape[:-1]) + (1,)
 
 
+def _ce_shape(x, label, soft=False):
+    """Paddle's cross entropy ops give Y the label's dims with the last set to 1: a hard label one rank
+    below X (an [N, T] label of an [N, T, C] input) therefore gives an [N, T] loss, not [N, T, 1]."""
+    if not soft and label is not None and len(label.shape) == len(x.shape) - 1:
+        return tuple(label.shape)
+    return _loss_shape(x)
+
+
+def _label_rank_below(x, label):
+    return label.dim() == x.dim() - 1
+
+
 @defop("cross_entropy", inputs=("X", "Label"), outputs=("Y",),
-       infer_shape=lambda ins, attrs: {"Y": OutMeta(_loss_shape(first(ins, "X")), first(ins, "X").dtype,
-                                                    first(ins, "X").lod_level)})
+       infer_shape=lambda ins, attrs: {"Y": OutMeta(_ce_shape(first(ins, "X"), first(ins, "Label"),
+                                                              attrs.get("soft_label", False)),
+                                                    first(ins, "X").dtype, first(ins, "X").lod_level)})
 def cross_entropy(op, ctx):
     soft = attr(op, "soft_label", False)
     ignore = attr(op, "ignore_index", -100)
@@ -29,9 +42,11 @@ def cross_entropy(op, ctx):
     def hard(x, label):
         lab = label_index(x, label)
         if x.requires_grad and torch.is_grad_enabled():
-            return _hard_ce_function().apply(x, lab, ignore)
-        picked, _, ignored = pick_label(x, lab, ignore)
-        return hard_ce(picked, ignored)
+            loss = _hard_ce_function().apply(x, lab, ignore)
+        else:
+            picked, _, ignored = pick_label(x, lab, ignore)
+            loss = hard_ce(picked, ignored)
+        return loss.squeeze(-1) if _label_rank_below(x, label) else loss
 
     def softl(x, label):
         return -(label * torch.log(x).clamp(min=-_KMAX)).sum(-1, keepdim=True)
@@ -385,6 +400,13 @@ def bilinear_tensor_product(op, ctx):
     return k
 
 
+def _ce2_shape(ins, attrs):
+    out = _shape(ins, attrs)
+    x = first(ins, "X")
+    out["Y"] = OutMeta(_ce_shape(x, first(ins, "Label")), x.dtype, x.lod_level)
+    return out
+
+
 def _shape(ins, attrs):
     x = first(ins, "X")
     row = tuple(x.shape[:-1]) + (1,)
@@ -393,7 +415,7 @@ def _shape(ins, attrs):
             "XShape": OutMeta(tuple(x.shape) + (0,), x.dtype)}
 
 
-@defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_shape, no_grad=("Label",))
+@defop("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "MatchX"), infer_shape=_ce2_shape, no_grad=("Label",))
 def cross_entropy2(op, ctx):
     ignore = attr(op, "ignore_index", -100)
 
@@ -402,7 +424,9 @@ def cross_entropy2(op, ctx):
         picked, _, ignored = pick_label(x.detach(), lab, ignore)
         match = picked if ignored is None else picked.masked_fill(ignored, 0.0)
         if x.requires_grad and torch.is_grad_enabled():
-            return _hard_ce_function().apply(x, lab, ignore), match
-        return hard_ce(picked, ignored), match
+            loss = _hard_ce_function().apply(x, lab, ignore)
+        else:
+            loss = hard_ce(picked, ignored)
+        return (loss.squeeze(-1) if _label_rank_below(x, label) else loss), match
 
     return k

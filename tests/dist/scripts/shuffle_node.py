@@ -51,6 +51,8 @@ def main():
     fleet.init_worker()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fleet.startup_program)
+    if env.get("SHUFFLE_MERGE"):
+        return merge_run(me, env)
     ds = fluid.DatasetFactory().create_dataset("InMemoryDataset")
     ds.set_use_var([ids, dense, tag, label])
     ds.set_batch_size(10)
@@ -67,6 +69,34 @@ def main():
     fleet.stop_worker()
     with open(os.path.join(env["RESULT_DIR"], "worker%d.json" % me), "w") as f:
         json.dump({"tags": tags, "memory_size": mem, "shuffle_size": shuf}, f)
+    print("DONE", me, flush=True)
+
+
+def merge_run(me, env):
+    """merge_by_lineid across trainers: line i of each worker has ins id g<i>; worker 0 carries slot a (i + 1),
+    worker 1 slot b (1000 + i), each leaving the other's slot 0 (not carried), so every id merges into one
+    record (a, b) on the trainer of its id."""
+    a = fluid.layers.data("ma", [1], dtype="int64", lod_level=1)
+    b = fluid.layers.data("mb", [1], dtype="int64", lod_level=1)
+    path = os.path.join(env["RESULT_DIR"], "merge-%d" % me)
+    with open(path, "w") as f:
+        for i in range(LINES):
+            f.write("1 g%d 1 %d 1 %d\n" % (i, i + 1 if me == 0 else 0, 1000 + i if me == 1 else 0))
+    ds = fluid.DatasetFactory().create_dataset("InMemoryDataset")
+    ds.set_use_var([a, b])
+    ds.set_filelist([path])
+    ds.set_merge_by_lineid(2)
+    ds.load_into_memory()
+    np.random.seed(7 + me)
+    ds.global_shuffle(fleet)
+    size = ds.get_memory_data_size(fleet)
+    from paddle_compat.fluid.dataset.feed import make_batch
+    feed = make_batch(ds._records, ds._slots()) if len(ds._records) else None
+    pairs = [] if feed is None else [[int(x), int(y)] for x, y in zip(np.array(feed["ma"]).ravel(),
+                                                                       np.array(feed["mb"]).ravel())]
+    fleet.stop_worker()
+    with open(os.path.join(env["RESULT_DIR"], "worker%d.json" % me), "w") as f:
+        json.dump({"pairs": pairs, "memory_size": size}, f)
     print("DONE", me, flush=True)
 
 

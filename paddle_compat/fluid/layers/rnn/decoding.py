@@ -297,9 +297,14 @@ class BeamSearchDecoder(Decoder):
 
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
-        """[batch, ...] -> [batch * beam_size, ...], each row repeated beam_size times in a row."""
+        """[batch, ...] -> [batch * beam_size, ...], each row repeated beam_size times in a row. As Paddle,
+        batch and beam are moved last and merged there (reshape copies the other dims with 0), so inner
+        dims unknown when the program is built (-1, e.g. a time axis) are fine."""
         x = expand(unsqueeze(x, [1]), [1, beam_size] + [1] * (len(x.shape) - 1))
-        return reshape(x, shape=[-1] + list(x.shape[2:]))
+        rank = len(x.shape)
+        x = transpose(x, list(range(2, rank)) + [0, 1])           # [..., batch, beam]
+        x = reshape(x, shape=[0] * (rank - 2) + [-1])              # [..., batch * beam]
+        return transpose(x, [rank - 2] + list(range(rank - 2)))   # [batch * beam, ...]
 
     def _split_batch_beams(self, x):
         return reshape(x, shape=[-1, self.beam_size] + list(x.shape[1:]))
