@@ -30,8 +30,9 @@ def _remote_ops(block, dirname, remote):
             "file_path": os.path.join(dirname, origin.name)})
 
 
-def save_remote_params(executor, dirname, program, filename=None):
-    from .save_load import save_vars      # (save_load imports this module)
+def save_remote_params(executor, dirname, program, save_local):
+    """save_local(local_vars) saves the local persistables (the caller's save_vars, passed in so that this
+    module stays below save_load)."""
     remote = program._parameters_on_pservers.get_distributed_vars_by_vtypes(["Optimizer", "RemotePrefetch"],
                                                                            groupby=True)
     if program._distributed_lookup_table:
@@ -42,7 +43,7 @@ def save_remote_params(executor, dirname, program, filename=None):
     skip = set(remote)
     local = [v for v in program.list_vars() if is_persistable(v) and v.name not in skip]
     if local:
-        save_vars(executor, dirname, program, local, None, filename)
+        save_local(local)
     if program._is_chief and remote:
         prog = Program()
         _remote_ops(prog.global_block(), dirname, remote)

@@ -49,7 +49,8 @@ def save_persistables(executor, dirname, main_program=None, filename=None):
             program._parameters_on_pservers is not None:
         # a program that says where its parameters live without being one of our transpiled trainers (Paddle's
         # own tests build one by hand): Paddle's route, recv_save of each remote parameter
-        return save_remote_params(executor, dirname, program, filename)
+        return save_remote_params(executor, dirname, program,
+                                  lambda local: save_vars(executor, dirname, program, local, None, filename))
     return save_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 
