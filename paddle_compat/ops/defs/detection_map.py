@@ -108,77 +108,115 @@ def detection_map(op, ctx):
 
     def k(detect, label, has_state, detect_lod, label_lod):
         det, lab = _np(detect).astype(np.float32), _np(label).astype(np.float32)
-        if lab.shape[1] not in (5, 6):
-            raise ValueError("detection_map: Label rows hold 5 or 6 values (label, [difficult,] box), got %d"
-                             % lab.shape[1])
-        d_off, l_off = _offsets(detect_lod, det.shape[0], "DetectRes"), _offsets(label_lod, lab.shape[0], "Label")
-        if len(d_off) != len(l_off):
-            raise ValueError("detection_map: %d images of detections but %d of labels"
-                             % (len(d_off) - 1, len(l_off) - 1))
-        pos, tps, fps = {}, {}, {}
+        d_off, l_off = _image_offsets(det, lab, detect_lod, label_lod)
         state = states() if has_state is not None and int(_np(has_state).reshape(-1)[0]) else None
-        if state is not None:
-            pos_count, true_pos, tp_lod, false_pos, fp_lod = state
-            counts = _np(pos_count).reshape(-1)
-            for c in range(class_num):
-                pos[c] = int(counts[c])
-            for store, t, lod in ((tps, true_pos, tp_lod), (fps, false_pos, fp_lod)):
-                rows = _np(t).reshape(-1, 2)
-                off = [int(v) for v in (lod[-1].tolist() if lod else [0])]
-                for c in range(len(off) - 1):
-                    store[c] = [(float(s), int(f)) for s, f in rows[off[c]:off[c + 1]]]
+        pos, tps, fps = _read_states(state, class_num)
         for n in range(len(l_off) - 1):
-            gts = {}
-            for row in lab[l_off[n]:l_off[n + 1]]:
-                difficult = lab.shape[1] == 6 and abs(float(row[1])) >= 1e-6
-                gts.setdefault(int(row[0]), []).append((row[-4:], difficult))
-            for c in sorted(gts):
-                count = len(gts[c]) if evaluate_difficult else sum(1 for _, d in gts[c] if not d)
-                if count:
-                    pos[c] = pos.get(c, 0) + count
+            gts = _ground_truth_by_label(lab[l_off[n]:l_off[n + 1]], lab.shape[1] == 6)
+            _count_positives(pos, gts, evaluate_difficult)
             dets = {}
             for row in det[d_off[n]:d_off[n + 1]]:
                 dets.setdefault(int(row[0]), []).append((float(row[1]), row[2:6]))
             for c in sorted(dets):
-                tp, fp = tps.setdefault(c, []), fps.setdefault(c, [])
-                if c not in gts:
-                    for score, _ in dets[c]:
-                        tp.append((score, 0))
-                        fp.append((score, 1))
-                    continue
-                boxes, taken = gts[c], [False] * len(gts[c])
-                for score, box in sorted(dets[c], key=lambda p: -p[0]):
-                    box = np.clip(box, 0.0, 1.0)
-                    overlaps = [_jaccard(box, b) for b, _ in boxes]
-                    j = int(np.argmax(overlaps))
-                    if overlaps[j] > threshold:
-                        if evaluate_difficult or not boxes[j][1]:
-                            hit = not taken[j]
-                            taken[j] = True
-                            tp.append((score, int(hit)))
-                            fp.append((score, int(not hit)))
-                    else:
-                        tp.append((score, 0))
-                        fp.append((score, 1))
-        total, count = np.float32(0.0), 0
-        for c in sorted(pos):
-            if pos[c] == background or c not in tps:    # (Paddle compares the count: see above)
-                continue
-            total += _ap(tps[c], fps[c], pos[c], ap_type)
-            count += 1
-        m = total / np.float32(count) if count else total
-        counts = np.zeros((class_num, 1), np.int32)
-        for c, v in pos.items():
-            if 0 <= c < class_num:
-                counts[c, 0] = v
-        outs = []
-        for store in (tps, fps):
-            rows, off = [], [0]
-            for c in range(class_num):
-                rows.extend(store.get(c, []))
-                off.append(len(rows))
-            outs.append((torch.tensor(np.array(rows, np.float32).reshape(-1, 2)),
-                         (torch.tensor(off, dtype=torch.int64),)))
-        return (torch.tensor([m], dtype=torch.float32), torch.from_numpy(counts), outs[0][0], outs[1][0],
-                outs[0][1], outs[1][1])
+                _true_false_positives(dets[c], gts.get(c), tps.setdefault(c, []), fps.setdefault(c, []),
+                                      threshold, evaluate_difficult)
+        m = _mean_ap(pos, tps, fps, background, ap_type)
+        return (torch.tensor([m], dtype=torch.float32),) + _state_outputs(pos, tps, fps, class_num)
     return k
+
+
+def _image_offsets(det, lab, detect_lod, label_lod):
+    """The rows of each image in DetectRes and Label, checked to cover both and to agree on the images."""
+    if lab.shape[1] not in (5, 6):
+        raise ValueError("detection_map: Label rows hold 5 or 6 values (label, [difficult,] box), got %d"
+                         % lab.shape[1])
+    d_off, l_off = _offsets(detect_lod, det.shape[0], "DetectRes"), _offsets(label_lod, lab.shape[0], "Label")
+    if len(d_off) != len(l_off):
+        raise ValueError("detection_map: %d images of detections but %d of labels"
+                         % (len(d_off) - 1, len(l_off) - 1))
+    return d_off, l_off
+
+
+def _read_states(state, class_num):
+    """The accumulated states as dicts by class: positives, and (score, flag) lists of true and false positives
+    (all empty without a state)."""
+    pos, tps, fps = {}, {}, {}
+    if state is None:
+        return pos, tps, fps
+    pos_count, true_pos, tp_lod, false_pos, fp_lod = state
+    counts = _np(pos_count).reshape(-1)
+    for c in range(class_num):
+        pos[c] = int(counts[c])
+    for store, t, lod in ((tps, true_pos, tp_lod), (fps, false_pos, fp_lod)):
+        rows = _np(t).reshape(-1, 2)
+        off = [int(v) for v in (lod[-1].tolist() if lod else [0])]
+        for c in range(len(off) - 1):
+            store[c] = [(float(s), int(f)) for s, f in rows[off[c]:off[c + 1]]]
+    return pos, tps, fps
+
+
+def _ground_truth_by_label(rows, with_difficult):
+    """One image's boxes by label: [(box, difficult)]."""
+    gts = {}
+    for row in rows:
+        difficult = with_difficult and abs(float(row[1])) >= 1e-6
+        gts.setdefault(int(row[0]), []).append((row[-4:], difficult))
+    return gts
+
+
+def _count_positives(pos, gts, evaluate_difficult):
+    for c in sorted(gts):
+        count = len(gts[c]) if evaluate_difficult else sum(1 for _, d in gts[c] if not d)
+        if count:
+            pos[c] = pos.get(c, 0) + count
+
+
+def _true_false_positives(dets, boxes, tp, fp, threshold, evaluate_difficult):
+    """Appends one image's detections of a label (score, box) to that label's true and false positives;
+    boxes: the image's ground truth of that label (None: none, every detection is a false positive)."""
+    if boxes is None:
+        for score, _ in dets:
+            tp.append((score, 0))
+            fp.append((score, 1))
+        return
+    taken = [False] * len(boxes)
+    for score, box in sorted(dets, key=lambda p: -p[0]):
+        box = np.clip(box, 0.0, 1.0)
+        overlaps = [_jaccard(box, b) for b, _ in boxes]
+        j = int(np.argmax(overlaps))
+        if overlaps[j] > threshold:
+            if evaluate_difficult or not boxes[j][1]:
+                hit = not taken[j]
+                taken[j] = True
+                tp.append((score, int(hit)))
+                fp.append((score, int(not hit)))
+        else:
+            tp.append((score, 0))
+            fp.append((score, 1))
+
+
+def _mean_ap(pos, tps, fps, background, ap_type):
+    total, count = np.float32(0.0), 0
+    for c in sorted(pos):
+        if pos[c] == background or c not in tps:    # (Paddle compares the count: see the module's notes)
+            continue
+        total += _ap(tps[c], fps[c], pos[c], ap_type)
+        count += 1
+    return total / np.float32(count) if count else total
+
+
+def _state_outputs(pos, tps, fps, class_num):
+    """AccumPosCount, AccumTruePos, AccumFalsePos and the two LoDs (the rows of each class)."""
+    counts = np.zeros((class_num, 1), np.int32)
+    for c, v in pos.items():
+        if 0 <= c < class_num:
+            counts[c, 0] = v
+    outs = []
+    for store in (tps, fps):
+        rows, off = [], [0]
+        for c in range(class_num):
+            rows.extend(store.get(c, []))
+            off.append(len(rows))
+        outs.append((torch.tensor(np.array(rows, np.float32).reshape(-1, 2)),
+                     (torch.tensor(off, dtype=torch.int64),)))
+    return torch.from_numpy(counts), outs[0][0], outs[1][0], outs[0][1], outs[1][1]
