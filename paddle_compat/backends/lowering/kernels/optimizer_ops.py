@@ -159,9 +159,7 @@ def adam(op, ctx):
     lazy = bool(attr(op, "lazy_mode", False))
     # Paddle computes 1 - beta in the parameter's type: for float32, 1 - 0.999f is 0.00099998713, which
     # moves moment2 by 1.3e-5 relative from 1 - 0.999 rounded once
-    one_minus = {dt: (float((torch.tensor(1, dtype=dt) - torch.tensor(b1, dtype=dt)).item()),
-                      float((torch.tensor(1, dtype=dt) - torch.tensor(b2, dtype=dt)).item()))
-                 for dt in (torch.float32, torch.float64)}
+    one_minus = {dt: (_one_minus(b1, dt), _one_minus(b2, dt)) for dt in (torch.float32, torch.float64)}
 
     # ParamOut / Moment1Out / Moment2Out other than their inputs (op tests build such ops; optimizers
     # never do): the inputs stay as they were, as in Paddle
@@ -170,26 +168,7 @@ def adam(op, ctx):
 
     def k(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
         if apart:
-            return k_apart(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor)
-        return k_in_place(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor)
-
-    def k_apart(p, g, lr, m1, m2, b1p, b2p, b1_tensor, b2_tensor):
-        ins = {"Param": p, "Moment1": m1, "Moment2": m2}
-        if lazy and g.is_sparse:
-            # lazy Adam writes only the gradient's rows: the other rows of an output other than its input
-            # keep what that output held (its scope value; the input's rows where it holds nothing of the
-            # shape: Paddle would leave that memory uninitialised)
-            for i, o in apart:
-                ins[i] = _prior_output(ctx, op.output(o)[0], ins[i])
-            for i, o in apart:
-                ins[i].index_copy_(0, *_rows_of(g, (p, m1, m2)[("Param", "Moment1", "Moment2").index(i)]))
-            # the rows then get the update from the inputs' values, which the copy above put in place
-        else:
-            for i, o in apart:
-                ins[i] = ins[i].clone()
-        return k_in_place(ins["Param"], g, lr, ins["Moment1"], ins["Moment2"], b1p, b2p, b1_tensor, b2_tensor)
-
-    def k_in_place(p, g, lr, m1, m2, b1p, b2p, b1_tensor=None, b2_tensor=None):
+            p, m1, m2 = _adam_apart_outputs(op, ctx, apart, lazy and g.is_sparse, p, g, m1, m2)
         if b1_tensor is not None or b2_tensor is not None:
             # Paddle's dispensable Beta1Tensor / Beta2Tensor replace the attributes (a beta given as a
             # Variable); they are read each step, so 1 - beta is rounded in the parameter's type here
@@ -199,10 +178,7 @@ def adam(op, ctx):
         return k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, one_minus.get(p.dtype, (1 - b1, 1 - b2)))
 
     def k_betas(p, g, lr, m1, m2, b1p, b2p, b1, b2, c=None):
-        if c is None:
-            c = (float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b1, dtype=p.dtype)).item()),
-                 float((torch.tensor(1, dtype=p.dtype) - torch.tensor(b2, dtype=p.dtype)).item()))
-        c1, c2 = c
+        c1, c2 = c if c is not None else (_one_minus(b1, p.dtype), _one_minus(b2, p.dtype))
         sparse = g.is_sparse
         if sparse and in_place_pows:
             # Paddle 1.8.5's CPU kernel for a SelectedRows gradient writes beta^(t+1) into the (shared) pow
@@ -211,27 +187,11 @@ def adam(op, ctx):
             b2p.mul_(b2)
         lr_t = lr * (torch.sqrt(1 - b2p) / (1 - b1p))
         if lazy and sparse:
-            rows, g = merge_rows(g)
-            m1_r = m1.index_select(0, rows) * b1 + g * c1
-            m2_r = m2.index_select(0, rows) * b2 + g * c2 * g
-            m1.index_copy_(0, rows, m1_r)
-            m2.index_copy_(0, rows, m2_r)
-            p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
-            p.index_copy_(0, rows, p_r)
+            _adam_lazy_rows(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps)
         elif sparse and _whole_table_ok(p, m1, m2):
             _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps)
         else:
-            g = _dense(g)
-            # the step divides this update's own moments (as Paddle's per-element kernel does), not the
-            # shared tensors, which a Hogwild thread may have half updated (a moment1 with its gradient
-            # over a moment2 still without it would divide by ~eps)
-            # Paddle's order: beta1 * m1 + (1 - beta1) * g, beta2 * m2 + ((1 - beta2) * g) * g,
-            # p - lr_t * (m1 / (sqrt(m2) + eps)); in-place on fresh temporaries (fewer allocations)
-            m1_t = torch.mul(m1, b1).add_(torch.mul(g, c1))
-            m2_t = torch.mul(m2, b2).add_(torch.mul(g, c2).mul_(g))
-            m1.copy_(m1_t)
-            m2.copy_(m2_t)
-            p.sub_(torch.div(m1_t, torch.sqrt(m2_t).add_(eps)).mul_(lr_t))
+            _adam_dense(p, m1, m2, _dense(g), lr_t, b1, b2, c1, c2, eps)
         if in_place_pows:
             if not sparse:
                 b1p.mul_(b1)
@@ -239,6 +199,54 @@ def adam(op, ctx):
             return p, m1, m2, b1p, b2p
         return p, m1, m2, b1p * b1, b2p * b2
     return update(k, op, ctx)
+
+
+def _one_minus(beta, dtype):
+    """1 - beta computed in dtype (as Paddle's kernel does in the parameter's type), as a Python float."""
+    return float((torch.tensor(1, dtype=dtype) - torch.tensor(beta, dtype=dtype)).item())
+
+
+def _adam_apart_outputs(op, ctx, apart, lazy_rows, p, g, m1, m2):
+    """(param, moment1, moment2) for the update to write when some outputs are not their inputs: those
+    outputs get the inputs' values (the inputs stay untouched)."""
+    ins = {"Param": p, "Moment1": m1, "Moment2": m2}
+    if lazy_rows:
+        # lazy Adam writes only the gradient's rows: the other rows of an output other than its input
+        # keep what that output held (its scope value; the input's rows where it holds nothing of the
+        # shape: Paddle would leave that memory uninitialised)
+        for i, o in apart:
+            ins[i] = _prior_output(ctx, op.output(o)[0], ins[i])
+        for i, o in apart:
+            ins[i].index_copy_(0, *_rows_of(g, (p, m1, m2)[("Param", "Moment1", "Moment2").index(i)]))
+        # the rows then get the update from the inputs' values, which the copy above put in place
+    else:
+        for i, o in apart:
+            ins[i] = ins[i].clone()
+    return ins["Param"], ins["Moment1"], ins["Moment2"]
+
+
+def _adam_lazy_rows(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
+    """lazy_mode with a row-sparse gradient: the merged gradient's rows of moments and param, no other row."""
+    rows, g = merge_rows(g)
+    m1_r = m1.index_select(0, rows) * b1 + g * c1
+    m2_r = m2.index_select(0, rows) * b2 + g * c2 * g
+    m1.index_copy_(0, rows, m1_r)
+    m2.index_copy_(0, rows, m2_r)
+    p_r = p.index_select(0, rows) - lr_t * (m1_r / (torch.sqrt(m2_r) + eps))
+    p.index_copy_(0, rows, p_r)
+
+
+def _adam_dense(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
+    # the step divides this update's own moments (as Paddle's per-element kernel does), not the
+    # shared tensors, which a Hogwild thread may have half updated (a moment1 with its gradient
+    # over a moment2 still without it would divide by ~eps)
+    # Paddle's order: beta1 * m1 + (1 - beta1) * g, beta2 * m2 + ((1 - beta2) * g) * g,
+    # p - lr_t * (m1 / (sqrt(m2) + eps)); in-place on fresh temporaries (fewer allocations)
+    m1_t = torch.mul(m1, b1).add_(torch.mul(g, c1))
+    m2_t = torch.mul(m2, b2).add_(torch.mul(g, c2).mul_(g))
+    m1.copy_(m1_t)
+    m2.copy_(m2_t)
+    p.sub_(torch.div(m1_t, torch.sqrt(m2_t).add_(eps)).mul_(lr_t))
 
 
 # elements per slice of the whole-table pass of non-lazy sparse Adam: its four slices (param, moments, scratch)
