@@ -357,77 +357,99 @@ def _deform_psroi_shape(ins, attrs):
        lod_in=("ROIs",), infer_shape=_deform_psroi_shape, no_grad=("ROIs",))
 def deformable_psroi_pooling(op, ctx):
     no_trans = bool(attr(op, "no_trans", False))
-    scale = float(attr(op, "spatial_scale", 1.0))
-    out_dim = int(attr(op, "output_dim"))
-    gh, gw = [int(v) for v in attr(op, "group_size", [1, 1])]
     ph, pw = int(attr(op, "pooled_height", 1)), int(attr(op, "pooled_width", 1))
     part_h, part_w = [int(v) for v in attr(op, "part_size", [ph, pw])]
-    spp = int(attr(op, "sample_per_part", 1))
-    trans_std = float(attr(op, "trans_std", 0.1))
-
-    def pool(x, rois, trans, lod, part_h, part_w):
-        bidx = _batch_index(op, x, rois, lod)
-        n, c, height, width = x.shape
-        dev, dt = x.device, x.dtype
-        if c != out_dim * gh * gw:
-            raise ValueError("deformable_psroi_pooling: Input=%s has %d channels, need output_dim * group "
-                             "size = %d" % (op.input("Input")[0], c, out_dim * gh * gw))
-        r = rois.detach().to(dt)
-        x0 = _round(r[:, 0]) * scale - 0.5
-        y0 = _round(r[:, 1]) * scale - 0.5
-        rw = ((_round(r[:, 2]) + 1) * scale - 0.5 - x0).clamp(min=0.1)
-        rh = ((_round(r[:, 3]) + 1) * scale - 0.5 - y0).clamp(min=0.1)
-        bw, bh = rw / pw, rh / ph
-        pi = torch.arange(ph, device=dev)
-        pj = torch.arange(pw, device=dev)
-        ctop = torch.arange(out_dim, device=dev)
-        if no_trans:
-            tx = torch.zeros(rois.shape[0], out_dim, ph, pw, dtype=dt, device=dev) + 0 * trans.sum()
-            ty = tx
-        else:
-            ncls = trans.shape[1] // 2
-            cls = ctop // (out_dim // ncls)
-            hi = torch.floor(pi.to(dt) / ph * part_h).long()
-            wj = torch.floor(pj.to(dt) / pw * part_w).long()
-            tr = trans[:, :, hi][:, :, :, wj]                                  # [R, 2 * ncls, ph, pw]
-            tx = tr[:, 2 * cls] * trans_std                                     # [R, out_dim, ph, pw]
-            ty = tr[:, 2 * cls + 1] * trans_std
-        wstart = pj.to(dt).view(1, 1, 1, pw) * bw.view(-1, 1, 1, 1) + x0.view(-1, 1, 1, 1) + tx * rw.view(-1, 1, 1, 1)
-        hstart = pi.to(dt).view(1, 1, ph, 1) * bh.view(-1, 1, 1, 1) + y0.view(-1, 1, 1, 1) + ty * rh.view(-1, 1, 1, 1)
-        s = torch.arange(spp, device=dev, dtype=dt)
-        ws = wstart[..., None, None] + s.view(1, 1, 1, 1, 1, spp) * (bw / spp).view(-1, 1, 1, 1, 1, 1)
-        hs = hstart[..., None, None] + s.view(1, 1, 1, 1, spp, 1) * (bh / spp).view(-1, 1, 1, 1, 1, 1)
-        ws, hs = torch.broadcast_tensors(ws, hs)                                 # [R, D, ph, pw, spp, spp]
-        ok = (ws >= -0.5) & (ws <= width - 0.5) & (hs >= -0.5) & (hs <= height - 0.5)
-        ws = ws.clamp(0, width - 1)
-        hs = hs.clamp(0, height - 1)
-        gi = (pi * gh // ph).clamp(0, gh - 1)
-        gj = (pj * gw // pw).clamp(0, gw - 1)
-        chan = (ctop.view(-1, 1, 1) * gh + gi.view(1, -1, 1)) * gw + gj.view(1, 1, -1)     # [D, ph, pw]
-        xf = x.reshape(n, c, height * width)
-        plane = (bidx.view(-1, 1, 1, 1) * c + chan.unsqueeze(0)).reshape(-1)              # [R*D*ph*pw]
-        xs = xf.reshape(n * c, height * width)[plane].reshape(tuple(ws.shape[:4]) + (height * width,))
-        x1, y1 = torch.floor(ws.detach()), torch.floor(hs.detach())
-        x2, y2 = torch.ceil(ws.detach()), torch.ceil(hs.detach())
-        dx, dy = ws - x1, hs - y1
-        flat = xs.reshape(xs.shape[0], -1, height * width)                      # [R, D*ph*pw, HW]
-
-        def at(yy, xx):
-            idx = (yy * width + xx).long().reshape(xs.shape[0], flat.shape[1], -1)
-            return torch.gather(flat, 2, idx).reshape(ws.shape)
-        val = ((1 - dx) * (1 - dy) * at(y1, x1) + (1 - dx) * dy * at(y2, x1) + dx * (1 - dy) * at(y1, x2)
-               + dx * dy * at(y2, x2))
-        okf = ok.to(dt)
-        cnt = okf.sum((4, 5))
-        out = (val * okf).sum((4, 5)) / cnt.clamp(min=1)
-        return out, cnt
+    a = {"no_trans": no_trans, "scale": float(attr(op, "spatial_scale", 1.0)), "pooled": (ph, pw),
+         "out_dim": int(attr(op, "output_dim")), "group": tuple(int(v) for v in attr(op, "group_size", [1, 1])),
+         "spp": int(attr(op, "sample_per_part", 1)), "trans_std": float(attr(op, "trans_std", 0.1))}
 
     def k(x, rois, trans, lod):
-        out, cnt = pool(x, rois, trans, lod, part_h, part_w)
+        out, cnt = _deform_psroi_pool(op, a, x, rois, trans, lod, (part_h, part_w))
         if part_h == part_w or no_trans:
             return out, cnt
         # Paddle 1.8.5's backward kernel reads Trans with part_size's height and width swapped, so its
         # gradients are those of the pooling at those (other) offsets; kept for parity.
-        back, _ = pool(x, rois, trans, lod, part_w, part_h)
+        back, _ = _deform_psroi_pool(op, a, x, rois, trans, lod, (part_w, part_h))
         return out.detach() + (back - back.detach()), cnt
     return k
+
+
+def _deform_psroi_pool(op, a, x, rois, trans, lod, part):
+    """(Output, TopCount) of deformable_psroi_pooling (a: its attributes) reading Trans by part = (height,
+    width) cells."""
+    bidx = _batch_index(op, x, rois, lod)
+    n, c, height, width = x.shape
+    dev, dt = x.device, x.dtype
+    out_dim, (gh, gw), (ph, pw) = a["out_dim"], a["group"], a["pooled"]
+    if c != out_dim * gh * gw:
+        raise ValueError("deformable_psroi_pooling: Input=%s has %d channels, need output_dim * group "
+                         "size = %d" % (op.input("Input")[0], c, out_dim * gh * gw))
+    r = rois.detach().to(dt)
+    scale = a["scale"]
+    x0 = _round(r[:, 0]) * scale - 0.5
+    y0 = _round(r[:, 1]) * scale - 0.5
+    rw = ((_round(r[:, 2]) + 1) * scale - 0.5 - x0).clamp(min=0.1)
+    rh = ((_round(r[:, 3]) + 1) * scale - 0.5 - y0).clamp(min=0.1)
+    tx, ty = _deform_part_shifts(a, trans, part, rois.shape[0], dt, dev)
+    ws, hs, ok = _deform_sample_points(a, x0, y0, rw, rh, tx, ty, height, width, dev)
+    pi, pj = torch.arange(ph, device=dev), torch.arange(pw, device=dev)
+    gi = (pi * gh // ph).clamp(0, gh - 1)
+    gj = (pj * gw // pw).clamp(0, gw - 1)
+    chan = (torch.arange(out_dim, device=dev).view(-1, 1, 1) * gh + gi.view(1, -1, 1)) * gw + gj.view(1, 1, -1)
+    val = _bilinear_in_planes(x, bidx, chan, ws, hs)                          # chan: [D, ph, pw]
+    okf = ok.to(dt)
+    cnt = okf.sum((4, 5))
+    out = (val * okf).sum((4, 5)) / cnt.clamp(min=1)
+    return out, cnt
+
+
+def _deform_part_shifts(a, trans, part, nrois, dt, dev):
+    """The bins' shifts (x, y), [R, out_dim, ph, pw], in RoI sizes: each bin reads its class's two Trans
+    channels at its part cell; zeros (still tied to Trans, for its gradient) with no_trans."""
+    out_dim, (ph, pw) = a["out_dim"], a["pooled"]
+    if a["no_trans"]:
+        tx = torch.zeros(nrois, out_dim, ph, pw, dtype=dt, device=dev) + 0 * trans.sum()
+        return tx, tx
+    part_h, part_w = part
+    ncls = trans.shape[1] // 2
+    cls = torch.arange(out_dim, device=dev) // (out_dim // ncls)
+    hi = torch.floor(torch.arange(ph, device=dev).to(dt) / ph * part_h).long()
+    wj = torch.floor(torch.arange(pw, device=dev).to(dt) / pw * part_w).long()
+    tr = trans[:, :, hi][:, :, :, wj]                                          # [R, 2 * ncls, ph, pw]
+    return tr[:, 2 * cls] * a["trans_std"], tr[:, 2 * cls + 1] * a["trans_std"]
+
+
+def _deform_sample_points(a, x0, y0, rw, rh, tx, ty, height, width, dev):
+    """The spp x spp sample points of every bin, [R, D, ph, pw, spp, spp] each (x, y clamped into the map),
+    and which of them lie at most half a pixel outside it (the ones counted)."""
+    (ph, pw), spp = a["pooled"], a["spp"]
+    dt = x0.dtype
+    bw, bh = rw / pw, rh / ph
+    wstart = torch.arange(pw, device=dev).to(dt).view(1, 1, 1, pw) * bw.view(-1, 1, 1, 1) + x0.view(-1, 1, 1, 1) \
+        + tx * rw.view(-1, 1, 1, 1)
+    hstart = torch.arange(ph, device=dev).to(dt).view(1, 1, ph, 1) * bh.view(-1, 1, 1, 1) + y0.view(-1, 1, 1, 1) \
+        + ty * rh.view(-1, 1, 1, 1)
+    s = torch.arange(spp, device=dev, dtype=dt)
+    ws = wstart[..., None, None] + s.view(1, 1, 1, 1, 1, spp) * (bw / spp).view(-1, 1, 1, 1, 1, 1)
+    hs = hstart[..., None, None] + s.view(1, 1, 1, 1, spp, 1) * (bh / spp).view(-1, 1, 1, 1, 1, 1)
+    ws, hs = torch.broadcast_tensors(ws, hs)
+    ok = (ws >= -0.5) & (ws <= width - 0.5) & (hs >= -0.5) & (hs <= height - 0.5)
+    return ws.clamp(0, width - 1), hs.clamp(0, height - 1), ok
+
+
+def _bilinear_in_planes(x, bidx, chan, ws, hs):
+    """Bilinear values at the points (ws, hs) of each RoI's image, bin (d, i, j) reading channel chan[d, i, j]."""
+    n, c, height, width = x.shape
+    xf = x.reshape(n, c, height * width)
+    plane = (bidx.view(-1, 1, 1, 1) * c + chan.unsqueeze(0)).reshape(-1)              # [R*D*ph*pw]
+    xs = xf.reshape(n * c, height * width)[plane].reshape(tuple(ws.shape[:4]) + (height * width,))
+    x1, y1 = torch.floor(ws.detach()), torch.floor(hs.detach())
+    x2, y2 = torch.ceil(ws.detach()), torch.ceil(hs.detach())
+    dx, dy = ws - x1, hs - y1
+    flat = xs.reshape(xs.shape[0], -1, height * width)                      # [R, D*ph*pw, HW]
+
+    def at(yy, xx):
+        idx = (yy * width + xx).long().reshape(xs.shape[0], flat.shape[1], -1)
+        return torch.gather(flat, 2, idx).reshape(ws.shape)
+    return ((1 - dx) * (1 - dy) * at(y1, x1) + (1 - dx) * dy * at(y2, x1) + dx * (1 - dy) * at(y1, x2)
+            + dx * dy * at(y2, x2))
