@@ -213,6 +213,12 @@ def _run_file(python, env, unittests_dir, rel, timeout, driver):
 
 def run(args):
     selected = args.select.split(",") if args.select else list(CATEGORIES)
+    files = {f for f in selected if f.endswith(".py")}     # single files, run within their categories
+    if files:
+        selected = [c for c in CATEGORIES if files & set(CATEGORIES[c])]
+        missing = files - {f for c in selected for f in CATEGORIES[c]}
+        if missing:
+            raise SystemExit("files %s are in no category of tools/paddle18_tests_files.py" % sorted(missing))
     unknown = [c for c in selected if c not in CATEGORIES]
     if unknown:
         raise SystemExit("unknown categories %s; known: %s" % (unknown, ", ".join(CATEGORIES)))
@@ -244,6 +250,8 @@ def run(args):
         results = json.load(open(args.out))
     for cat in selected:
         for rel in CATEGORIES[cat]:
+            if files and rel not in files:
+                continue
             prev = results["files"].get(rel)
             if prev is not None and not (args.rerun_failed and _worth_rerun(prev)):
                 continue
@@ -373,7 +381,8 @@ def main(argv=None):
     ap.add_argument("--tests", help="Paddle 1.8's python/paddle/fluid/tests/unittests directory")
     ap.add_argument("--python", default=sys.executable, help="interpreter to test with")
     ap.add_argument("--label", default="here")
-    ap.add_argument("--select", default="", help="comma-separated categories: " + ",".join(CATEGORIES))
+    ap.add_argument("--select", default="", help="comma-separated categories, or test file names (test_x.py): "
+                    + ",".join(CATEGORIES))
     ap.add_argument("--out", help="results JSON (rewritten after every file)")
     ap.add_argument("--resume", action="store_true", help="skip files already in --out")
     ap.add_argument("--rerun-failed", action="store_true",
