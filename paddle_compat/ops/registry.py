@@ -91,19 +91,24 @@ class OpDef:
       FLAGS_check_nan_inf never checks its outputs (backends/lowering/nan_check.py).
     runtime: the backend runtime whose module registers this op's kernel when a program first needs it
       ("ps": the pserver runtime, backends/ps/kernels.py); None: the lowering's own kernels.
+    grad_lod: which input gradients carry a LoD (Paddle 1.8.5's grad op calls ShareLoD in its InferShape):
+      (slot, source[, when]) entries, a plain "X" being ("X", "X"): the gradient of input `slot` takes the
+      LoD of the grad op's input `source` (a forward input "X", or an output gradient "Out@GRAD"), only
+      when `when` (a grad-op input) holds a LoD if given. Undeclared gradients carry none. Each fact is
+      recorded from Paddle (tests/data/paddle18/make_grad_lod.py); backends/lowering/grad_lod.py reads them.
     attrs: ((name, AttrType, default), ...) for an op type Paddle 1.8.5 does not declare; Paddle's own ops
       take theirs from Paddle's recorded protos (ir/op_protos.json), so the two never disagree.
     """
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
                  "host", "random", "operator_base", "runtime", "kernel_where", "ps_plan", "native_rows",
-                 "host_inputs")
+                 "host_inputs", "grad_lod")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
                  sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), host=None,
                  random=False, operator_base=False, runtime=None, ps_plan=None, native_rows=False,
-                 host_inputs=()):
+                 host_inputs=(), grad_lod=()):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -130,6 +135,7 @@ class OpDef:
         self.ps_plan = ps_plan
         self.native_rows = bool(native_rows)
         self.host_inputs = frozenset(host_inputs)
+        self.grad_lod = tuple((g, g, None) if isinstance(g, str) else (tuple(g) + (None,))[:3] for g in grad_lod)
         self.kernel_where = where if factory is not None else None
 
     def input_slots(self):
@@ -154,7 +160,7 @@ def defop(op_types, inputs=("X",), outputs=("Out",), lod_in=(), lod_out=(), infe
           differentiable=True, no_grad=(), **facts):
     """Decorator over a kernel factory: declares op type(s) with all their facts, and their kernel, in one
     place (facts: row_wise, sparse_grad_slot, random_init, lookup, ps_plan, native_rows, attrs, host,
-    host_inputs, random, operator_base, runtime; see OpDef).
+    host_inputs, random, operator_base, runtime, grad_lod; see OpDef).
 
         @defop("cumsum", infer_shape=same_as("X"))
         def cumsum(op, ctx):

@@ -190,6 +190,8 @@ class _Emitter:
             text = "pass"
         lines = [(text + "  # autograd of ops %d..%d" % (s.region.op_idx[0], s.region.op_idx[-1]), (op, names))]
         lines += self.nan_lines(s.nan_out)
+        for dst, src in s.lod_shares:
+            lines.append(("%s = %s" % (self.names.lod(dst), self.names.lod(src)), None))
         if s.last:
             lines.append(("__set_grad(False)", None))
         return lines

@@ -15,6 +15,7 @@ from ...ir.dtypes import FLOAT_TYPES
 from ...ir.lazy import torch
 from ...ops import is_differentiable
 from .autograd_region import autograd, find_regions
+from .grad_lod import region_lod_shares
 from .emit import rows_as_torch, write_rows
 from .ctx import LowerCtx, LoweringError, OpRunError, missing_value, op_failure
 from .op_checks import kernel_of
@@ -146,6 +147,11 @@ class _Run:
                        [None if s in r.unit_seeds and fn is autograd else self.get(s, op) for s in r.seeds], **({} if fn is not autograd else {"retain_graph": True, "create_graph": r.create_graph}))
             for w, g in zip(r.wanted, grads):
                 self.set(w, g)
+            shares = region_lod_shares(self.block, r, self.lods)
+            for w in r.wanted:
+                self.lods.pop(w, None)
+            for w, src in shares:
+                self.lods[w] = self.lods[src]
         if last:
             self.it._torch._C._set_grad_enabled(False)
 

@@ -14,6 +14,7 @@ from . import fusion, nan_check
 from .autograd_region import find_regions
 from .capture_check import capture_verdict
 from .ctx import missing_value
+from .grad_lod import region_lod_shares
 from .op_checks import kernel_of
 from .plan_types import BlockPlan, FreeStep, OpStep, Ref, RegionStep
 
@@ -255,9 +256,12 @@ class _Walk:
         for n in list(r.targets) + list(r.seeds) + list(r.wanted_forward()):
             flow.need(n, op)
         flow.defined.update(r.wanted)
+        shares = region_lod_shares(self.block, r, flow.has_lod)
+        flow.has_lod.difference_update(r.wanted)
+        flow.has_lod.update(w for w, _ in shares)
         last = r.start == self.last_region
         return RegionStep(index=r.start, region=r, targets=tuple(r.targets), seeds=tuple(r.seeds),
-                          inputs=tuple(r.wanted_forward()), outputs=tuple(r.wanted),
+                          inputs=tuple(r.wanted_forward()), outputs=tuple(r.wanted), lod_shares=shares,
                           retain_graph=not (last and self.block.forward_block_idx < 0), last=last,
                           nan_out=self.nan.after_region(r) if self.nan else ())
 
@@ -394,8 +398,9 @@ def scope_writes(block, regions, defined):
 def step_refs(step):
     """(assigned, mentioned): the values a step assigns and every value it names."""
     if isinstance(step, RegionStep):
-        outs = set(Ref(n) for n in step.outputs)
-        ins = set(Ref(n) for n in step.targets + step.seeds + step.inputs)
+        outs = set(Ref(n) for n in step.outputs) | set(Ref(dst, True) for dst, _ in step.lod_shares)
+        ins = set(Ref(n) for n in step.targets + step.seeds + step.inputs) | \
+            set(Ref(src, True) for _, src in step.lod_shares)
         return outs, outs | ins | set(Ref(n) for _, n in step.nan_out)
     if isinstance(step, FreeStep):
         return set(), set(step.refs)

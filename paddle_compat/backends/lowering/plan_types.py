@@ -40,6 +40,7 @@ class RegionStep(NamedTuple):
     retain_graph: bool      # a later region goes through the same forward
     last: bool              # the last region: grad mode goes off after it
     nan_out: tuple = ()
+    lod_shares: tuple = ()  # ((gradient, name), ...): gradients taking that name's LoD (grad_lod.py)
 
 
 class FreeStep(NamedTuple):

@@ -56,8 +56,12 @@ def _libm_small(fn):
     return run
 
 
+# X@GRAD takes Out@GRAD's LoD (Paddle 1.8.5's ActivationOpGrad; recorded for these, make_grad_lod.py)
+_GRAD_LOD = {"relu", "sigmoid", "tanh"}
+
 for _name, (_mod, _fn) in ACTIVATIONS.items():
-    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD, row_wise=_name in _ROW_WISE)(
+    defop(_name, infer_shape=_SAME, differentiable=_name not in _NO_GRAD, row_wise=_name in _ROW_WISE,
+          grad_lod=(("X", "Out@GRAD"),) if _name in _GRAD_LOD else ())(
         (lambda mod, fn, small: lambda op, ctx: _libm_small(getattr(mod, fn)) if small else getattr(mod, fn))(
             _mod, _fn, _name in _LIBM_SMALL))
 

@@ -309,7 +309,7 @@ def _lod_reset_shape(ins, attrs):
 # Out is X with a new LoD: Y's LoD when Y carries one (taken whole, as Paddle does, even with append),
 # else one level of offsets from Y's data or the target_lod attribute, replacing X's LoD or (append)
 # added below it.
-@defop("lod_reset", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",), infer_shape=_lod_reset_shape,
+@defop("lod_reset", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",), grad_lod=("X",), infer_shape=_lod_reset_shape,
        no_grad=("Y",), host="data")
 def lod_reset(op, ctx):
     append = bool(attr(op, "append", False))

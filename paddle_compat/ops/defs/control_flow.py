@@ -50,7 +50,7 @@ def _scalar_bool(t, name, what):
 # Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
 # condition among them). The body runs until Condition is false; every step sees the last step's values,
 # and their LoDs (for variables declared with lod_level > 0).
-@defop("while", inputs=("X*", "Condition", "@Out*"), outputs=("Out*", "StepScopes"), lod_in=("X*", "@Out*"),
+@defop("while", inputs=("X*", "Condition", "@Out*"), grad_lod=("X",), outputs=("Out*", "StepScopes"), lod_in=("X*", "@Out*"),
        lod_out=("Out*",), host="control", operator_base=True)
 def while_(op, ctx):
     xs, outs = op.input("X"), op.output("Out")

@@ -34,7 +34,7 @@ def _mul_shape(ins, attrs):
     return {"Out": OutMeta(tuple(x.shape[:xd]) + tuple(y.shape[yd:]), x.dtype, x.lod_level)}
 
 
-@defop("mul", inputs=("X", "Y"), infer_shape=_mul_shape)
+@defop("mul", inputs=("X", "Y"), infer_shape=_mul_shape, grad_lod=("X",))
 def mul(op, ctx):
     xd, yd = attr(op, "x_num_col_dims", 1), attr(op, "y_num_col_dims", 1)
     mm = torch.mm
@@ -154,13 +154,17 @@ def _broadcast_shape(dtype=None):
 _ROW_WISE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max",
              "elementwise_min")
 
+_GRAD_LOD = ("elementwise_add", "elementwise_sub", "elementwise_mul")
+
 # floor division and remainder are piecewise constant: no gradient
 for _name, _fn in [("elementwise_add", "add"), ("elementwise_sub", "sub"), ("elementwise_mul", "mul"),
                    ("elementwise_div", "div"), ("elementwise_max", "maximum"), ("elementwise_min", "minimum"),
                    ("elementwise_pow", "pow"), ("elementwise_mod", "remainder"), ("elementwise_floordiv", None)]:
     defop(_name, inputs=("X", "Y"), infer_shape=_broadcast_shape(),
           differentiable=_name not in ("elementwise_mod", "elementwise_floordiv"),
-          row_wise=_name in _ROW_WISE)(
+          row_wise=_name in _ROW_WISE,
+          # X@GRAD takes Out@GRAD's LoD, Y@GRAD Y's (recorded from Paddle 1.8.5, make_grad_lod.py)
+          grad_lod=(("X", "Out@GRAD"), "Y") if _name in _GRAD_LOD else ())(
         _elementwise(_floordiv if _fn is None else _fn))
 
 # comparisons and logic: bool outputs, no gradient (their builders take an optional existing output)
@@ -176,7 +180,7 @@ def logical_not(op, ctx):
     return torch.logical_not
 
 
-@defop("scale", infer_shape=_SAME, row_wise=True)
+@defop("scale", infer_shape=_SAME, row_wise=True, grad_lod=(("X", "Out@GRAD"),))
 def scale(op, ctx):
     s, b = float(attr(op, "scale", 1.0)), float(attr(op, "bias", 0.0))
     after = attr(op, "bias_after_scale", True)
@@ -201,7 +205,7 @@ def scale(op, ctx):
     return lambda x: (x + b) * s
 
 
-@defop("sum", inputs=("X*",), infer_shape=same_as("X"), row_wise=True)
+@defop("sum", inputs=("X*",), infer_shape=same_as("X"), row_wise=True, grad_lod=(("X", "Out@GRAD"),))
 def sum_(op, ctx):
     def k(xs):
         if len(xs) == 2 and not (xs[0].is_sparse or xs[1].is_sparse):

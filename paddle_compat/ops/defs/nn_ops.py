@@ -161,7 +161,7 @@ def _running_var(var, mom, buf, alpha):
 
 # Seed: a [1] int32 tensor (a `seed` op's output, which recomputation gives each dropout so that the
 # recomputed mask is the forward one); it replaces the fix_seed/seed attributes, as in Paddle.
-@defop("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), no_grad=("Seed",),
+@defop("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), no_grad=("Seed",), grad_lod=(("X", "Out@GRAD"),),
        infer_shape=lambda ins, attrs: {"Out": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
                                                       first(ins, "X").lod_level),
                                        "Mask": OutMeta(first(ins, "X").shape, "uint8")}, random=True)

@@ -102,7 +102,7 @@ def _step_rows(t):
     return [t.count(s) for s in range(t.lengths[0] if t.lengths else 0)]
 
 
-@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), no_grad=("RankTable",),
+@defop("lod_tensor_to_array", inputs=("X", "RankTable"), lod_in=("X",), grad_lod=("X",), no_grad=("RankTable",),
        host="array", operator_base=True)
 def lod_tensor_to_array(op, ctx):
     def k(x, t, lod):
@@ -236,7 +236,7 @@ def shrink_rnn_memory(op, ctx):
     return k
 
 
-@defop("reorder_lod_tensor_by_rank", inputs=("X", "RankTable"), lod_in=("X",), lod_out=("Out",),
+@defop("reorder_lod_tensor_by_rank", inputs=("X", "RankTable"), lod_in=("X",), grad_lod=(("X", "X", "Out@GRAD"),), lod_out=("Out",),
        no_grad=("RankTable",), infer_shape=same_as("X"), host="array", operator_base=True)
 def reorder_lod_tensor_by_rank(op, ctx):
     def k(x, t, lod):

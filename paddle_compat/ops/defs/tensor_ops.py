@@ -50,7 +50,7 @@ def _concat_shape(ins, attrs):
     return {"Out": OutMeta(shape, xs[0].dtype, xs[0].lod_level)}
 
 
-@defop("concat", inputs=("X*",), infer_shape=_concat_shape)
+@defop("concat", inputs=("X*",), infer_shape=_concat_shape, grad_lod=("X",))
 def concat(op, ctx):
     axis = attr(op, "axis", 0)
     return lambda xs: torch.cat(xs, axis)

@@ -14,7 +14,7 @@ def _seq_conv_shape(ins, attrs):
 # Row t of a sequence sees rows t + contextStart ... t + contextStart + contextLength - 1 of the same sequence
 # (zeros outside it), concatenated into one [contextLength * D] row, times Filter [contextLength * D, M].
 # Trainable padding (PaddingData) is not supported: Paddle 1.8's sequence_conv layer never creates it.
-@defop("sequence_conv", inputs=("X", "Filter"), lod_in=("X",), infer_shape=_seq_conv_shape)
+@defop("sequence_conv", inputs=("X", "Filter"), lod_in=("X",), grad_lod=("X",), infer_shape=_seq_conv_shape)
 def sequence_conv(op, ctx):
     start, length = attr(op, "contextStart", 0), attr(op, "contextLength", 3)
     stride = attr(op, "contextStride", 1)

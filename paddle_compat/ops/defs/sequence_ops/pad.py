@@ -23,7 +23,7 @@ def _seg(lengths, total):
     return torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths, output_size=total)
 
 
-@defop("sequence_reverse", outputs=("Y",), lod_in=("X",),
+@defop("sequence_reverse", outputs=("Y",), lod_in=("X",), grad_lod=("X",),
        infer_shape=lambda ins, attrs: {"Y": OutMeta(first(ins, "X").shape, first(ins, "X").dtype,
                                                     first(ins, "X").lod_level)})
 def sequence_reverse(op, ctx):
@@ -42,7 +42,7 @@ def _pad_shape(ins, attrs):
     return {"Out": OutMeta((-1, n) + tuple(x.shape[1:]), x.dtype), "Length": OutMeta((-1,), "int64")}
 
 
-@defop("sequence_pad", inputs=("X", "PadValue"), outputs=("Out", "Length"), lod_in=("X",), infer_shape=_pad_shape,
+@defop("sequence_pad", inputs=("X", "PadValue"), outputs=("Out", "Length"), lod_in=("X",), grad_lod=("X",), infer_shape=_pad_shape,
        no_grad=("PadValue",))
 def sequence_pad(op, ctx):
     want = op.attrs.get("padded_length", -1)

@@ -61,7 +61,7 @@ def _pool_shape(ins, attrs):
 
 
 # the builder keeps its outputs (MaxIndex is made stop-gradient); their shapes are these
-@defop("sequence_pool", outputs=("Out", "MaxIndex"), lod_in=("X",), lod_out=("Out",), infer_shape=_pool_shape)
+@defop("sequence_pool", outputs=("Out", "MaxIndex"), lod_in=("X",), grad_lod=("X",), lod_out=("Out",), infer_shape=_pool_shape)
 def sequence_pool(op, ctx):
     """Pool each sequence of the last LoD level to one row. Empty sequences give pad_value
     (MaxIndex -1), as Paddle 1.6+ does; the output keeps the LoD levels above the pooled one."""
@@ -118,7 +118,7 @@ def _max_pool(x2, off, lengths, pad):
 
 
 # ---------------------------------------------------------------------------------------------------
-@defop("sequence_softmax", lod_in=("X",), infer_shape=same_as("X"))
+@defop("sequence_softmax", lod_in=("X",), grad_lod=("X",), infer_shape=same_as("X"))
 def sequence_softmax(op, ctx):
     """Softmax over the rows of each sequence (X is [T, 1] or [T]); the output keeps X's LoD."""
     def k(x, lod):
@@ -136,7 +136,7 @@ def sequence_softmax(op, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-@defop("sequence_concat", inputs=("X*",), lod_in=("X*",), lod_out=("Out",),
+@defop("sequence_concat", inputs=("X*",), lod_in=("X*",), grad_lod=("X",), lod_out=("Out",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,) + tuple(first(ins, "X").shape[1:]),
                                                       first(ins, "X").dtype, 1)})
 def sequence_concat(op, ctx):
@@ -168,7 +168,7 @@ def sequence_concat(op, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-@defop("sequence_expand", inputs=("X", "Y"), lod_in=("X", "Y"), lod_out=("Out",),
+@defop("sequence_expand", inputs=("X", "Y"), lod_in=("X", "Y"), grad_lod=("X",), lod_out=("Out",),
        infer_shape=lambda ins, attrs: {"Out": OutMeta((-1,) + tuple(first(ins, "X").shape[1:]),
                                                       first(ins, "X").dtype, first(ins, "X").lod_level)}, host="data")
 def sequence_expand(op, ctx):

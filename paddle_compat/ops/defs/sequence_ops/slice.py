@@ -74,7 +74,7 @@ def _reshape_shape(ins, attrs):
 
 
 # The data is unchanged; each sequence of L rows of width D becomes L * D / new_dim rows of width new_dim.
-@defop("sequence_reshape", lod_in=("X",), lod_out=("Out",), infer_shape=_reshape_shape, host="data")
+@defop("sequence_reshape", lod_in=("X",), grad_lod=("X",), lod_out=("Out",), infer_shape=_reshape_shape, host="data")
 def sequence_reshape(op, ctx):
     new_dim = int(attr(op, "new_dim"))
 
