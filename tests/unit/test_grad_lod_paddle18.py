@@ -16,16 +16,26 @@ from paddle_compat.ir import lod_as_tensors
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "data", "paddle18")
 sys.path.insert(0, HERE)
-from grad_lod_cases import run_case  # noqa: E402
+from grad_lod_cases import harness_cases, run_case, run_harness_case  # noqa: E402
 
 with open(os.path.join(HERE, "grad_lod.json")) as f:
     RECORDED = json.load(f)
+HARNESS = "harness:"
 
 
-@pytest.mark.parametrize("name", sorted(RECORDED))
+@pytest.mark.parametrize("name", sorted(n for n in RECORDED if not n.startswith(HARNESS)))
 def test_fetched_gradient_lod_is_paddles(name):
     got = run_case(fluid, name.split("@")[0], name.endswith("@chained"))
     assert got == RECORDED[name]
+
+
+@pytest.mark.parametrize("name", sorted(n[len(HARNESS):] for n in RECORDED if n.startswith(HARNESS)))
+def test_parity_harness_gradient_lod_is_paddles(name):
+    assert run_harness_case(fluid, harness_cases()[name]) == RECORDED[HARNESS + name]
+
+
+def test_every_harness_case_with_a_lod_input_is_recorded():
+    assert set(HARNESS + n for n in harness_cases()) <= set(RECORDED)
 
 
 def test_the_recording_covers_sharing_and_not_sharing():

@@ -266,7 +266,7 @@ def _padded(x, off):
 
 # Sequence pair i: Out_i[t, a, b] = x_a W[:, t, :] y_b over x's a-th and y's b-th rows, laid out as
 # [dim_t, len_x_i, len_y_i] flattened, pairs one after another (Out's LoD); Tmp = X W as [T_x, dim_t * h].
-@defop("match_matrix_tensor", inputs=("X", "Y", "W"), outputs=("Out", "Tmp"), lod_in=("X", "Y"), lod_out=("Out",),
+@defop("match_matrix_tensor", inputs=("X", "Y", "W"), grad_lod=("X", "Y"), outputs=("Out", "Tmp"), lod_in=("X", "Y"), lod_out=("Out",),
        infer_shape=_mmt_shape)
 def match_matrix_tensor(op, ctx):
     dim_t = int(attr(op, "dim_t", 1))
@@ -301,7 +301,7 @@ def _topk_shape(ins, attrs):
 # Out row r of sample i, column c * len(topks) + j: the sum of the topks[j] largest values of channel c's
 # row r divided by topks[j] (missing values count 0). pos: the positions of the max(topks) largest (-1
 # where the row is shorter), as Paddle.
-@defop("sequence_topk_avg_pooling", inputs=("X", "ROW", "COLUMN"), outputs=("Out", "pos"),
+@defop("sequence_topk_avg_pooling", inputs=("X", "ROW", "COLUMN"), grad_lod=("X",), outputs=("Out", "pos"),
        lod_in=("X", "ROW", "COLUMN"), lod_out=("Out",), infer_shape=_topk_shape, no_grad=("ROW", "COLUMN"))
 def sequence_topk_avg_pooling(op, ctx):
     topks = [int(v) for v in attr(op, "topks")]
@@ -425,7 +425,7 @@ def _var_conv_shape(ins, attrs):
 # W [OutputChannel, InputChannel * KernelH * KernelW] centred (kernel // 2 zeros around), stride StrideH/W:
 # [OutputChannel, (rows_i - 1) // StrideH + 1, (cols_i - 1) // StrideW + 1], flattened one after another.
 # All samples run as one zero-padded batch. Col (Paddle's im2col buffer) is left empty here.
-@defop("var_conv_2d", inputs=("X", "ROW", "COLUMN", "W"), outputs=("Out", "Col"), lod_in=("X", "ROW", "COLUMN"),
+@defop("var_conv_2d", inputs=("X", "ROW", "COLUMN", "W"), grad_lod=("X",), outputs=("Out", "Col"), lod_in=("X", "ROW", "COLUMN"),
        lod_out=("Out",), infer_shape=_var_conv_shape, no_grad=("ROW", "COLUMN"))
 def var_conv_2d(op, ctx):
     cin, cout = int(attr(op, "InputChannel")), int(attr(op, "OutputChannel"))

@@ -307,7 +307,7 @@ def _filter_shape(ins, attrs):
 # Instance i is X's rows i (is_lod=False) or its LoD sequence i; Ins_tag's LoD gives its tags. The instances
 # with a tag in Filter_tag are kept, in order: Out (LoD: one sequence per kept instance), LossWeight 1 each,
 # IndexMap rows (out start, in start, rows). None kept: Out is one row of out_val_if_empty, LossWeight 0.
-@defop("filter_by_instag", inputs=("Ins", "Ins_tag", "Filter_tag"), outputs=("Out", "LossWeight", "IndexMap"),
+@defop("filter_by_instag", inputs=("Ins", "Ins_tag", "Filter_tag"), grad_lod=("Ins",), outputs=("Out", "LossWeight", "IndexMap"),
        lod_in=("Ins", "Ins_tag"), lod_out=("Out",), infer_shape=_filter_shape, no_grad=("Ins_tag", "Filter_tag"),
        host="data")
 def filter_by_instag(op, ctx):

@@ -264,3 +264,52 @@ def run_case(fluid, name, chained=False):
         exe.run(startup)
         outs = exe.run(main, feed=feed, fetch_list=[n + "@GRAD" for n in wrt], return_numpy=False)
     return {n: [list(l) for l in o.recursive_sequence_lengths()] for n, o in zip(wrt, outs)}
+
+
+# the parity harness's case files (parity_harness.Case lists); their cases fed a LoD input are recorded too
+HARNESS_MODULES = ("make_contrib_more", "make_io_more", "make_layers_more", "make_loss_more", "make_math_more",
+                   "make_nn_more", "make_shape_more", "make_random_misc")
+
+
+def harness_cases():
+    """{"module:case": Case} for every harness case with a LoD input and gradients."""
+    import importlib
+    out = {}
+    for m in HARNESS_MODULES:
+        for c in importlib.import_module(m).CASES:
+            if c.grad and any(len(inp) > 2 for inp in c.inputs):
+                out["%s:%s" % (m[len("make_"):], c.name)] = c
+    return out
+
+
+def run_harness_case(fluid, case):
+    """The case's program as parity_harness.run builds it (gradients of sum(square(out)) w.r.t. its float
+    inputs), its input gradients fetched with return_numpy=False: {input name: sequence lengths}."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 1
+    with fluid.program_guard(main, startup):
+        vs = []
+        for inp in case.inputs:
+            name, arr = inp[0], inp[1]
+            v = fluid.layers.data(name, shape=list(arr.shape), dtype=str(arr.dtype), append_batch_size=False,
+                                  lod_level=1 if len(inp) > 2 else 0)
+            v.stop_gradient = not (arr.dtype.kind == "f" and name not in case.no_grad)
+            vs.append(v)
+        outs = case.fn(fluid, *vs)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        wrt = [(inp[0], v) for inp, v in zip(case.inputs, vs) if not v.stop_gradient]
+        loss = None
+        for i in case.grad_outs:
+            term = fluid.layers.reduce_sum(fluid.layers.square(outs[i]))
+            loss = term if loss is None else loss + term
+        grads = fluid.gradients([loss], [v for _, v in wrt])
+        pairs = [(n, g) for (n, _), g in zip(wrt, grads) if g is not None]
+    place = fluid.CPUPlace()
+    exe = fluid.Executor(place)
+    scope = fluid.core.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        feed = {inp[0]: (fluid.create_lod_tensor(inp[1], inp[2], place) if len(inp) > 2 else inp[1])
+                for inp in case.inputs}
+        got = exe.run(main, feed=feed, fetch_list=[g for _, g in pairs], return_numpy=False)
+    return {n: [list(l) for l in t.recursive_sequence_lengths()] for (n, _), t in zip(pairs, got)}

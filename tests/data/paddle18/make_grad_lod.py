@@ -10,7 +10,7 @@ import sys
 import paddle.fluid as fluid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from grad_lod_cases import CASES, run_case  # noqa: E402
+from grad_lod_cases import CASES, harness_cases, run_case, run_harness_case  # noqa: E402
 
 out = {}
 for name in list(CASES) + [n + "@chained" for n in CASES]:
@@ -20,5 +20,12 @@ for name in list(CASES) + [n + "@chained" for n in CASES]:
         print("skip %s: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
         continue
     print(name, out[name])
+for name, case in sorted(harness_cases().items()):
+    try:
+        out["harness:" + name] = run_harness_case(fluid, case)
+    except Exception as e:
+        print("skip %s: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
+        continue
+    print(name, out["harness:" + name])
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "grad_lod.json"), "w") as f:
     json.dump(out, f, indent=1, sort_keys=True)
