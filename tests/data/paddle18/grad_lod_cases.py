@@ -96,7 +96,8 @@ def _seq_softmax(fluid, place):
 def _seq_expand(fluid, place):
     x = _lod_data(fluid, "x", 3)
     y = _lod_data(fluid, "y", 1, grad=False)
-    feed = {"x": _feed(fluid, place, "x", 3, lens=[[1, 1, 1, 1, 1]]), "y": _feed(fluid, place, "y", 1, lens=[[1, 2, 1, 1, 1]])}
+    feed = {"x": _feed(fluid, place, "x", 3, lens=[[1, 1, 1, 1, 1]]),
+            "y": _feed(fluid, place, "y", 1, lens=[[1, 2, 1, 1, 1]])}
     out = fluid.layers.sequence_expand(x, y, ref_level=0)
     return _pool(fluid, out), feed, ["x"]
 
@@ -185,7 +186,8 @@ def _dynrnn_static(fluid, place):
         last = fluid.layers.sequence_pool(step_s, "last")
         rnn.output(fluid.layers.fc([step_x, last], 2))
     loss = fluid.layers.mean(fluid.layers.sequence_pool(rnn(), "last"))
-    feed = {"x": _feed(fluid, place, "x", 2, lens=[[2, 1, 3]]), "s": _feed(fluid, place, "s", 2, lens=[[1, 2, 3]], seed=1)}
+    feed = {"x": _feed(fluid, place, "x", 2, lens=[[2, 1, 3]]),
+            "s": _feed(fluid, place, "s", 2, lens=[[1, 2, 3]], seed=1)}
     return loss, feed, ["x", "s"]
 
 
