@@ -184,8 +184,7 @@ WHY = {
                              "each iteration adds its 2 * i into the one i@GRAD; we give the derivative, "
                              "tests/unit/test_while_loop_structures.py; the 7 other cases pass)",
     "test_dynrnn_static_input.py": "design: NumPy 2 removed np.product (the test calls it); with NumPy 1.26 "
-                                   "test_step_out passes and test_network_gradient fails: the fetched gradient of the "
-                                   "static input carries no LoD here (Paddle's grad kernels share it op by op)",
+                                   "both cases pass here",
     "test_lod_tensor_array_ops.py": "design: array_to_lod_tensor of a LoDTensor (not an array) is refused when "
                                     "built; Paddle builds it and fails when it runs (test_errors; the 8 other "
                                     "cases pass)",
