@@ -31,6 +31,7 @@ class Case:
         self.name, self.ours, self.ref, self.data, self.tol, self.graph = name, ours, ref, data, tol, graph
         self.nofetch = nofetch      # our step with an empty fetch_list (step_speed.py --nofetch)
         self.others = list(others)  # more (name, step) sides timed with them (torch autocast under --amp)
+        self.rebuild = None         # () -> a fresh Case of the same model (its program lowered anew)
 
 
 # ---------------------------------------------------------------- ResNet-20 (book: image_classification)
@@ -154,7 +155,9 @@ def make_resnet(batch, device, lr=0.01, mom=0.9, nbatch=4, seed=90, amp=None):
         return torch_step(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)).cpu().numpy().reshape(1)
 
     if not amp:
-        return Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step, nofetch=nofetch)
+        case = Case("resnet20 b%d" % batch, ours, ref, data, tol=1e-3, graph=torch_step, nofetch=nofetch)
+        case.rebuild = lambda: make_resnet(batch, device, lr, mom, nbatch, seed)
+        return case
     return Case("resnet20 b%d amp %s" % (batch, amp), ours, ref, data, tol=5e-2, nofetch=nofetch,
                 others=[("torch autocast", _autocast_resnet(params, device, lr, mom, amp))])
 

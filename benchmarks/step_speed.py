@@ -15,9 +15,11 @@ kernels launched -- then both sides timed in alternating rounds in one process; 
 median of the per-round ratios (ours / torch) and the ops ratios; on the CPU also this thread's CPU time per
 step (what the target is judged on there: the 2-core machines these run on are shared, and the wall clock
 counts the time a step waited for a core). One thread (torch.set_num_threads(1)). Target on the CPU: every
-ratio <= 1.0. --ops-detail prints the leaf-op histogram of both sides; --nofetch also times our step with an
-empty fetch_list (after its own warm-up: a new fetch list is a new lowering). --amp: ResNet-20 only, ours
-through contrib.mixed_precision.decorate (float16 by default; --amp-dtype bfloat16) against torch eager
+ratio <= 1.0 (on the CPU our convolutions read channels-last memory, FLAGS_conv_channels_last; ResNet-20's
+ops are counted in NCHW memory too, the GPU's layout). --ops-detail prints the leaf-op histogram of both
+sides; --nofetch also times our step with an empty fetch_list (after its own warm-up: a new fetch list is a
+new lowering). --amp: ResNet-20 only, ours through contrib.mixed_precision.decorate (float16 by default;
+--amp-dtype bfloat16) against torch eager
 float32 (the ratio and target: <= 0.5x on a GPU), with torch autocast timed alongside.
 """
 
@@ -162,6 +164,20 @@ def run_case(case, args):
     if ko is not None:
         line += ", kernels ours %d torch %d (%.2fx)" % (ko, kr, ko / kr)
     print(line)
+    if args.device == "cpu" and case.rebuild is not None:
+        # on the CPU our convolutions read channels-last memory (FLAGS_conv_channels_last), whose oneDNN
+        # reorders add leaf ops a GPU does not run: the GPU proxy is the count in NCHW memory
+        old = os.environ.get("FLAGS_conv_channels_last")
+        os.environ["FLAGS_conv_channels_last"] = "0"
+        try:
+            ln, tn, _, _ = op_counts(case.rebuild().ours, case.data, psteps, args.device)
+        finally:
+            if old is None:
+                del os.environ["FLAGS_conv_channels_last"]
+            else:
+                os.environ["FLAGS_conv_channels_last"] = old
+        print("  ops/step in NCHW memory (FLAGS_conv_channels_last=0, as on a GPU): leaf aten ours %d torch %d "
+              "(%.2fx), top-level ours %d" % (ln, lr, ln / lr, tn[0]))
     if args.no_time:
         return True
     steps = args.steps or steps_for(case.name, args.device)

@@ -1,16 +1,20 @@
-"""The word2vec (N-gram) and recommender_system book models, written as in Paddle's book with small sizes, and
+"""The word2vec (N-gram), recommender_system and recognize_digits (convolutional) book models, written as in
+Paddle's book with small sizes, and
 their training set-up. They take the fluid module as an argument, so tests/data/paddle18/make_book_more.py
 runs the very same code with Paddle 1.8.5 to record the reference. Python 3.7 compatible.
 
 word2vec variants: the book's softmax head with dense or sparse (is_sparse) shared embedding table, and two
-heads of the older book text: hsigmoid over a custom tree and nce with fixed negatives (both is_sparse)."""
+heads of the older book text: hsigmoid over a custom tree and nce with fixed negatives (both is_sparse).
+digits_conv: the book's two simple_img_conv_pool stages and softmax fc, without its batch_norm (whose batch
+statistics would make two trainers' averaged gradients differ from one process on both batches)."""
 
 import numpy as np
 
 W2V_DICT, EMBED, HIDDEN, W2V_BATCH = 40, 8, 16, 8
 NCE_NEG = [3, 17, 29, 8, 35]
 USERS, AGES, JOBS, MOVIES, CATEGORIES, TITLE_DICT, REC_BATCH = 20, 7, 21, 30, 18, 50, 6
-MODELS = ["word2vec", "word2vec_sparse", "word2vec_hs", "word2vec_nce", "recommender"]
+DIGITS_SIDE, DIGITS_BATCH = 16, 8
+MODELS = ["word2vec", "word2vec_sparse", "word2vec_hs", "word2vec_nce", "recommender", "digits_conv"]
 
 
 # ---- word2vec ---------------------------------------------------------------------------------------------
@@ -97,6 +101,18 @@ def recommender_net(fluid, is_sparse=True):
     return fluid.layers.mean(square_cost)
 
 
+# ---- recognize_digits ------------------------------------------------------------------------------------
+def digits_conv_net(fluid):
+    img = fluid.layers.data(name='img', shape=[1, DIGITS_SIDE, DIGITS_SIDE], dtype='float32')
+    label = fluid.layers.data(name='label', shape=[1], dtype='int64')
+    conv_pool_1 = fluid.nets.simple_img_conv_pool(input=img, filter_size=3, num_filters=4, pool_size=2,
+                                                  pool_stride=2, act="relu")
+    conv_pool_2 = fluid.nets.simple_img_conv_pool(input=conv_pool_1, filter_size=3, num_filters=8, pool_size=2,
+                                                  pool_stride=2, act="relu")
+    prediction = fluid.layers.fc(input=conv_pool_2, size=10, act='softmax')
+    return fluid.layers.mean(fluid.layers.cross_entropy(input=prediction, label=label))
+
+
 # ---- set-up shared by the recording script, the unit test and the pserver test ----------------------------
 def build(fluid, name, train=True):
     """(main, startup, cost, params); train=False: forward only."""
@@ -105,6 +121,9 @@ def build(fluid, name, train=True):
         if name == "recommender":
             cost = recommender_net(fluid)
             lr = 0.2
+        elif name == "digits_conv":
+            cost = digits_conv_net(fluid)
+            lr = 0.1
         else:
             words = [fluid.layers.data(name=n, shape=[1], dtype='int64')
                      for n in ('firstw', 'secondw', 'thirdw', 'forthw', 'nextw')]
@@ -133,6 +152,9 @@ def batches(name, steps, seed=9):
             for k, hi, top in (("category_id", CATEGORIES, 4), ("movie_title", TITLE_DICT, 6)):
                 lens = r.randint(1, top, REC_BATCH).tolist()
                 b[k] = {"lens": lens, "ids": r.randint(0, hi, sum(lens)).tolist()}
+        elif name == "digits_conv":
+            b = {"img": r.uniform(-1, 1, (DIGITS_BATCH, 1, DIGITS_SIDE, DIGITS_SIDE)).round(3).tolist(),
+                 "label": r.randint(0, 10, DIGITS_BATCH).tolist()}
         else:
             b = {n: r.randint(0, W2V_DICT, W2V_BATCH).tolist() for n in ('firstw', 'secondw', 'thirdw', 'forthw',
                                                                           'nextw')}
@@ -149,6 +171,8 @@ def feed(fluid, name, *bs):
             lens = sum((b[k]["lens"] for b in bs), [])
             ids = np.array(sum((b[k]["ids"] for b in bs), []), "int64").reshape(-1, 1)
             out[k] = fluid.create_lod_tensor(ids, [lens], fluid.CPUPlace())
+        elif k == "img":
+            out[k] = np.array(sum((b[k] for b in bs), []), "float32")
         else:
             out[k] = np.array(sum((b[k] for b in bs), []), "float32" if k == "score" else "int64").reshape(-1, 1)
     if name == "word2vec_hs":

@@ -30,5 +30,10 @@ class FetchArray(np.ndarray):
 
 
 def as_fetch(a):
-    """A fetched ndarray as FetchArray (a view: no copy)."""
-    return a.view(FetchArray) if type(a) is np.ndarray else a
+    """A fetched ndarray as FetchArray (a view: no copy, unless its memory is not in C order -- a
+    channels-last activation, FLAGS_conv_channels_last -- when it is made so, as Paddle's arrays are)."""
+    if type(a) is not np.ndarray:
+        return a
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a.view(FetchArray)

@@ -195,6 +195,8 @@ class LoDTensor(TensorDims):
         if t is None:
             raise RuntimeError("tensor %r is not initialized" % (self._holder.name or "",))
         a = t.detach().cpu().numpy()
+        if not a.flags.c_contiguous:    # a channels-last activation (FLAGS_conv_channels_last): C order, as Paddle's
+            a = np.ascontiguousarray(a)
         if dtype is not None:
             return a.astype(dtype)
         # np.array(t) (copy=True) is a snapshot, as in Paddle: a view would change under the next

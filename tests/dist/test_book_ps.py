@@ -33,10 +33,11 @@ def test_book_label_semantic_roles_two_pservers_two_trainers(tmp_path):
         np.testing.assert_allclose(got[(0, t)], want[t], rtol=1e-4, err_msg="srl trainer %d" % t)
 
 
-@pytest.mark.parametrize("model", ["word2vec", "word2vec_sparse", "recommender"])
+@pytest.mark.parametrize("model", ["word2vec", "word2vec_sparse", "recommender", "digits_conv"])
 def test_book_word2vec_recommender_two_pservers_two_trainers(tmp_path, model):
     """word2vec: one embedding table shared by 4 lookups (dense, and sparse rows); recommender_system: 7 sparse
-    tables, sequence_conv_pool, cos_sim."""
+    tables, sequence_conv_pool, cos_sim; recognize_digits' conv net: filter gradients computed from
+    channels-last activations travel as ordinary tensors."""
     got = run_ok(tmp_path, [{"model": model, "steps": 10}], script=SCRIPT)
     want = book_more.local_two_trainer_losses(fluid, model, 10)
     for t in range(2):

@@ -69,6 +69,22 @@ def test_two_trainers_match_local_gradient_averaging(tmp_path):
             assert np.array_equal(np.array(scope.find_var(p).get_tensor()), got_params[name][p]), (name, p)
 
 
+def test_conv_net_allreduces_its_filter_gradients(tmp_path):
+    """A convolutional net in grad_allreduce mode: its filter gradients, computed from channels-last activations
+    on the CPU, are allreduced as ordinary tensors; losses and parameters as one process averaging both
+    trainers' gradients."""
+    rcs, report = _launch(tmp_path, endpoints(2), ["conv_grad_allreduce"])
+    assert all(rc == 0 for rc in rcs.values()), report
+    ref_losses, ref_params = dp_reference.averaged_sgd(T.build_conv, lambda s: [T.feed(s, 0), T.feed(s, 1)],
+                                                       STEPS, 0.1)
+    got = [np.load(str(tmp_path / ("conv_grad_allreduce_%d.npz" % t))) for t in (0, 1)]
+    for t in (0, 1):
+        np.testing.assert_allclose(got[t]["losses"], ref_losses[:, t], rtol=0, atol=1e-5)
+    for p in T.CONV_PARAMS:
+        assert np.array_equal(got[0][p], got[1][p]), p
+        np.testing.assert_allclose(got[0][p], ref_params[p], rtol=0, atol=1e-5, err_msg=p)
+
+
 def test_fleet_under_torchrun(tmp_path):
     """torchrun sets only RANK/WORLD_SIZE/MASTER_*: the role maker derives the trainer endpoints."""
     port = free_ports(1)[0]

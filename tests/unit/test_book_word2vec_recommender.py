@@ -1,6 +1,8 @@
 """Book chapters word2vec (N-gram: 4 embeddings sharing one table, concat, fc, softmax cross entropy; dense and
 is_sparse; hsigmoid and nce heads) and recommender_system (user/movie features, embeddings, sequence_conv_pool
-on the title, cos_sim, scale, square_error_cost), tests/book_more.py: the first 10 SGD losses equal Paddle
+on the title, cos_sim, scale, square_error_cost) and recognize_digits' convolutional net (conv2d, pool2d: the
+convolutions read channels-last memory on the CPU, FLAGS_conv_channels_last), tests/book_more.py: the first 10
+SGD losses equal Paddle
 1.8.5's from the same initial weights and data (tests/data/paddle18/make_book_more.py)."""
 
 import json

@@ -315,16 +315,18 @@ from paddle_compat.backends.wire import client, server
 KEY = b"k" * 32
 srv = server.Server("127.0.0.1:0", "test server", "s", {"echo": lambda *a: a}, key=KEY, preauth_s=1.0)
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+# the clients' sockets exist before the descriptors run out (freeing one for each later raced the listener,
+# whose accept could take it first); connect() needs none, the kernel completes these, accept() gets EMFILE
+pending = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(3)]
 hog = []
 try:
     while True:
         hog.append(open(os.devnull))
 except OSError:
     pass
-pending = []
-for _ in range(3):                      # the kernel completes these; accept() then fails with EMFILE
-    hog.pop().close()
-    pending.append(socket.create_connection(srv.address, timeout=5))
+for s in pending:
+    s.settimeout(5)
+    s.connect(srv.address)
 time.sleep(1.0)
 for f in hog:
     f.close()

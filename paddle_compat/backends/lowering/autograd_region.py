@@ -231,6 +231,16 @@ def autograd(targets, inputs, seeds, retain_graph=False, create_graph=False):
                                     create_graph=create_graph)
     if any(g is None for g in grads):
         grads = [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
+    for i, g in enumerate(grads):
+        # a convolution over channels-last activations (FLAGS_conv_channels_last) may give its filter a
+        # channels-last gradient: gradients leave in the standard layout, which allreduce and the
+        # optimizers' flat views take
+        # (only those: a broadcast's stride-0 gradient stays as it is, cheap to read)
+        if g.layout is torch.strided and g.dim() == 4 and not g.is_contiguous() and \
+                g.is_contiguous(memory_format=torch.channels_last):
+            if type(grads) is tuple:
+                grads = list(grads)
+            grads[i] = g.contiguous()
     return grads
 
 

@@ -10,6 +10,7 @@ stop-gradient side outputs themselves, in Paddle's order; they ask the shapes be
 import numpy as np
 
 from ...ir.errors import EnforceNotMet
+from ...ir.flags import flag_value
 from ...ir.lazy import F, torch
 from ..registry import attr, defop, OutMeta
 from ..shapes import first
@@ -42,6 +43,7 @@ def conv2d(op, ctx):
     st, pd, dl = list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0])), list(attr(op, "dilations", [1, 1]))
     groups = attr(op, "groups", 1) or 1
     nhwc = _nhwc(op)
+    cl = groups == 1 and flag_value("FLAGS_conv_channels_last")
     if len(pd) == 4:   # [top, bottom, left, right]: torch wants symmetric; pad explicitly otherwise
         if pd[0] == pd[1] and pd[2] == pd[3]:
             pd = [pd[0], pd[2]]
@@ -51,6 +53,10 @@ def conv2d(op, ctx):
     def k(x, w):
         if nhwc:
             x = x.permute(0, 3, 1, 2)
+        elif cl and x.device.type == "cpu":
+            # memory order only (FLAGS_conv_channels_last): torch's ops downstream keep it, the values and
+            # shapes are NCHW's; grouped convolutions stay as they are (not measured faster)
+            x = x.contiguous(memory_format=torch.channels_last)
         y = F.conv2d(x, w, None, st, pd, dl, groups)
         return y.permute(0, 2, 3, 1) if nhwc else y
     return k

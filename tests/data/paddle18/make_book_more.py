@@ -1,5 +1,6 @@
 """Records the first 10 losses of the word2vec (N-gram; softmax head dense and is_sparse, hsigmoid and nce
-heads) and recommender_system book models (tests/book_more.py, run here with Paddle 1.8.5) from real
+heads), recommender_system and recognize_digits (convolutional) book models (tests/book_more.py, run here with
+Paddle 1.8.5) from real
 PaddlePaddle 1.8.5 (run outside CI, from a directory outside the checkout):
 
     GLOG_v=0 OMP_NUM_THREADS=1 CPU_NUM=1 /path/to/paddle18/bin/python tests/data/paddle18/make_book_more.py

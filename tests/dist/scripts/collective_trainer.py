@@ -5,7 +5,8 @@
 
 Each configuration builds the reference MLP (784-200-200-10, SGD lr 0.1, fixed initial weights), trains
 `steps` steps feeding this trainer's own batch (batch index 2*step + trainer_id) and writes
-DIR/<config>_<trainer_id>.npz with the losses and the final parameters.
+DIR/<config>_<trainer_id>.npz with the losses and the final parameters. conv_grad_allreduce: the collective
+grad_allreduce mode on a small convolutional net (build_conv) instead of the MLP.
 """
 
 import argparse
@@ -43,6 +44,30 @@ def build(perturb=False):
     return main, start, loss
 
 
+CONV_PARAMS = ["conv_a.w", "conv_b.w", "conv_fc.w", "conv_fc.b"]
+
+
+def build_conv(perturb=False):
+    """Two 3x3 convolutions (1 -> 4 -> 8 channels) over the MNIST image, max pool, softmax fc: the filter
+    gradients come from channels-last activations on the CPU (FLAGS_conv_channels_last) and are allreduced."""
+    rng = np.random.RandomState(7)
+    init = [rng.uniform(-0.3, 0.3, s).astype("float32") for s in ([4, 1, 3, 3], [8, 4, 3, 3], [8 * 7 * 7, 10], [10])]
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start), fluid.unique_name.guard():
+        img = fluid.layers.data(name="img", shape=[784], dtype="float32")
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        attrs = [fluid.ParamAttr(n, fluid.initializer.NumpyArrayInitializer(v + np.float32(0.01) if perturb else v))
+                 for n, v in zip(CONV_PARAMS, init)]
+        h = fluid.layers.reshape(img, [-1, 1, 28, 28])
+        h = fluid.layers.conv2d(h, 4, 3, padding=1, act="relu", param_attr=attrs[0], bias_attr=False)
+        h = fluid.layers.pool2d(h, 2, pool_stride=2)
+        h = fluid.layers.conv2d(h, 8, 3, padding=1, act="relu", param_attr=attrs[1], bias_attr=False)
+        h = fluid.layers.pool2d(h, 2, pool_stride=2)
+        h = fluid.layers.fc(h, 10, act="softmax", param_attr=attrs[2], bias_attr=attrs[3])
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(h, label))
+    return main, start, loss
+
+
 def feed(step, tid):
     return {"img": R.batch(MNIST_X, 2 * step + tid), "label": R.batch(MNIST_Y, 2 * step + tid)}
 
@@ -59,7 +84,10 @@ def transpile(mode, tid, eps, main, start, collective_mode=None, spell_workers=F
 
 
 def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=False, sleep=0.0):
-    main, start, loss = build(perturb)
+    conv = name.startswith("conv_")
+    if conv:
+        name = name[len("conv_"):]
+    main, start, loss = build_conv(perturb) if conv else build(perturb)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CUDAPlace(tid) if use_cuda else fluid.CPUPlace())
     with fluid.scope_guard(scope), fluid.program_guard(main, start):
@@ -104,12 +132,13 @@ def run_config(name, tid, eps, steps, out, use_cuda=False, die_at=-1, perturb=Fa
             if sleep:
                 print("step %d" % s, flush=True)
                 time.sleep(sleep)
-        params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy()) for p in PARAMS}
+        params = {p: np.array(scope.find_var(p).value.detach().cpu().numpy())
+                  for p in (CONV_PARAMS if conv else PARAMS)}
         if name.startswith("fleet"):
             fleet.save_persistables(exe, os.path.join(out, "%s_saved_%d" % (name, tid)))
             fleet.barrier_worker()
             fleet.save_inference_model(exe, os.path.join(out, "%s_model_%d" % (name, tid)), ["img", "label"], [loss])
-    np.savez(os.path.join(out, "%s_%d.npz" % (name, tid)), losses=np.array(losses), **params)
+    np.savez(os.path.join(out, "%s%s_%d.npz" % ("conv_" if conv else "", name, tid)), losses=np.array(losses), **params)
     print("%s trainer %d losses %s" % (name, tid, losses), flush=True)
 
 
