@@ -2,10 +2,11 @@
 one process, alternating rounds; thread CPU time per step and the ratio on / off (below 1: the channels-last
 memory order pays). The baseline here is our NCHW path, not torch: step_speed.py compares with torch eager.
 
-    python benchmarks/conv_layout.py [--model resnet20,vgg16] [--batch 16] [--rounds 5] [--steps 3]
+    python benchmarks/conv_layout.py [--model resnet20,vgg16,mobilenet] [--batch 16] [--rounds 5] [--steps 3]
 
 resnet20: the book's resnet_cifar10 (depth 20, Momentum); vgg16: the book's vgg16_bn_drop (img_conv_group with
-batch_norm and dropout, Adam), both on 3x32x32 images. VGG's last blocks run 512 channels at 4x4 and 2x2, where
+batch_norm and dropout, Adam); mobilenet: MobileNet v1 (depthwise conv2d with groups = channels, then 1x1
+convolutions, each with batch_norm + relu; Momentum), all on 3x32x32 images. VGG's last blocks run 512 channels at 4x4 and 2x2, where
 channels-last convolutions are slower: those go back to NCHW (paddle_compat/ops/defs/nn_ops.py), and this
 benchmark is what shows that the switch back pays.
 """
@@ -46,6 +47,22 @@ def vgg16_bn_drop(ipt):
     return fluid.layers.fc(input=h, size=10, act='softmax')
 
 
+def _conv_bn(x, num_filters, filter_size, stride, groups=1):
+    c = fluid.layers.conv2d(x, num_filters=num_filters, filter_size=filter_size, stride=stride,
+                            padding=(filter_size - 1) // 2, groups=groups, bias_attr=False)
+    return fluid.layers.batch_norm(c, act="relu")
+
+
+def mobilenet_v1(ipt):
+    """MobileNet v1 for 32x32 images: a 3x3 stem, then depthwise 3x3 + pointwise 1x1 blocks down to 2x2."""
+    h = _conv_bn(ipt, 32, 3, 1)
+    for cin, cout, stride in ((32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1),
+                              (256, 512, 2)) + ((512, 512, 1),) * 5 + ((512, 1024, 2), (1024, 1024, 1)):
+        h = _conv_bn(_conv_bn(h, cin, 3, stride, groups=cin), cout, 1, 1)
+    h = fluid.layers.pool2d(h, pool_type="avg", global_pooling=True)
+    return fluid.layers.fc(input=h, size=10, act='softmax')
+
+
 def make_step(model, flag, batch):
     """Our step, lowered with FLAGS_conv_channels_last=flag (the flag is read when a block is lowered: the
     warm-up runs here, under it)."""
@@ -59,6 +76,9 @@ def make_step(model, flag, batch):
             label = fluid.layers.data(name="label", shape=[1], dtype="int64")
             if model == "resnet20":
                 predict = resnet_cifar10(fluid, img, 20)
+                opt = fluid.optimizer.Momentum(learning_rate=0.01, momentum=0.9)
+            elif model == "mobilenet":
+                predict = mobilenet_v1(img)
                 opt = fluid.optimizer.Momentum(learning_rate=0.01, momentum=0.9)
             else:
                 predict = vgg16_bn_drop(img)
@@ -86,14 +106,14 @@ def make_step(model, flag, batch):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="resnet20,vgg16")
+    ap.add_argument("--model", default="resnet20,vgg16,mobilenet")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
     a = ap.parse_args()
     for model in a.model.split(","):
-        if model not in ("resnet20", "vgg16"):
-            raise SystemExit("unknown model %r (resnet20, vgg16)" % model)
+        if model not in ("resnet20", "vgg16", "mobilenet"):
+            raise SystemExit("unknown model %r (resnet20, vgg16, mobilenet)" % model)
         (on, l_on), (off, l_off) = make_step(model, "1", a.batch), make_step(model, "0", a.batch)
         if abs(l_on - l_off) > 1e-4 * max(1.0, abs(l_off)):
             raise AssertionError("%s: first loss %r with channels-last, %r without" % (model, l_on, l_off))

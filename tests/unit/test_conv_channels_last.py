@@ -3,7 +3,8 @@ which torch's oneDNN convolutions run faster. Only the memory order changes: wit
 batch_norm + residual + pool + fc program trains to the same losses and parameters; conv activations are
 channels-last inside the run and come out of it (fetches, np.array of a scope tensor) in C order, as Paddle's
 arrays are; parameters and their gradients keep the standard layout (the wire codec and the allreduce buckets
-take them as they are); dropout draws the same mask either way; images under 8x8 go back to NCHW memory."""
+take them as they are); dropout draws the same mask either way; images under 8x8 go back to NCHW memory
+unless the convolution is grouped or depthwise."""
 
 import numpy as np
 import pytest
@@ -23,21 +24,23 @@ def _build():
         c2 = fluid.layers.conv2d(b1, num_filters=8, filter_size=3, padding=1, bias_attr=False)
         b2 = fluid.layers.batch_norm(c2)
         h = fluid.layers.relu(fluid.layers.elementwise_add(b2, b1))
-        g = fluid.layers.conv2d(h, num_filters=8, filter_size=3, padding=1, groups=2)   # grouped: left as is
+        grp = fluid.layers.conv2d(h, num_filters=8, filter_size=3, padding=1, groups=2)
         d = fluid.layers.dropout(fluid.layers.conv2d(h, num_filters=8, filter_size=3, padding=1), 0.3, seed=3)
-        g = fluid.layers.elementwise_add(g, d)      # dropout's mask: the same draw in either memory order
+        g = fluid.layers.elementwise_add(grp, d)    # dropout's mask: the same draw in either memory order
         p = fluid.layers.pool2d(g, pool_size=2, pool_stride=2, pool_type="max")
-        # a small image: channels-last is slower there, the convolution goes back to NCHW memory
+        # a small image: channels-last is slower there, the convolution goes back to NCHW memory; a depthwise
+        # one (groups = channels) is faster channels-last at any size
         s = fluid.layers.conv2d(p, num_filters=8, filter_size=3, padding=1, act="relu")
-        pred = fluid.layers.fc(fluid.layers.concat([p, s], axis=1), size=5, act="softmax")
+        dw = fluid.layers.conv2d(p, num_filters=8, filter_size=3, padding=1, groups=8)
+        pred = fluid.layers.fc(fluid.layers.concat([p, s, dw], axis=1), size=5, act="softmax")
         loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
         fluid.optimizer.Momentum(learning_rate=0.05, momentum=0.9).minimize(loss)
-    return main, start, loss, c1, h, s
+    return main, start, loss, c1, h, s, (grp, dw)
 
 
 def _train(monkeypatch, flag, steps=4):
     monkeypatch.setenv("FLAGS_conv_channels_last", flag)
-    main, start, loss, c1, h, small = _build()
+    main, start, loss, c1, h, small, (grp, dw) = _build()
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
     exe.run(start, scope=scope)
     rng = np.random.RandomState(0)
@@ -48,14 +51,14 @@ def _train(monkeypatch, flag, steps=4):
         l, act, act_t, wgrad = exe.run(main, feed=feed, fetch_list=[loss, c1, h, "c1.w@GRAD"], scope=scope)
         losses.append(float(np.asarray(l).reshape(-1)[0]))
         last = (act, act_t, wgrad)
-    lt = exe.run(main, feed=feed, fetch_list=[h, "c1.w@GRAD", small], scope=scope, return_numpy=False)
+    lt = exe.run(main, feed=feed, fetch_list=[h, "c1.w@GRAD", small, grp, dw], scope=scope, return_numpy=False)
     params = {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.global_block().all_parameters()}
     return losses, params, last, lt
 
 
 def test_on_and_off_train_alike_and_the_arrays_leave_in_c_order(monkeypatch):
-    on_losses, on_params, (act, h, wgrad), (h_lt, g_lt, small_lt) = _train(monkeypatch, "1")
-    off_losses, off_params, (act0, h0, wgrad0), (h_lt0, _, _) = _train(monkeypatch, "0")
+    on_losses, on_params, (act, h, wgrad), (h_lt, g_lt, small_lt, grp_lt, dw_lt) = _train(monkeypatch, "1")
+    off_losses, off_params, (act0, h0, wgrad0), (h_lt0, _, _, grp_lt0, _) = _train(monkeypatch, "0")
     np.testing.assert_allclose(on_losses, off_losses, rtol=1e-5)
     assert on_params.keys() == off_params.keys()
     for name in on_params:
@@ -71,6 +74,10 @@ def test_on_and_off_train_alike_and_the_arrays_leave_in_c_order(monkeypatch):
     assert not h_lt._torch().is_contiguous()
     assert h_lt0._torch().is_contiguous()
     assert small_lt._torch().is_contiguous()       # 6x6 image: NCHW memory
+    import torch as _t
+    for t in (grp_lt._torch(), dw_lt._torch()):    # grouped, depthwise: channels-last at 12x12 and 6x6
+        assert t.is_contiguous(memory_format=_t.channels_last) and not t.is_contiguous()
+    assert grp_lt0._torch().is_contiguous()
     # a parameter's gradient keeps the standard layout
     assert g_lt._torch().is_contiguous()
 
@@ -79,7 +86,7 @@ def test_on_and_off_train_alike_and_the_arrays_leave_in_c_order(monkeypatch):
 def test_saved_parameters_load_back_equal(monkeypatch, tmp_path, flag):
     """save_params writes C-order bytes: what a trained scope holds loads back bit for bit."""
     monkeypatch.setenv("FLAGS_conv_channels_last", flag)
-    main, start, loss, _, _, _ = _build()
+    main, start, loss, _, _, _, _ = _build()
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
     exe.run(start, scope=scope)
     rng = np.random.RandomState(0)

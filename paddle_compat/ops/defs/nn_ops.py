@@ -43,7 +43,7 @@ def conv2d(op, ctx):
     st, pd, dl = list(attr(op, "strides", [1, 1])), list(attr(op, "paddings", [0, 0])), list(attr(op, "dilations", [1, 1]))
     groups = attr(op, "groups", 1) or 1
     nhwc = _nhwc(op)
-    cl = groups == 1 and flag_value("FLAGS_conv_channels_last")
+    cl = flag_value("FLAGS_conv_channels_last")
     if len(pd) == 4:   # [top, bottom, left, right]: torch wants symmetric; pad explicitly otherwise
         if pd[0] == pd[1] and pd[2] == pd[3]:
             pd = [pd[0], pd[2]]
@@ -55,11 +55,14 @@ def conv2d(op, ctx):
             x = x.permute(0, 3, 1, 2)
         elif cl and x.device.type == "cpu":
             # memory order only (FLAGS_conv_channels_last): torch's ops downstream keep it, the values and
-            # shapes are NCHW's. Measured with oneDNN: faster from 8x8 images up (0.7-0.9x), slower below
-            # with many channels (512 channels at 4x4: 1.3x, 2x2: 1.8x), so those go back to NCHW; grouped
-            # convolutions stay as they are
-            x = x.contiguous(memory_format=torch.channels_last if x.shape[2] * x.shape[3] >= 64
-                             else torch.contiguous_format)
+            # shapes are NCHW's. Measured with oneDNN (forward + backward): faster from 8x8 images up
+            # (0.7-0.9x), slower below with many channels (512 channels at 4x4: 1.3x, 2x2: 1.8x), so those go
+            # back to NCHW; grouped and depthwise convolutions are faster channels-last at every size
+            # measured (0.54-0.83x, 7x7 to 56x56). A 1x1 convolution runs about as fast either way
+            # (0.91-1.05x): it takes its input's order and converts nothing
+            if groups > 1 or w.shape[2] * w.shape[3] > 1:
+                x = x.contiguous(memory_format=torch.channels_last if groups > 1 or x.shape[2] * x.shape[3] >= 64
+                                 else torch.contiguous_format)
         y = F.conv2d(x, w, None, st, pd, dl, groups)
         return y.permute(0, 2, 3, 1) if nhwc else y
     return k
