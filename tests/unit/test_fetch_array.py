@@ -1,5 +1,8 @@
 """Fetched losses convert with float()/'%f' as Fluid scripts use them, whatever numpy's version (numpy >= 2.4
-refuses float() of a shape-[1] ndarray)."""
+refuses float() of a shape-[1] ndarray); and through np.array(loss), which makes a plain ndarray, as long as
+numpy stays below 2.4 (pyproject.toml's bound)."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -23,6 +26,18 @@ def test_loss_fetch_is_float_convertible():
     assert "%f" % loss == "2.500000"
     assert int(loss) == 2
     assert "%.2f" % float(loss * 2) == "5.00"
+
+
+def test_a_loss_made_a_plain_array_still_converts():
+    """`avg_cost = np.array(avg_cost); print('%f' % avg_cost)`, as Paddle-era scripts write: np.array() drops
+    FetchArray, so this holds only under the numpy < 2.4 that pyproject.toml asks for."""
+    loss, _ = _run_mean()
+    plain = np.array(loss)
+    assert type(plain) is np.ndarray
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # numpy 1.25-2.3 warn, and convert
+        assert float(plain) == 2.5
+        assert "%f" % plain == "2.500000"
 
 
 def test_bigger_fetch_still_refuses_float():
