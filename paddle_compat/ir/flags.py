@@ -26,9 +26,9 @@ _FLAGS = {
     # not Paddle's: the low precision of contrib.mixed_precision.decorate when its dtype is not given
     # ("float16" as Paddle 1.8, or "bfloat16")
     "FLAGS_amp_dtype": "float16",
-    # not Paddle's: on the CPU, conv2d (groups 1) reads its input in channels-last memory order, which
-    # torch's oneDNN convolutions run faster (a ResNet-20 step: 0.83x the time); the values and every
-    # shape stay NCHW, and what leaves a run (fetches, the scope as numpy) is contiguous again. 0 turns it off
+    # not Paddle's: on the CPU, conv2d reads its input in channels-last memory order where torch's oneDNN
+    # convolutions run faster that way (a ResNet-20 step: 0.82x the time; docs/internals.md); the values and
+    # every shape stay NCHW, and what leaves a run (fetches, the scope as numpy) is in C order. 0 turns it off
     "FLAGS_conv_channels_last": True,
 }
 

@@ -195,7 +195,7 @@ class LoDTensor(TensorDims):
         if t is None:
             raise RuntimeError("tensor %r is not initialized" % (self._holder.name or "",))
         a = t.detach().cpu().numpy()
-        if not a.flags.c_contiguous:    # a channels-last activation (FLAGS_conv_channels_last): C order, as Paddle's
+        if not a.flags.c_contiguous:    # a channels-last activation (FLAGS_conv_channels_last): in C order
             a = np.ascontiguousarray(a)
         if dtype is not None:
             return a.astype(dtype)

@@ -236,7 +236,7 @@ def autograd(targets, inputs, seeds, retain_graph=False, create_graph=False):
         # channels-last gradient: gradients leave in the standard layout, which allreduce and the
         # optimizers' flat views take
         # (only those: a broadcast's stride-0 gradient stays as it is, cheap to read)
-        if g.layout is torch.strided and g.dim() == 4 and not g.is_contiguous() and \
+        if g.dim() == 4 and g.layout is torch.strided and not g.is_contiguous() and \
                 g.is_contiguous(memory_format=torch.channels_last):
             if type(grads) is tuple:
                 grads = list(grads)
