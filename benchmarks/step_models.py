@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import paddle_compat as fluid  # noqa: E402
+from conv_models import resnet_cifar10  # noqa: E402,F401
 
 
 class Case:
@@ -36,31 +37,7 @@ class Case:
 
 # ---------------------------------------------------------------- ResNet-20 (book: image_classification)
 
-def _conv_bn(fluid, x, ch_out, k, stride, pad, act="relu"):
-    t = fluid.layers.conv2d(input=x, filter_size=k, num_filters=ch_out, stride=stride, padding=pad, act=None,
-                            bias_attr=False)
-    return fluid.layers.batch_norm(input=t, act=act)
-
-
-def _shortcut(fluid, x, ch_in, ch_out, stride):
-    return _conv_bn(fluid, x, ch_out, 1, stride, 0, None) if ch_in != ch_out else x
-
-
-def _basicblock(fluid, x, ch_in, ch_out, stride):
-    t = _conv_bn(fluid, x, ch_out, 3, stride, 1)
-    t = _conv_bn(fluid, t, ch_out, 3, 1, 1, act=None)
-    return fluid.layers.elementwise_add(x=t, y=_shortcut(fluid, x, ch_in, ch_out, stride), act="relu")
-
-
-def resnet_cifar10(fluid, ipt, depth=20):
-    n = (depth - 2) // 6
-    h = _conv_bn(fluid, ipt, 16, 3, 1, 1)
-    for ch_in, ch_out, stride in ((16, 16, 1), (16, 32, 2), (32, 64, 2)):
-        h = _basicblock(fluid, h, ch_in, ch_out, stride)
-        for _ in range(1, n):
-            h = _basicblock(fluid, h, ch_out, ch_out, 1)
-    pool = fluid.layers.pool2d(input=h, pool_size=8, pool_type="avg", pool_stride=1)
-    return fluid.layers.fc(input=pool, size=10, act="softmax")
+# resnet_cifar10: conv_models.py (torch-free: Paddle 1.8.5 runs it too, benchmarks/conv_layout.py)
 
 
 class TorchResNet20(torch.nn.Module):
