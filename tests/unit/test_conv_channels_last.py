@@ -4,7 +4,7 @@ batch_norm + residual + pool + fc program trains to the same losses and paramete
 channels-last inside the run and come out of it (fetches, np.array of a scope tensor) in C order, as Paddle's
 arrays are; parameters and their gradients keep the standard layout (the wire codec and the allreduce buckets
 take them as they are); dropout draws the same mask either way; images under 8x8 go back to NCHW memory
-unless the convolution is grouped or depthwise."""
+unless the convolution is grouped or depthwise; conv2d_transpose follows conv2d's rule."""
 
 import numpy as np
 import pytest
@@ -32,15 +32,17 @@ def _build():
         # one (groups = channels) is faster channels-last at any size
         s = fluid.layers.conv2d(p, num_filters=8, filter_size=3, padding=1, act="relu")
         dw = fluid.layers.conv2d(p, num_filters=8, filter_size=3, padding=1, groups=8)
-        pred = fluid.layers.fc(fluid.layers.concat([p, s, dw], axis=1), size=5, act="softmax")
+        tr = fluid.layers.conv2d_transpose(h, num_filters=4, filter_size=4, stride=2, padding=1)   # 24x24
+        trp = fluid.layers.pool2d(tr, pool_size=4, pool_stride=4, pool_type="avg")
+        pred = fluid.layers.fc(fluid.layers.concat([p, s, dw, trp], axis=1), size=5, act="softmax")
         loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
         fluid.optimizer.Momentum(learning_rate=0.05, momentum=0.9).minimize(loss)
-    return main, start, loss, c1, h, s, (grp, dw)
+    return main, start, loss, c1, h, s, (grp, dw, tr)
 
 
 def _train(monkeypatch, flag, steps=4):
     monkeypatch.setenv("FLAGS_conv_channels_last", flag)
-    main, start, loss, c1, h, small, (grp, dw) = _build()
+    main, start, loss, c1, h, small, (grp, dw, tr) = _build()
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
     exe.run(start, scope=scope)
     rng = np.random.RandomState(0)
@@ -51,14 +53,15 @@ def _train(monkeypatch, flag, steps=4):
         l, act, act_t, wgrad = exe.run(main, feed=feed, fetch_list=[loss, c1, h, "c1.w@GRAD"], scope=scope)
         losses.append(float(np.asarray(l).reshape(-1)[0]))
         last = (act, act_t, wgrad)
-    lt = exe.run(main, feed=feed, fetch_list=[h, "c1.w@GRAD", small, grp, dw], scope=scope, return_numpy=False)
+    lt = exe.run(main, feed=feed, fetch_list=[h, "c1.w@GRAD", small, grp, dw, tr], scope=scope,
+                 return_numpy=False)
     params = {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.global_block().all_parameters()}
     return losses, params, last, lt
 
 
 def test_on_and_off_train_alike_and_the_arrays_leave_in_c_order(monkeypatch):
-    on_losses, on_params, (act, h, wgrad), (h_lt, g_lt, small_lt, grp_lt, dw_lt) = _train(monkeypatch, "1")
-    off_losses, off_params, (act0, h0, wgrad0), (h_lt0, _, _, grp_lt0, _) = _train(monkeypatch, "0")
+    on_losses, on_params, (act, h, wgrad), (h_lt, g_lt, small_lt, grp_lt, dw_lt, tr_lt) = _train(monkeypatch, "1")
+    off_losses, off_params, (act0, h0, wgrad0), (h_lt0, _, _, grp_lt0, _, tr_lt0) = _train(monkeypatch, "0")
     np.testing.assert_allclose(on_losses, off_losses, rtol=1e-5)
     assert on_params.keys() == off_params.keys()
     for name in on_params:
@@ -75,9 +78,11 @@ def test_on_and_off_train_alike_and_the_arrays_leave_in_c_order(monkeypatch):
     assert h_lt0._torch().is_contiguous()
     assert small_lt._torch().is_contiguous()       # 6x6 image: NCHW memory
     import torch as _t
-    for t in (grp_lt._torch(), dw_lt._torch()):    # grouped, depthwise: channels-last at 12x12 and 6x6
+    # grouped, depthwise, transposed (from a 12x12 input): channels-last
+    for t in (grp_lt._torch(), dw_lt._torch(), tr_lt._torch()):
         assert t.is_contiguous(memory_format=_t.channels_last) and not t.is_contiguous()
-    assert grp_lt0._torch().is_contiguous()
+    assert grp_lt0._torch().is_contiguous() and tr_lt0._torch().is_contiguous()
+    np.testing.assert_allclose(np.array(tr_lt), np.array(tr_lt0), rtol=1e-4, atol=1e-5)
     # a parameter's gradient keeps the standard layout
     assert g_lt._torch().is_contiguous()
 

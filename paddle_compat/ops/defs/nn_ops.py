@@ -54,18 +54,26 @@ def conv2d(op, ctx):
         if nhwc:
             x = x.permute(0, 3, 1, 2)
         elif cl and x.device.type == "cpu":
-            # memory order only (FLAGS_conv_channels_last): torch's ops downstream keep it, the values and
-            # shapes are NCHW's. Measured with oneDNN (forward + backward): faster from 8x8 images up
-            # (0.7-0.9x), slower below with many channels (512 channels at 4x4: 1.3x, 2x2: 1.8x), so those go
-            # back to NCHW; grouped and depthwise convolutions are faster channels-last at every size
-            # measured (0.54-0.83x, 7x7 to 56x56). A 1x1 convolution runs about as fast either way
-            # (0.91-1.05x): it takes its input's order and converts nothing
-            if groups > 1 or w.shape[2] * w.shape[3] > 1:
-                x = x.contiguous(memory_format=torch.channels_last if groups > 1 or x.shape[2] * x.shape[3] >= 64
-                                 else torch.contiguous_format)
+            x = cpu_memory_order(x, w, groups)
         y = F.conv2d(x, w, None, st, pd, dl, groups)
         return y.permute(0, 2, 3, 1) if nhwc else y
     return k
+
+
+def cpu_memory_order(x, w, groups, grouped_cl=True):
+    """x (NCHW) in the memory order torch's CPU (oneDNN) convolution runs fastest, FLAGS_conv_channels_last.
+    Only the order: torch's ops downstream keep it, the values and shapes are NCHW's. Measured (forward +
+    backward): channels-last is faster from 8x8 images up (0.7-0.9x) and slower below with many channels (512
+    channels at 4x4: 1.3x, 2x2: 1.8x; a transposed one, 256 at 4x4: 2.3x), which go back to NCHW; grouped and
+    depthwise convolutions are faster channels-last at every size measured (0.54-0.83x, 7x7 to 56x56;
+    grouped_cl=False where not measured); a 1x1 convolution runs about as fast either way (0.91-1.05x): it
+    keeps its input's order and converts nothing."""
+    if groups > 1 and grouped_cl:
+        return x.contiguous(memory_format=torch.channels_last)
+    if groups == 1 and w.shape[2] * w.shape[3] == 1:
+        return x
+    return x.contiguous(memory_format=torch.channels_last if groups == 1 and x.shape[2] * x.shape[3] >= 64
+                        else torch.contiguous_format)
 
 
 def _pool_shape(ins, attrs):
