@@ -1,6 +1,9 @@
-"""Shared pieces of the side-by-side benchmarks: alternating timed rounds, medians, free loopback ports."""
+"""Shared pieces of the side-by-side benchmarks: alternating timed rounds, medians, free loopback ports, and
+Paddle 1.8.5 timed in a subprocess."""
 
+import os
 import statistics
+import subprocess
 import time
 
 
@@ -50,3 +53,32 @@ def free_ports(n):
     startup.py and ps_scale.py load this module in Paddle's interpreter, where paddle_compat is absent."""
     from paddle_compat.distributed.procs import free_ports as _free_ports
     return _free_ports(n)
+
+
+class Paddle18Process:
+    """A Paddle 1.8.5 script in a subprocess, timed a round at a time so its rounds alternate with ours. The
+    script prints `FIRST <loss>` once set up, then for each line it reads (a number of steps) runs them and
+    prints `TIME <seconds>`. It runs in `cwd` (a temp dir: the checkout's paddle/ package would shadow the
+    real one), one thread, no PYTHONPATH."""
+
+    def __init__(self, python, script, cwd, args=()):
+        env = dict(os.environ, OMP_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0")
+        env.pop("PYTHONPATH", None)
+        self.proc = subprocess.Popen([python, script] + list(args), cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
+        self.first = float(self._expect("FIRST"))
+
+    def _expect(self, tag):
+        for line in self.proc.stdout:
+            if line.startswith(tag + " "):
+                return line.split()[1]
+        raise RuntimeError("Paddle 1.8.5 subprocess ended (exit %s) before printing %s" % (self.proc.wait(), tag))
+
+    def __call__(self, steps):
+        self.proc.stdin.write("%d\n" % steps)
+        self.proc.stdin.flush()
+        return float(self._expect("TIME"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)

@@ -17,7 +17,6 @@ depthwise ones stay channels-last at every size and its 1x1 ones keep their inpu
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import paddle_compat as fluid  # noqa: E402
 import conv_models  # noqa: E402
-from bench_util import median  # noqa: E402
+from bench_util import Paddle18Process, median  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -84,35 +83,12 @@ for line in sys.stdin:                 # one line per timed round: the number of
 '''
 
 
-class Paddle18:
-    """Paddle 1.8.5 in a subprocess, timed a round at a time so its rounds alternate with ours."""
-
-    def __init__(self, python, model, batch, init, tmp):
-        np.savez(os.path.join(tmp, "init.npz"), **init)
-        script = os.path.join(tmp, "p18_conv.py")
-        with open(script, "w") as fh:
-            fh.write(PADDLE18_MAIN % {"bench": HERE, "model": model, "batch": batch})
-        env = dict(os.environ, OMP_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0")
-        env.pop("PYTHONPATH", None)
-        # run from the temp dir: the checkout's paddle/ package would shadow the real one
-        self.proc = subprocess.Popen([python, script], cwd=tmp, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
-        self.first = float(self._expect("FIRST"))
-
-    def _expect(self, tag):
-        for line in self.proc.stdout:
-            if line.startswith(tag + " "):
-                return line.split()[1]
-        raise RuntimeError("Paddle 1.8.5 subprocess ended (exit %s) before printing %s" % (self.proc.wait(), tag))
-
-    def __call__(self, steps):
-        self.proc.stdin.write("%d\n" % steps)
-        self.proc.stdin.flush()
-        return float(self._expect("TIME"))
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+def paddle18(python, model, batch, init, tmp):
+    np.savez(os.path.join(tmp, "init.npz"), **init)
+    script = os.path.join(tmp, "p18_conv.py")
+    with open(script, "w") as fh:
+        fh.write(PADDLE18_MAIN % {"bench": HERE, "model": model, "batch": batch})
+    return Paddle18Process(python, script, tmp)
 
 
 def _ours_round(fn, steps):
@@ -127,7 +103,7 @@ def run_model(model, a):
     if abs(l_on - l_off) > 1e-4 * max(1.0, abs(l_off)):
         raise AssertionError("%s: first loss %r with channels-last, %r without" % (model, l_on, l_off))
     with tempfile.TemporaryDirectory() as tmp:
-        p18 = Paddle18(a.paddle18, model, a.batch, init, tmp) if a.paddle18 and os.path.exists(a.paddle18) else None
+        p18 = paddle18(a.paddle18, model, a.batch, init, tmp) if a.paddle18 and os.path.exists(a.paddle18) else None
         try:
             if p18 is not None and model != "vgg16" and abs(p18.first - l_off) > 1e-4 * max(1.0, abs(p18.first)):
                 raise AssertionError("%s: first loss ours %r, Paddle 1.8.5 %r" % (model, l_off, p18.first))

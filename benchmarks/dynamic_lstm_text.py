@@ -12,7 +12,6 @@ by equal first losses before timing. Target: ours <= 1.2x torch, and faster than
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -24,7 +23,7 @@ import torch  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import paddle_compat as fluid  # noqa: E402
-from bench_util import median, timed  # noqa: E402
+from bench_util import Paddle18Process, median, timed  # noqa: E402
 
 torch.set_num_threads(1)
 VOCAB, EMB, HID, CLASSES, BATCH, LR = 10000, 128, 128, 2, 32, 0.05
@@ -136,39 +135,18 @@ for line in sys.stdin:                 # one line per timed round: the number of
 '''
 
 
-class Paddle18:
-    """Paddle 1.8.5 in a subprocess on the same weights and batches, timed a round at a time so its rounds
-    alternate with ours and torch's (a shared machine's drift hits all three)."""
-
-    def __init__(self, python, W, batches, tmp):
-        arrays = {"w_" + k: v for k, v in W.items()}
-        arrays["nbatch"] = np.array(len(batches))
-        for i, (ids, lens, y) in enumerate(batches):
-            arrays["ids%d" % i], arrays["lens%d" % i], arrays["y%d" % i] = ids, lens, y
-        np.savez(os.path.join(tmp, "data.npz"), **arrays)
-        script = os.path.join(tmp, "p18_lstm.py")
-        with open(script, "w") as fh:
-            fh.write(PADDLE18_MAIN % {"lr": LR, "model": FLUID_MODEL})
-        env = dict(os.environ, OMP_NUM_THREADS="1", CPU_NUM="1", GLOG_v="0")
-        # run from the temp dir: the checkout's paddle/ package would shadow the real one
-        self.proc = subprocess.Popen([python, script, "data.npz"], cwd=tmp, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
-        self.first = float(self._expect("FIRST"))
-
-    def _expect(self, tag):
-        for line in self.proc.stdout:
-            if line.startswith(tag + " "):
-                return line.split()[1]
-        raise RuntimeError("Paddle 1.8.5 subprocess ended (exit %s) before printing %s" % (self.proc.wait(), tag))
-
-    def __call__(self, steps):
-        self.proc.stdin.write("%d\n" % steps)
-        self.proc.stdin.flush()
-        return float(self._expect("TIME"))
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+def paddle18(python, W, batches, tmp):
+    """Paddle 1.8.5 in a subprocess on the same weights and batches (alternating with ours and torch's: a
+    shared machine's drift hits all three)."""
+    arrays = {"w_" + k: v for k, v in W.items()}
+    arrays["nbatch"] = np.array(len(batches))
+    for i, (ids, lens, y) in enumerate(batches):
+        arrays["ids%d" % i], arrays["lens%d" % i], arrays["y%d" % i] = ids, lens, y
+    np.savez(os.path.join(tmp, "data.npz"), **arrays)
+    script = os.path.join(tmp, "p18_lstm.py")
+    with open(script, "w") as fh:
+        fh.write(PADDLE18_MAIN % {"lr": LR, "model": FLUID_MODEL})
+    return Paddle18Process(python, script, tmp, ["data.npz"])
 
 
 def main():
@@ -185,7 +163,7 @@ def main():
     assert abs(float(a[0]) - float(b[0])) < 1e-4 * max(1.0, abs(float(b[0]))), (a, b)
     ours, ref = stepper(fluid, W), make_torch(W)        # fresh weights for timing
     with tempfile.TemporaryDirectory() as tmp:
-        p18 = Paddle18(args.paddle18, W, batches, tmp) if os.path.exists(args.paddle18) else None
+        p18 = paddle18(args.paddle18, W, batches, tmp) if os.path.exists(args.paddle18) else None
         try:
             if p18 is not None:
                 assert abs(p18.first - float(a[0])) < 1e-4 * max(1.0, abs(p18.first)), ("first loss", p18.first, a)
