@@ -16,6 +16,7 @@ _CODEGEN_ONLY = (
     "test_recompute_paddle18.py::test_copies_run_only_when_fetched",
     "test_train_step_paddle18.py::test_matches_paddle18",
     "test_capture_plumbing.py", "test_lowering_plan.py", "test_check_nan_inf.py",
+    "test_fusion_loss.py::test_fused_loss_gives_the_three_ops_numbers_bit_for_bit",   # reads the code
 )
 
 
