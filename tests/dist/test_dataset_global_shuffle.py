@@ -14,10 +14,11 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "sh
 LINES = 60
 
 
-def test_global_shuffle_exchanges_records_between_trainers(tmp_path):
+def _run_job(tmp_path, **extra):
+    """2 pservers + 2 trainers of SCRIPT; each trainer's result (worker<t>.json)."""
     eps = endpoints(2)
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=30000,
-                  RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR")
+                  RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR", **extra)
     with Cluster(tmp_path) as c:
         for ep in eps:
             c.start("ps" + ep[-4:], [SCRIPT], base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep, **common))
@@ -25,7 +26,11 @@ def test_global_shuffle_exchanges_records_between_trainers(tmp_path):
             c.start("tr%d" % t, [SCRIPT], base_env(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common))
         rcs = c.wait(200)
         assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
-    got = [json.load(open(os.path.join(str(tmp_path), "worker%d.json" % t))) for t in range(2)]
+    return [json.load(open(os.path.join(str(tmp_path), "worker%d.json" % t))) for t in range(2)]
+
+
+def test_global_shuffle_exchanges_records_between_trainers(tmp_path):
+    got = _run_job(tmp_path)
     every = sorted(got[0]["tags"] + got[1]["tags"])
     assert every == sorted(w * 1000 + i for w in range(2) for i in range(LINES)), "records lost or duplicated"
     for t in range(2):
@@ -37,17 +42,7 @@ def test_global_shuffle_exchanges_records_between_trainers(tmp_path):
 def test_global_shuffle_merges_by_lineid_across_trainers(tmp_path):
     """With set_merge_by_lineid(2), the two trainers' records of one ins id meet on one trainer and merge:
     every id ends as exactly one record holding both trainers' slots."""
-    eps = endpoints(2)
-    common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(eps), PADDLE_TRAINERS_NUM=2, FLAGS_rpc_deadline=30000,
-                  RESULT_DIR=str(tmp_path), TORCH_CPP_LOG_LEVEL="ERROR", SHUFFLE_MERGE="1")
-    with Cluster(tmp_path) as c:
-        for ep in eps:
-            c.start("ps" + ep[-4:], [SCRIPT], base_env(TRAINING_ROLE="PSERVER", PADDLE_CURRENT_ENDPOINT=ep, **common))
-        for t in range(2):
-            c.start("tr%d" % t, [SCRIPT], base_env(TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common))
-        rcs = c.wait(200)
-        assert all(rc == 0 for rc in rcs.values()), "%s\n%s" % (rcs, c.report())
-    got = [json.load(open(os.path.join(str(tmp_path), "worker%d.json" % t))) for t in range(2)]
+    got = _run_job(tmp_path, SHUFFLE_MERGE="1")
     pairs = sorted(map(tuple, got[0]["pairs"] + got[1]["pairs"]))
     assert pairs == [(i + 1, 1000 + i) for i in range(LINES)], "ids lost, duplicated or not merged"
     assert got[0]["pairs"] and got[1]["pairs"], "one trainer got every id"

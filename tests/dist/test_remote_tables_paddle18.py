@@ -9,10 +9,10 @@ import os
 import signal
 import time
 
-import numpy as np
 import pytest
 
 from dist_utils import REPO, Cluster, base_env
+from nested_close import nested_close  # noqa: E402
 
 pytestmark = [pytest.mark.dist, pytest.mark.timeout(180)]
 SCRIPT = os.path.join("tests", "dist", "scripts", "remote_table_node.py")
@@ -33,13 +33,7 @@ def _port(proc, timeout=60):
 
 
 def _close(a, b):
-    if isinstance(a, dict) and isinstance(b, dict):
-        return sorted(a) == sorted(b) and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return bool(np.isclose(a, b, rtol=1e-5, atol=1e-6))
-    return a == b
+    return nested_close(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_remote_tables_match_paddle18(tmp_path):

@@ -9,7 +9,6 @@ import json
 import os
 import sys
 
-import numpy as np
 import pytest
 
 import paddle_compat  # noqa: F401  (the `paddle` namespace)
@@ -18,18 +17,13 @@ import paddle.fluid as fluid
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18")
 sys.path.insert(0, HERE)
 import rows_op_cases  # noqa: E402
+from nested_close import nested_close  # noqa: E402
 
 WANT = json.load(open(os.path.join(HERE, "rows_ops.json")))
 
 
 def _close(a, b):
-    if isinstance(a, dict) and isinstance(b, dict):
-        return sorted(a) == sorted(b) and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return bool(np.isclose(a, b, rtol=1e-5, atol=1e-7))
-    return a == b
+    return nested_close(a, b, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("case", rows_op_cases.CASES, ids=lambda c: c.__name__)

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 
-import numpy as np
 import pytest
 
 import paddle_compat  # noqa: F401  (the `paddle` namespace)
@@ -16,16 +15,13 @@ import paddle.fluid as fluid
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "paddle18")
 sys.path.insert(0, HERE)
 import table_op_cases  # noqa: E402
+from nested_close import nested_close  # noqa: E402
 
 WANT = json.load(open(os.path.join(HERE, "table_ops.json")))
 
 
 def _close(a, b):
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return np.isclose(a, b, rtol=1e-6, atol=0)
-    return a == b
+    return nested_close(a, b, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("case", table_op_cases.CASES, ids=lambda c: c.__name__)
