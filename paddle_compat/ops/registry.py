@@ -83,6 +83,8 @@ class OpDef:
     Host facts (what keeps a step from being one CUDA graph, backends/lowering/capture_check.py):
     host: why the op needs the host in the middle of a step, a key of HOST_REASONS (Python code, files, RPC,
       control flow decided on the host, an output sized by the data, ...); None: it runs on the device.
+    device_when: for an op declared `host`, a predicate (op, program) -> bool on one op: where it holds,
+      that op runs on the device after all (a conditional_block whose small body runs predicated).
     host_inputs: input slots whose tensor the kernel reads on the host (reshape's Shape, interp's OutSize): an
       op given one is not captured. Slots named ...Tensor / ...TensorList (Paddle's attribute given as a
       tensor: ShapeTensor, StartsTensorList) are read on the host for every op, so they need no listing.
@@ -102,13 +104,13 @@ class OpDef:
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
                  "host", "random", "operator_base", "runtime", "kernel_where", "ps_plan", "native_rows",
-                 "host_inputs", "grad_lod")
+                 "host_inputs", "grad_lod", "device_when")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
                  sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), host=None,
                  random=False, operator_base=False, runtime=None, ps_plan=None, native_rows=False,
-                 host_inputs=(), grad_lod=()):
+                 host_inputs=(), grad_lod=(), device_when=None):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -127,6 +129,7 @@ class OpDef:
         if host is not None and host not in HOST_REASONS:
             raise ValueError("op %s: host=%r is not one of %s" % (type, host, ", ".join(sorted(HOST_REASONS))))
         self.host = host
+        self.device_when = device_when
         self.random = bool(random)
         self.operator_base = bool(operator_base)
         self.runtime = runtime
@@ -143,6 +146,13 @@ class OpDef:
 
     def output_slots(self):
         return [s.rstrip("*") for s in self.outputs]
+
+    def host_need(self, op):
+        """Why this op needs the host mid-step (a key of HOST_REASONS), or None."""
+        if self.host is None or (self.device_when is not None and op.block is not None and
+                                 self.device_when(op, op.block.program)):
+            return None
+        return self.host
 
     def reads_on_host(self, slot):
         """Whether the kernel reads input `slot` on the host (see host_inputs)."""

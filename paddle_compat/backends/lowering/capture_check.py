@@ -16,8 +16,8 @@ a reader would look for it; the first reason found is reported:
   nan check  FLAGS_check_nan_inf reads every output back
 
 The facts about each op type (it runs Python code, talks over RPC, is control flow, sizes an output by the
-data, reads a shape input on the host, draws random numbers) are declared with the op (ops/defs: `host`,
-`host_inputs`, `random`, `sparse_grad_slot`); this module only orders them into a verdict. What a
+data, reads a shape input on the host, draws random numbers) are declared with the op (ops/defs: `host`
+and `device_when`, `host_inputs`, `random`, `sparse_grad_slot`); this module only orders them into a verdict. What a
 declaration misses, capture itself finds on the GPU (an operation not permitted while capturing): the capture
 runner then falls back and says why, once.
 """
@@ -33,8 +33,9 @@ def op_reason(op, training=True):
     is_sparse lookup makes a row-sparse gradient only then)."""
     t = op.type
     d = info(t)
-    if d.host is not None:
-        return HOST_REASONS[d.host]
+    host = d.host_need(op)
+    if host is not None:
+        return HOST_REASONS[host]
     if op.attrs.get("sub_block") is not None and t.endswith("_grad"):    # grad ops have no declaration
         return HOST_REASONS["control"]
     for slot, names in op.inputs.items():

@@ -22,7 +22,7 @@ __all__ = ["lower_block", "LowerCtx", "LoweringError", "OpRunError", "LoweredBlo
 
 def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
                 feed_lod=(), autograd_for=None, sub_block=False, shared_params=False, check_nan_inf=None,
-                inplace_writes=False, fuse=True, capture=False):
+                inplace_writes=False, fuse=True, capture=False, write_scope=True):
     """autograd_for(block, region) -> callable like autograd_region.autograd lets a backend substitute the
     gradient call of a region (the data-parallel runner overlaps its allreduce with it).
     sub_block: the body of a control-flow op (while, conditional_block): it keeps the caller's grad mode,
@@ -36,12 +36,13 @@ def lower_block(program, block_idx, scope, device, feed_names=(), fetch_names=()
     each op and region (and nothing when off).
     inplace_writes: scope values are updated in place (CUDA-graph capture keeps their storage).
     fuse: False lowers every op by itself (no lookup, fc or optimizer groups).
+    write_scope: False writes no persistable value back to the scope (a body whose results its op selects).
     capture: run the step as CUDA graphs where the plan allows (capture.py): True on a CUDA device, or a
     graphs backend object (tests give a fake one); a block that cannot be captured says why once."""
     if check_nan_inf is None:
         check_nan_inf = nan_check.flag_on()
     plan = plan_block(program, block_idx, scope, feed_names, fetch_names, feed_lod, sub_block, shared_params,
-                      check_nan_inf, fuse=fuse)
+                      check_nan_inf, fuse=fuse, write_scope=write_scope)
     # control-flow bodies are lowered alike (fused or not)
     sub = lower_block if fuse else functools.partial(lower_block, fuse=False)
     ctx = LowerCtx(program, plan.block, scope, device, executor, shared_params, check_nan_inf, lower=sub)

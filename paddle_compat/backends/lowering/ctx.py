@@ -90,11 +90,13 @@ class LowerCtx:
             got = self._states[kind] = kind(self)
         return got
 
-    def lower_sub_block(self, block_idx, in_names, out_names, feed_lod=()):
+    def lower_sub_block(self, block_idx, in_names, out_names, feed_lod=(), write_scope=True):
         """Compiles a control-flow op's body once; the kernel calls it per step (ops/ cannot import backends).
-        The names in feed_lod are given to it as (tensor, LoD) pairs."""
+        The names in feed_lod are given to it as (tensor, LoD) pairs. write_scope=False: the body writes no
+        persistable value to the scope (it returns them; a predicated conditional_block selects them)."""
         if self._lower is None:
             raise LoweringError("this LowerCtx was made without a lowering for control-flow bodies (lower=)")
         return self._lower(self.program, block_idx, self.scope, self.device, in_names, out_names,
                            executor=self.executor, feed_lod=tuple(feed_lod), sub_block=True,
-                           shared_params=self.shared_params, check_nan_inf=self.check_nan_inf)
+                           shared_params=self.shared_params, check_nan_inf=self.check_nan_inf,
+                           write_scope=write_scope)

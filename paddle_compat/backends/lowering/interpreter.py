@@ -26,22 +26,23 @@ __all__ = ["interpret_block", "Interpreted"]
 
 def interpret_block(program, block_idx, scope, device, feed_names=(), fetch_names=(), executor=None,
                     feed_lod=(), autograd_for=None, sub_block=False, shared_params=False, check_nan_inf=None,
-                    inplace_writes=False, fuse=False):
+                    inplace_writes=False, fuse=False, write_scope=True):
     """lower_block's signature (check_nan_inf, inplace_writes and fuse are accepted and ignored)."""
     ctx = LowerCtx(program, program.block(block_idx), scope, device, executor, shared_params, False,
                    lower=interpret_block)
-    return Interpreted(ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block)
+    return Interpreted(ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block, write_scope)
 
 
 class Interpreted:
     """interpreted(feeds) -> ((value, LoD), ...) per fetch, as a LoweredBlock."""
 
-    def __init__(self, ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block):
+    def __init__(self, ctx, feed_names, fetch_names, feed_lod, autograd_for, sub_block, write_scope=True):
         self._torch = torch
         self.ctx, self.block = ctx, ctx.block
         self.feed_names, self.fetch_names = list(feed_names), list(fetch_names)
         self.feed_lod = set(feed_lod)
         self.sub_block = sub_block
+        self.write_scope = write_scope
         self.autograd_for = autograd_for
         self.regions = find_regions(self.block, fetch_names)
         self.in_region = set(i for r in self.regions for i in r.op_idx)
@@ -77,7 +78,8 @@ class Interpreted:
                 if i in self.kernels:
                     run.op(i, op, *self.kernels[i])
             out = [(run.get(f, None), run.lods.get(f)) for f in self.fetch_names]
-            run.write_back()
+            if self.write_scope:
+                run.write_back()
             return out
         finally:
             torch._C._set_grad_enabled(prev)

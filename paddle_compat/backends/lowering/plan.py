@@ -24,12 +24,12 @@ __all__ = ["plan_block", "schedule", "unread_recomputed", "later_backward_leaves
 
 
 def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lod=(), sub_block=False,
-               shared_params=False, check_nan_inf=False, env=None, fuse=True):
+               shared_params=False, check_nan_inf=False, env=None, fuse=True, write_scope=True):
     """The BlockPlan of program.block(block_idx) run over `scope` with these feeds and fetches.
     sub_block: a control-flow body (keeps its caller's grad mode). check_nan_inf: plan FLAGS_check_nan_inf's
     checks (and no fusion: each op's outputs are checked). env: the environment (PADDLE_INF_NAN_SKIP_*).
     fuse: False plans no fusion (fused sums may round differently: without them the generated code gives
-    the reference interpreter's numbers bit for bit)."""
+    the reference interpreter's numbers bit for bit). write_scope: False plans no scope writes."""
     block = program.block(block_idx)
     fetch_names, feed_lod = tuple(fetch_names), frozenset(feed_lod)
     regions = tuple(find_regions(block, fetch_names))
@@ -45,7 +45,7 @@ def plan_block(program, block_idx, scope, feed_names=(), fetch_names=(), feed_lo
     for f in fetch_names:
         flow.need(f, None)
         fetch_lod.append(f in flow.has_lod)
-    writes = scope_writes(block, regions, flow.defined)
+    writes = scope_writes(block, regions, flow.defined) if write_scope else ()
     keep = [Ref(f) for f in fetch_names] + [Ref(f, True) for f, l in zip(fetch_names, fetch_lod) if l] + \
         [Ref(w) for w in writes] + [Ref(w, True) for w in writes]
     steps = _with_frees(steps, keep)

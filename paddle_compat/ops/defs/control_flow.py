@@ -8,7 +8,7 @@ never-written slot) that also keeps each element's LoD.
 """
 
 from ...ir.lazy import torch
-from ..registry import OutMeta, attr, defop
+from ..registry import OutMeta, attr, defop, find
 from ..shapes import first, same_as
 
 
@@ -21,11 +21,11 @@ def _unique(names):
     return out
 
 
-def _lower_sub(op, ctx, in_names, out_names, feed_lod=()):
+def _lower_sub(op, ctx, in_names, out_names, feed_lod=(), write_scope=True):
     sub = attr(op, "sub_block")
     if sub is None:
         raise ValueError("op '%s' has no sub_block attribute" % op.type)
-    return ctx.lower_sub_block(sub.idx, in_names, out_names, feed_lod)
+    return ctx.lower_sub_block(sub.idx, in_names, out_names, feed_lod, write_scope=write_scope)
 
 
 def _lod_vars(ctx, names):
@@ -38,13 +38,63 @@ def _lod_vars(ctx, names):
     return out
 
 
-def _scalar_bool(t, name, what):
+def _check_scalar_bool(t, name, what):
     if t is None:
         raise ValueError("%s: condition variable '%s' has no value" % (what, name))
     if t.dtype != torch.bool or t.numel() != 1:
         raise ValueError("%s: condition variable '%s' must be a bool tensor with one element, got dtype %s "
                          "shape %s" % (what, name, str(t.dtype)[6:], list(t.shape)))
+
+
+def _scalar_bool(t, name, what):
+    _check_scalar_bool(t, name, what)
     return bool(t.reshape(()).item())
+
+
+# A conditional_block whose body only computes a few small values -- a learning-rate Switch case assigning
+# one value (piecewise_decay, linear_lr_warmup) -- runs predicated: its body runs every step and torch.where
+# keeps the new values or the old ones by the condition, on the device. Deciding on the host reads the
+# condition back: on a GPU a sync every step, and a step that cannot be captured in a CUDA graph
+# (capture_check asks predicated() too). The numbers are the same: a case's body only assigns.
+PREDICATED_MAX_NUMEL = 64
+
+def predicated(op, program):
+    """Whether a conditional_block runs predicated (above): one scalar condition, no backward block, and a
+    body of ops that run on the device (no host need, no random draw, no sub-block, no tensor-valued
+    attribute read on the host) over variables of static shapes with at most PREDICATED_MAX_NUMEL
+    elements and no LoD, whose persistable results are all the op's outputs."""
+    if op.type != "conditional_block" or not op.attrs.get("is_scalar_condition") or len(op.input("Cond")) != 1:
+        return False
+    body = op.attrs.get("sub_block")
+    if body is None or body.backward_block_idx >= 0 or not op.output("Out"):
+        return False
+    body, outs = program.block(body.idx), set(op.output("Out"))
+    for o in body.ops:
+        d = find(o.type)
+        if d is None or d.host is not None or d.random or o.attrs.get("sub_block") is not None:
+            return False
+        for slot, names in o.inputs.items():
+            if names and d.reads_on_host(slot):
+                return False
+        for n in o.input_arg_names + o.output_arg_names:
+            v = body._find_var_recursive(n)
+            if v is None or getattr(v, "lod_level", 0) or not _small_static(getattr(v, "shape", None)):
+                return False
+        if any(n not in outs and getattr(body._find_var_recursive(n), "persistable", False)
+               for n in o.output_arg_names):
+            return False
+    return True
+
+
+def _small_static(shape):
+    if shape is None:
+        return False
+    n = 1
+    for d in shape:
+        if d is None or d < 0:
+            return False
+        n *= d
+    return n <= PREDICATED_MAX_NUMEL
 
 
 # Paddle's while op: X = what the body reads from outside, Out = outer variables the body writes (the
@@ -82,18 +132,33 @@ def while_(op, ctx):
 # else: every Cond tensor is non-empty). Out keeps its previous value and LoD (None: unset) when it does not
 # run; LoDs cross the boundary as for while.
 @defop("conditional_block", inputs=("Cond*", "Input*", "@Out*"), outputs=("Out*", "Scope"),
-       lod_in=("Input*", "@Out*"), lod_out=("Out*",), host="control", operator_base=True)
+       lod_in=("Input*", "@Out*"), lod_out=("Out*",), host="control", device_when=predicated,
+       operator_base=True)
 def conditional_block(op, ctx):
     ins, outs = op.input("Input"), op.output("Out")
     cond_names = op.input("Cond")
     with_lod = _lod_vars(ctx, ins)
     has_backward = attr(op, "sub_block").backward_block_idx >= 0
     kept = _read_by_backward_block(ctx.program, attr(op, "sub_block"))
-    body = _lower_sub(op, ctx, ins, outs + kept, with_lod)
+    select = predicated(op, ctx.program) and not with_lod
+    # predicated, the body only returns its values (the persistable ones among them are this op's outputs,
+    # which the caller writes): a body that wrote the scope itself would write a case that does not hold
+    body = _lower_sub(op, ctx, ins, outs + kept, with_lod, write_scope=not select)
     scalar = attr(op, "is_scalar_condition", False)
     n_out = len(outs)
 
     def k(conds, in_vals, out_vals, in_lods, out_lods):
+        if select:
+            c = conds[0]
+            _check_scalar_bool(c, cond_names[0], "conditional_block")
+            if all(o is not None for o in out_vals) and not (torch.is_grad_enabled() and any(
+                    getattr(v, "requires_grad", False) for v in in_vals)):
+                new = [t for t, _ in body(list(in_vals))]
+                if all(type(t) is torch.Tensor and t.shape == o.shape and t.dtype == o.dtype and
+                       t.device == o.device for t, o in zip(new, out_vals)):
+                    c = c.reshape(())
+                    return [torch.where(c, t, o) for t, o in zip(new, out_vals)], None, list(out_lods)
+            # (an output with no value yet, or one the body reshapes: decided on the host, as below)
         if scalar:
             run = _scalar_bool(conds[0], cond_names[0], "conditional_block")
         else:
