@@ -6,7 +6,7 @@ import os
 from .lazy import torch
 
 __all__ = ["Place", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "is_compiled_with_cuda", "get_cuda_device_count",
-           "torch_device", "cpu_places", "cuda_places", "cuda_pinned_places"]
+           "torch_device", "cpu_places", "cuda_places", "cuda_pinned_places", "capturing"]
 
 
 class Place:
@@ -77,6 +77,12 @@ class CUDAPlace(Place):
 class CUDAPinnedPlace(CPUPlace):
     def __repr__(self):
         return "CUDAPinnedPlace"
+
+
+def capturing(device):
+    """Whether work on this torch device is being recorded into a CUDA graph now: a kernel may not read a value
+    back then (a replay runs no Python at all)."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
 def is_compiled_with_cuda():

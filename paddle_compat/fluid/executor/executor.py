@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of
+from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of, lookup_bounds
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
 from ...backends.ps.records import is_pserver_program, trainer_plan
@@ -173,7 +173,7 @@ class Executor:
     def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
                  check_nan_inf=False, capture=False):
         block = program.global_block()
-        specs = []
+        specs, bounds = [], lookup_bounds(block) if self.device != "cpu" else {}
         for name in feed:
             if not isinstance(name, str):
                 raise TypeError("feed keys must be variable names, got %r" % (name,))
@@ -182,7 +182,7 @@ class Executor:
                 raise ValueError("feed: '%s' is not a variable of the program" % name)
             value = feed[name]
             fed_lod = isinstance(value, LoDTensor) and bool(value._holder.lod) and var.lod_level == 0
-            specs.append(FeedSpec(var, self.device, fed_lod))
+            specs.append(FeedSpec(var, self.device, fed_lod, bounds.get(name)))
         for f in fetch_names:
             if not any(b.has_var(f) for b in program.blocks):
                 raise ValueError("fetch_list: '%s' is not a variable of the program" % f)

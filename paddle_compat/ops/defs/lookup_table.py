@@ -4,6 +4,7 @@ split_ids / merge_ids / lookup_sparse_table): the ids as int64 indices, padding_
 an id outside the table raised as an IndexError naming the op, the ids, the table and the ids' range.
 """
 
+from ...ir import places
 from ...ir.lazy import F, torch
 from .. import remote_rows
 from ..registry import OutMeta, attr, defop
@@ -35,8 +36,11 @@ def id_range_error(op_type, ids_names, table, rows, ids):
 def check_id_range(ids, rows, op_type, ids_names, table, always=False):
     """Check ids against [0, rows) before indexing: always on a GPU (an id outside the table trips a
     device-side assert that poisons the whole CUDA context; one sync), on the CPU only when `always` (torch's
-    own index check raises otherwise, and embed names it)."""
-    if not ids.numel() or not (ids.is_cuda or always):
+    own index check raises otherwise, and embed names it). Not while a CUDA graph is captured: its replays
+    run no Python, so ids fed straight to a lookup are checked on the host before they are uploaded
+    (backends/feeds.py, FeedSpec), and other ids meet torch's device-side check, as Paddle 1.8.5's own
+    GPU kernel's assert."""
+    if not ids.numel() or not (ids.device.type != "cpu" or always) or places.capturing(ids.device):
         return
     lo, hi = (int(v) for v in torch.stack(torch.aminmax(ids)).tolist())
     if lo < 0 or hi >= rows:

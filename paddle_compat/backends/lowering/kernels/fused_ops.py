@@ -173,7 +173,7 @@ def fused_softmax_cross_entropy_mean(op, ctx):
 def use_foreach(t):
     """Multi-tensor kernels where they are one launch per chunk of tensors (CUDA) and take the learning rate
     as a 0-dim tensor operand (torch >= 2.1); a test may widen it."""
-    return t.is_cuda and _foreach_takes_tensor()
+    return t.device.type != "cpu" and _foreach_takes_tensor()
 
 
 _FOREACH_TENSOR = []
@@ -264,7 +264,7 @@ def fused_amp_unscale_check_update(op, ctx):
 
     def k(grads, scale, good, bad):
         with torch.no_grad():
-            if scale.is_cuda or any(g.is_sparse or g.dtype != grads[0].dtype for g in grads):
+            if scale.device.type != "cpu" or any(g.is_sparse or g.dtype != grads[0].dtype for g in grads):
                 quots = [g / scale for g in grads]
                 found = _found_by_sums([q.to_dense() if q.is_sparse else q for q in quots])
                 update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)

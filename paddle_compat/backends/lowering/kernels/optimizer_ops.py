@@ -296,7 +296,7 @@ def _adam_rows_and_decay(p, m1, m2, g, lr_t, b1, b2, c1, c2, eps):
     p_r = p.index_select(0, rows).sub_(torch.div(m1_r, torch.sqrt(m2_r).add_(eps)).mul_(lr_t))
     pf, af, bf = p.view(-1), m1.view(-1), m2.view(-1)
     n = pf.numel()
-    step = n if p.is_cuda else _TABLE_SLICE     # a GPU gains nothing from slices but more launches
+    step = n if p.device.type != "cpu" else _TABLE_SLICE     # a GPU gains nothing from slices but more launches
     scratch = torch.empty(min(n, step), dtype=p.dtype, device=p.device)
     for i in range(0, n, step):
         j = min(n, i + step)
