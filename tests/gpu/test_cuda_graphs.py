@@ -1,6 +1,7 @@
 """Whole-step CUDA-graph capture on a real GPU (backends/lowering/capture.py): capture on and off give the same
 losses and parameters for the capture-safe model families (MLPs with every optimizer and LR schedule, dropout,
-a conv + batch_norm net with Momentum); a step really replays a graph; several batch sizes each get their
+a conv + batch_norm net with Momentum, the Switch-set learning rates that run predicated, a dense embedding
+whose fed ids are checked on the host); a step really replays a graph; several batch sizes each get their
 graph; a LoD step and a step with a host op fall back, saying why once. The CPU-checkable parts (the verdicts,
 the plumbing through a fake backend) are in tests/unit/test_capture_*.py."""
 
@@ -38,7 +39,8 @@ def _conv_bn_momentum():
 
 def train(name, capture_on, steps=7, batches=None):
     import torch
-    main, startup, loss, feeds = F.build(name, {"conv_bn_momentum": _conv_bn_momentum}.get(name))
+    main, startup, loss, feeds = F.build(name, {"conv_bn_momentum": _conv_bn_momentum,
+                                                "embedding": _embedding}.get(name))
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CUDAPlace(0))
     bs = fluid.BuildStrategy()
     bs.allow_cuda_graph_capture = capture_on
@@ -90,3 +92,36 @@ def test_a_lod_step_falls_back_and_says_why(caplog):
         losses, _, lowered = train("lstm_lod", True, steps=3)
     assert isinstance(lowered[0], capture.Uncaptured) and all(np.isfinite(losses))
     assert sum("carries a LoD" in r.getMessage() for r in caplog.records) == 1
+
+
+def _embedding():
+    ids = L.data("ids", [4], dtype="int64")
+    y = L.data("y", [1], dtype="int64")
+    emb = L.embedding(ids, [20, 8], param_attr=fluid.ParamAttr("emb"))
+    loss = L.mean(L.cross_entropy(L.fc(L.reshape(emb, [-1, 32]), 3, act="softmax"), y))
+    fluid.optimizer.Adam(0.01).minimize(loss)
+    r = np.random.RandomState(1)
+    return loss, [{"ids": r.randint(0, 20, (6, 4)).astype("int64"), "y": r.randint(0, 3, (6, 1)).astype("int64")}
+                  for _ in range(3)]
+
+
+def test_a_dense_embedding_is_captured_and_a_bad_fed_id_is_refused_before_the_replay():
+    # the lookup's id check runs on the host at the feed (no sync), so the step is captured
+    on, p_on, lowered = train("embedding", True)
+    off, p_off, _ = train("embedding", False)
+    assert isinstance(lowered[0], capture.CapturedBlock) and lowered[0].off is None, getattr(lowered[0], "off", "")
+    np.testing.assert_allclose(on, off, rtol=1e-6, atol=1e-7)
+    main, startup, loss, feeds = F.build("embedding", _embedding)
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CUDAPlace(0))
+    bs = fluid.BuildStrategy()
+    bs.allow_cuda_graph_capture = True
+    prog = fluid.CompiledProgram(main, build_strategy=bs)
+    exe.run(startup, scope=scope)
+    for k in range(4):
+        exe.run(prog, feed=feeds[k % 3], fetch_list=[loss], scope=scope)
+    before = scope.find_var("emb").value.detach().cpu().numpy()
+    bad = dict(feeds[0], ids=np.where(feeds[0]["ids"] == feeds[0]["ids"][0, 0], 20, feeds[0]["ids"]))
+    with pytest.raises(IndexError, match="the table emb of 20 rows"):
+        exe.run(prog, feed=bad, fetch_list=[loss], scope=scope)
+    np.testing.assert_array_equal(scope.find_var("emb").value.detach().cpu().numpy(), before)
+    exe.run(prog, feed=feeds[1], fetch_list=[loss], scope=scope)     # the CUDA context is still usable
