@@ -8,25 +8,8 @@ import numpy as np
 from ..ir import LoDTensor, ScopeVar, SelectedRows, Variable, as_fetch, dtype_name, lod_as_tensors
 from ..ir.lazy import torch
 from ..ops import info
-from ..ops.defs.lookup_table import id_range_error
 
-__all__ = ["FeedSpec", "PreparedRun", "fetch_names_of", "lookup_bounds"]
-
-
-def lookup_bounds(block):
-    """{fed name: (rows, op type, table)} for the variables a lookup op of this block reads as its Ids (the
-    smallest table when several do). A device step checks such a feed's ids on the host before uploading
-    them (FeedSpec): no sync, and the only check a CUDA-graph replay gets (it runs no Python)."""
-    out = {}
-    for op in block.ops:
-        if not info(op.type).lookup or not op.input("Ids") or not op.input("W"):
-            continue
-        w = block._find_var_recursive(op.input("W")[0])
-        rows = w.shape[0] if w is not None and w.shape else -1
-        ids = op.input("Ids")[0]
-        if rows > 0 and (ids not in out or rows < out[ids][0]):
-            out[ids] = (rows, op.type, "the table %s" % op.input("W")[0])
-    return out
+__all__ = ["FeedSpec", "PreparedRun", "fetch_names_of", "index_bounds"]
 
 
 def fetch_names_of(fetch_list):
@@ -48,17 +31,31 @@ def fetch_names_of(fetch_list):
     return names
 
 
+def index_bounds(block):
+    """{fed name: (bound, error)} for the variables an op of this block reads as indices (its `fed_index`
+    fact: a lookup's ids, one_hot's labels; the smallest bound when several do). A device step checks such a
+    feed on the host before uploading it (FeedSpec): no sync, and the only check a CUDA-graph replay gets
+    (it runs no Python)."""
+    out = {}
+    for op in block.ops:
+        fact = info(op.type).fed_index
+        got = fact(op, block) if fact is not None else None
+        if got is not None and (got[0] not in out or got[1] < out[got[0]][0]):
+            out[got[0]] = got[1:]
+    return out
+
+
 class FeedSpec:
     """How one fed variable is checked and turned into what the lowered code takes (a tensor, or (tensor, LoD)
     for a LoD variable) on the run's device."""
 
-    __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device", "ids_bound")
+    __slots__ = ("name", "np_dtype", "torch_dtype", "shape", "check", "lod", "device", "index_bound")
 
-    def __init__(self, var, device, fed_lod=False, ids_bound=None):
+    def __init__(self, var, device, fed_lod=False, index_bound=None):
         """fed_lod: the value fed when the run was prepared carries a LoD; it is kept even when the variable
         declares lod_level=0, as Paddle keeps it (lod_rank_table(x, level=1) of a layers.data x).
-        ids_bound: (rows, op type, table) when a lookup reads the variable as its Ids (lookup_bounds): on a
-        device its ids are checked on the host, before the upload."""
+        index_bound: (bound, error) when an op reads the variable as indices (index_bounds): on a device its
+        values are checked against [0, bound) on the host, before the upload."""
         self.name = var.name
         self.np_dtype = np.dtype(dtype_name(var.dtype))
         self.torch_dtype = getattr(torch, self.np_dtype.name)
@@ -66,7 +63,7 @@ class FeedSpec:
         self.check = var.need_check_feed
         self.lod = var.lod_level > 0 or bool(fed_lod)
         self.device = device
-        self.ids_bound = ids_bound if device != "cpu" else None   # (the CPU's own index check names it)
+        self.index_bound = index_bound if device != "cpu" else None   # (the CPU kernels' own checks name it)
 
     def convert(self, value):
         lod = None
@@ -101,11 +98,11 @@ class FeedSpec:
                 raise ValueError("The fed Variable %r should have dimensions = %r, shape = %r, but received fed "
                                  "shape %r on each device" % (self.name, len(want), want, list(shape)))
         if self.device != "cpu" and t.device.type == "cpu":
-            if self.ids_bound is not None and t.numel():
-                rows = self.ids_bound[0]
+            if self.index_bound is not None and t.numel():
+                bound, error = self.index_bound
                 lo, hi = torch.aminmax(t)
-                if int(lo) < 0 or int(hi) >= rows:
-                    raise id_range_error(self.ids_bound[1], self.name, self.ids_bound[2], rows, t)
+                if int(lo) < 0 or int(hi) >= bound:
+                    raise error(t)
             t = t.to(self.device)
         if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
             if lod:

@@ -52,6 +52,8 @@ HOST_REASONS = {
     "array": "keeps a tensor array or rank table on the host",
     "control": "is control flow decided on the host",
     "data": "has an output whose size depends on the data",
+    "reads": "reads tensor values on the host",
+    "cpu": "runs on the CPU (Paddle 1.8 has only a CPU kernel for it)",
 }
 
 # OpDef.ps_plan: which transpiler record an op carries (None: none)
@@ -85,6 +87,10 @@ class OpDef:
       control flow decided on the host, an output sized by the data, ...); None: it runs on the device.
     device_when: for an op declared `host`, a predicate (op, program) -> bool on one op: where it holds,
       that op runs on the device after all (a conditional_block whose small body runs predicated).
+    fed_index: (op, block) -> (input name, bound, error(values) -> exception) or None: an input whose values
+      index something of `bound` entries (a lookup's ids, one_hot's labels). On a device a fed value of
+      that variable is checked on the host before it is uploaded (backends/feeds.py): no sync, and the only
+      check a CUDA-graph replay gets.
     host_inputs: input slots whose tensor the kernel reads on the host (reshape's Shape, interp's OutSize): an
       op given one is not captured. Slots named ...Tensor / ...TensorList (Paddle's attribute given as a
       tensor: ShapeTensor, StartsTensorList) are read on the host for every op, so they need no listing.
@@ -104,13 +110,13 @@ class OpDef:
     __slots__ = ("type", "inputs", "outputs", "factory", "lod_in", "lod_out", "infer_shape", "differentiable",
                  "no_grad", "where", "row_wise", "sparse_grad_slot", "random_init", "lookup", "attrs",
                  "host", "random", "operator_base", "runtime", "kernel_where", "ps_plan", "native_rows",
-                 "host_inputs", "grad_lod", "device_when")
+                 "host_inputs", "grad_lod", "device_when", "fed_index")
 
     def __init__(self, type, inputs=("X",), outputs=("Out",), factory=None, lod_in=(), lod_out=(),
                  infer_shape=None, differentiable=True, no_grad=(), where=None, row_wise=False,
                  sparse_grad_slot=None, random_init=False, lookup=False, attrs=(), host=None,
                  random=False, operator_base=False, runtime=None, ps_plan=None, native_rows=False,
-                 host_inputs=(), grad_lod=(), device_when=None):
+                 host_inputs=(), grad_lod=(), device_when=None, fed_index=None):
         self.type = type
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
@@ -130,6 +136,7 @@ class OpDef:
             raise ValueError("op %s: host=%r is not one of %s" % (type, host, ", ".join(sorted(HOST_REASONS))))
         self.host = host
         self.device_when = device_when
+        self.fed_index = fed_index
         self.random = bool(random)
         self.operator_base = bool(operator_base)
         self.runtime = runtime

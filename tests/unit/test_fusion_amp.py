@@ -33,6 +33,34 @@ def test_verdict_is_the_sums_verdict(case):
     assert want == (case in ("inf", "nan", "overflowing_sum"))
 
 
+@pytest.mark.parametrize("case", ["normal", "inf", "nan", "overflowing_sum", "cancelling_huge", "one_huge"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_the_device_check_gives_the_same_quotients_and_decides_on_non_finite_ones(case, dtype):
+    # the device path (_check_on_device: no host read) run on CPU tensors: true divisions, a bad step's
+    # quotients zeroed, and "some quotient is not finite" (it differs from the sums only where finite
+    # quotients' sum overflows float32)
+    rng = np.random.RandomState(1)
+    big = 6.0e4 if dtype == torch.float16 else BIG
+    gs = [torch.from_numpy(rng.randn(*s).astype(np.float32)).to(dtype) for s in ((5, 3), (3,), (17, 9), (1,))]
+    if case == "inf":
+        gs[2][4, 1] = float("inf")
+    elif case == "nan":
+        gs[1][0] = float("nan")
+    elif case == "overflowing_sum":
+        gs[2].fill_(big / 10)
+    elif case == "cancelling_huge":
+        gs[0][0, 0], gs[0][0, 1] = big, -big
+    elif case == "one_huge":
+        gs[3][0] = big
+    scale = torch.tensor([1.5], dtype=dtype)
+    quots, found = amp_fused._check_on_device([g.clone() for g in gs], scale)
+    bad = case in ("inf", "nan")
+    assert found.shape == (1,) and bool(found) == bad
+    for q, g in zip(quots, gs):
+        want = torch.zeros_like(g) if bad else g / scale
+        assert q.dtype == g.dtype and torch.equal(q, want)
+
+
 def _train(monkeypatch, fused, feeds, fetch_flag=False):
     if not fused:
         monkeypatch.setattr(fusion_amp, "plan", lambda *a, **k: {})

@@ -144,3 +144,96 @@ def test_an_id_outside_the_table_is_caught_on_the_host_before_the_upload():
         assert len(dev.steps) == n      # the step did not start: nothing was updated
     msg = str(err.value)
     assert "lookup_table" in msg and "ids" in msg and "the table emb of 20 rows" in msg and "max 25" in msg, msg
+
+
+# Single ops whose kernels could read the host: the capture verdict must agree with what the device step does.
+def _r():
+    return np.random.RandomState(0)
+
+
+def _pred_label(classes=2):
+    p = L.data("p", [classes], dtype="float32")
+    y = L.data("y", [1], dtype="int64")
+    return p, y, {"p": _r().rand(8, classes).astype("float32"), "y": _r().randint(0, classes, (8, 1)).astype("int64")}
+
+
+def _auc(slide):
+    p, y, feed = _pred_label()
+    return L.auc(p, y, slide_steps=slide)[0], feed
+
+
+def _seq_mask(maxlen):
+    x = L.data("x", [1], dtype="int64")
+    return L.sequence_mask(x, maxlen=maxlen), {"x": _r().randint(1, 5, (4, 1)).astype("int64")}
+
+
+def _labels(fn, classes=5):
+    y = L.data("y", [1], dtype="int64")
+    return fn(y), {"y": _r().randint(0, classes, (8, 1)).astype("int64")}
+
+
+def _mean_iou():
+    p, y = L.data("p", [1], dtype="int64"), L.data("y", [1], dtype="int64")
+    return L.mean_iou(p, y, 3)[0], {"p": _r().randint(0, 3, (8, 1)).astype("int64"),
+                                    "y": _r().randint(0, 3, (8, 1)).astype("int64")}
+
+
+def _accuracy():
+    p, y, feed = _pred_label(5)
+    return L.accuracy(L.softmax(p), y), feed
+
+
+def _softmax_ce():
+    p, y, feed = _pred_label(5)
+    return L.mean(L.softmax_with_cross_entropy(p, y)), feed
+
+
+def _dense(fn, shape=(2, 3)):
+    x = L.data("x", list(shape), dtype="float32")
+    return fn(x), {"x": _r().rand(4, *shape).astype("float32")}
+
+
+OP_CASES = {
+    "auc": (lambda: _auc(1), False), "auc_sliding": (lambda: _auc(3), False),
+    "sequence_mask": (lambda: _seq_mask(None), False), "sequence_mask_maxlen": (lambda: _seq_mask(6), True),
+    "one_hot": (lambda: _labels(lambda y: L.one_hot(y, 5)), True),
+    "label_smooth": (lambda: _labels(lambda y: L.label_smooth(L.one_hot(y, 5), epsilon=0.1)), True),
+    "mean_iou": (_mean_iou, False), "accuracy": (_accuracy, True), "softmax_ce": (_softmax_ce, True),
+    "flatten": (lambda: _dense(lambda x: L.flatten(x, axis=2)), True),
+    "topk_argmax": (lambda: _dense(lambda x: L.concat([L.cast(L.argmax(x, 2), "float32"),
+                                                      L.reduce_sum(L.topk(x, 2)[0], dim=2)], axis=1)), True),
+    "layer_norm": (lambda: _dense(lambda x: L.layer_norm(x)), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_single_op_verdicts_agree_with_the_device_step(name):
+    build, safe = OP_CASES[name]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out, feed = build()
+    scope = fluid.Scope()
+    fluid.Executor(fluid.CPUPlace()).run(startup, scope=scope)
+    verdict = plan_block(main, 0, scope, list(feed), [out.name]).capture
+    assert verdict.safe == safe, verdict.reason
+    with MetaDevice() as dev:
+        scope = dev.startup(startup)
+        exe = fluid.Executor(fluid.CUDAPlace(0))
+        if safe:
+            recs = [dev.step(exe, main, feed, scope) for _ in range(2)]
+            assert all(r.uploads == [] for r in recs)
+        else:
+            with pytest.raises(Exception, match="meta"):
+                dev.step(exe, main, feed, scope)
+
+
+def test_a_fed_label_outside_one_hot_depth_is_caught_on_the_host():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out, feed = _labels(lambda y: L.one_hot(y, 5))
+    with MetaDevice() as dev:
+        scope = dev.startup(startup)
+        exe = fluid.Executor(fluid.CUDAPlace(0))
+        with pytest.raises(ValueError, match=r"one_hot: ids of y must be in \[0, 5\), got range \[0, 7\]"):
+            exe.run(main, feed={"y": np.array([[0], [7]], "int64")}, fetch_list=[], scope=scope)
+        assert dev.steps == []

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of, lookup_bounds
+from ...backends.feeds import FeedSpec, PreparedRun, fetch_names_of, index_bounds
 from ...backends.lowering.codegen import lower_block
 from ...backends.ps import layer_listen
 from ...backends.ps.records import is_pserver_program, trainer_plan
@@ -173,7 +173,7 @@ class Executor:
     def _prepare(self, program, feed, fetch_names, scope, autograd_for=None, shared_params=False,
                  check_nan_inf=False, capture=False):
         block = program.global_block()
-        specs, bounds = [], lookup_bounds(block) if self.device != "cpu" else {}
+        specs, bounds = [], index_bounds(block) if self.device != "cpu" else {}
         for name in feed:
             if not isinstance(name, str):
                 raise TypeError("feed keys must be variable names, got %r" % (name,))

@@ -384,7 +384,8 @@ def _patch_weights(edges, n_nodes, max_depth):
 # Out[b, r] = sum over r's patch of (left, right, top) weights x node features, times Filter [F, 3, out, k].
 # The gradient for NodesVector is Paddle 1.8.5's, kept for parity: its backward reads Filter as if its
 # (3, out * k) part were laid out (out * k, 3), which is the true gradient only when out * k == 1.
-@defop("tree_conv", inputs=("NodesVector", "EdgeSet", "Filter"), infer_shape=_tree_conv_shape, no_grad=("EdgeSet",))
+@defop("tree_conv", inputs=("NodesVector", "EdgeSet", "Filter"), infer_shape=_tree_conv_shape, no_grad=("EdgeSet",),
+       host="reads")
 def tree_conv(op, ctx):
     max_depth = int(attr(op, "max_depth", 2))
 

@@ -73,7 +73,7 @@ def _chunk_shape(ins, attrs):
 
 @defop("chunk_eval", inputs=("Inference", "Label", "SeqLength"),
        outputs=("Precision", "Recall", "F1-Score", "NumInferChunks", "NumLabelChunks", "NumCorrectChunks"),
-       lod_in=("Inference", "Label"), infer_shape=_chunk_shape, differentiable=False)
+       lod_in=("Inference", "Label"), infer_shape=_chunk_shape, differentiable=False, host="reads")
 def chunk_eval(op, ctx):
     scheme, num_types = attr(op, "chunk_scheme", "IOB"), int(attr(op, "num_chunk_types"))
     if scheme not in _SCHEMES:
@@ -121,7 +121,8 @@ def _ctc_shape(ins, attrs):
 # warp-ctc does). norm_by_times, as in Paddle 1.8, leaves the loss alone and divides each sequence's gradient
 # by its number of time steps. WarpCTCGrad is Paddle's gradient buffer, which nothing reads; it holds zeros.
 @defop("warpctc", inputs=("Logits", "Label", "LogitsLength", "LabelLength"), outputs=("WarpCTCGrad", "Loss"),
-       lod_in=("Logits", "Label"), infer_shape=_ctc_shape, no_grad=("Label", "LogitsLength", "LabelLength"))
+       lod_in=("Logits", "Label"), infer_shape=_ctc_shape, no_grad=("Label", "LogitsLength", "LabelLength"),
+       host="reads")
 def warpctc(op, ctx):
     blank, norm = int(attr(op, "blank", 0)), bool(attr(op, "norm_by_times", False))
 

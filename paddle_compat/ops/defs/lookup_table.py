@@ -98,12 +98,25 @@ def _lookup(op, squeeze_last):
     return k
 
 
-@defop("lookup_table", inputs=("Ids", "W"), infer_shape=_lookup_shape(True), lookup=True, sparse_grad_slot="W")
+def _fed_ids(op, block):
+    """fed_index: the ids against the table's rows."""
+    if remote_rows.is_remote(op) or not op.input("Ids") or not op.input("W"):
+        return None
+    w = block._find_var_recursive(op.input("W")[0])
+    rows = w.shape[0] if w is not None and w.shape else -1
+    if rows <= 0:
+        return None
+    ids, table = op.input("Ids")[0], "the table %s" % op.input("W")[0]
+    return ids, rows, lambda values: id_range_error(op.type, ids, table, rows, values)
+
+
+@defop("lookup_table", inputs=("Ids", "W"), infer_shape=_lookup_shape(True), lookup=True, sparse_grad_slot="W",
+       fed_index=_fed_ids)
 def lookup_table(op, ctx):
     return _lookup(op, squeeze_last=True)
 
 
 @defop("lookup_table_v2", inputs=("Ids", "W"), infer_shape=_lookup_shape(False), lookup=True,
-       sparse_grad_slot="W")
+       sparse_grad_slot="W", fed_index=_fed_ids)
 def lookup_table_v2(op, ctx):
     return _lookup(op, squeeze_last=False)

@@ -38,7 +38,7 @@ def _auc_shape(ins, attrs):
 
 # The builder keeps its own outputs: the stats are persistable globals updated in place (StatPosOut is StatPos).
 @defop("auc", inputs=("Predict", "Label", "StatPos", "StatNeg"), outputs=("AUC", "StatPosOut", "StatNegOut"),
-       infer_shape=_auc_shape, differentiable=False)
+       infer_shape=_auc_shape, differentiable=False, host="cpu")
 def auc(op, ctx):
     # Paddle's auc kernel computes the ROC area whatever `curve` says; so do we.
     nt, slide = int(attr(op, "num_thresholds", 4095)), int(attr(op, "slide_steps", 1))
@@ -86,7 +86,8 @@ def _mean_iou_shape(ins, attrs):
 
 
 @defop("mean_iou", inputs=("Predictions", "Labels", "InWrongs*", "InCorrects*", "InMeanIou*"),
-       outputs=("OutMeanIou", "OutWrong", "OutCorrect"), infer_shape=_mean_iou_shape, differentiable=False)
+       outputs=("OutMeanIou", "OutWrong", "OutCorrect"), infer_shape=_mean_iou_shape, differentiable=False,
+       host="reads")
 def mean_iou(op, ctx):
     n = attr(op, "num_classes")
 

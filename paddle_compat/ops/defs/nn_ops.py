@@ -9,6 +9,7 @@ stop-gradient side outputs themselves, in Paddle's order; they ask the shapes be
 
 import numpy as np
 
+from ...ir import places
 from ...ir.errors import EnforceNotMet
 from ...ir.flags import flag_value
 from ...ir.lazy import F, torch
@@ -476,6 +477,20 @@ def _one_hot_shape(v2):
     return infer
 
 
+def _one_hot_range_error(name, depth, idx):
+    return ValueError("one_hot: ids of %s must be in [0, %d), got range [%d, %d] (set allow_out_of_range=True "
+                      "for zero rows)" % (name, depth, int(idx.min()), int(idx.max())))
+
+
+def _fed_labels(op, block):
+    """fed_index: one_hot's ids against its depth (a depth given as a tensor, or allow_out_of_range: none)."""
+    depth = op.attrs.get("depth", -1)
+    if op.attrs.get("allow_out_of_range") or op.input("depth_tensor") or depth is None or depth <= 0:
+        return None
+    x = op.input("X")[0]
+    return x, depth, lambda values: _one_hot_range_error(x, depth, values)
+
+
 def _one_hot_kernel(op, v2):
     allow = bool(attr(op, "allow_out_of_range", False))
 
@@ -487,10 +502,10 @@ def _one_hot_kernel(op, v2):
         if not v2 and idx.dim() > 1 and idx.shape[-1] == 1:
             idx = idx.reshape(idx.shape[:-1])
         valid = (idx >= 0) & (idx < depth)
-        if not allow and idx.numel() and not bool(valid.all()):
-            raise ValueError("one_hot: ids of %s must be in [0, %d), got range [%d, %d] (set "
-                             "allow_out_of_range=True for zero rows)"
-                             % (op.input("X")[0], depth, int(idx.min()), int(idx.max())))
+        # (not while a CUDA graph is captured: its replays run no Python. Fed labels are checked on the host
+        # before the upload (fed_index); others give zero rows there, as Paddle 1.8.5's GPU kernel did)
+        if not allow and idx.numel() and not places.capturing(idx.device) and not bool(valid.all()):
+            raise _one_hot_range_error(op.input("X")[0], depth, idx)
         out = torch.nn.functional.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth)
         return out.to(torch.float32) * valid.unsqueeze(-1)
     return k
@@ -499,12 +514,12 @@ def _one_hot_kernel(op, v2):
 # layers.one_hot: ids [.., 1] (or [..]) -> [.., depth]; fluid.one_hot (one_hot_v2): any shape -> shape + [depth].
 # Out-of-range ids give zero rows with allow_out_of_range, an error naming the input otherwise.
 @defop("one_hot", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(False), differentiable=False,
-       host_inputs=("depth_tensor",))
+       host_inputs=("depth_tensor",), fed_index=_fed_labels)
 def one_hot(op, ctx):
     return _one_hot_kernel(op, False)
 
 
 @defop("one_hot_v2", inputs=("X", "depth_tensor"), infer_shape=_one_hot_shape(True), differentiable=False,
-       host_inputs=("depth_tensor",))
+       host_inputs=("depth_tensor",), fed_index=_fed_labels)
 def one_hot_v2(op, ctx):
     return _one_hot_kernel(op, True)

@@ -7,6 +7,8 @@ builders but never computed: gradients come from autograd. No slot is declared n
 as before the move: programs stay as they were (the ids are int data, stop_gradient anyway).
 """
 
+import math
+
 from ...ir import convert_dtype, dtype_name
 from ...ir.lazy import torch, F, torch_dtype
 from ..registry import OutMeta, attr, defop
@@ -132,7 +134,7 @@ def _flatten_shape(ins, attrs):
 @defop(["flatten2", "flatten"], infer_shape=_flatten_shape)
 def flatten2(op, ctx):
     axis = attr(op, "axis", 1)
-    return lambda x: x.reshape(int(torch.tensor(x.shape[:axis]).prod()) if axis else 1, -1)
+    return lambda x: x.reshape(math.prod(x.shape[:axis]) if axis else 1, -1)
 
 
 def _squeeze_shape(ins, attrs):

@@ -236,13 +236,24 @@ def fused_sgd_group(op, ctx):
 # without taking a single sum. Only otherwise (gradients within a factor of the overflow) are the sums taken,
 # as the ops take them. So the decisions, and the quotients (true divisions, as elementwise_div), are the ops'.
 #
-# On the CPU the decision is read on the host (free there) so a finite step skips the k zeroing wheres. On a GPU
-# the sums are torch's (as the unfused ops' are) and nothing is read back (the step stays capturable).
+# On the CPU the decision is read on the host (free there) so a finite step skips the k zeroing wheres. On a
+# device nothing is read back (the step stays capturable), and dense gradients of one dtype take a few launches
+# in all (_check_on_device): one multi-tensor division, one multi-tensor max |q| per gradient (inf or nan
+# where a quotient is), and one masked_fill per gradient to zero a bad step's. That verdict is "some quotient
+# is not finite"; it differs from the sums only for finite quotients whose float32 sum passes 3.4e38, and on a
+# GPU the sums' order was never Paddle's CPU order anyway. Mixed dtypes or row-sparse gradients take the sums.
 
 def _found_by_sums(quots):
     """The unfused ops' verdict: reduce_sum of each, concat, reduce_sum, isfinite, logical_not."""
     sums = [eigen_reduce.reduce_sum(q, None).reshape(1) for q in quots]
     return ~torch.isfinite(eigen_reduce.reduce_sum(torch.cat(sums), None)).all().reshape(1)
+
+
+def _check_on_device(grads, scale):
+    """(quotients, found) for dense gradients of one dtype, with nothing read on the host (see above)."""
+    quots = torch._foreach_div(grads, scale.reshape(()))
+    found = ~torch.isfinite(torch.stack(torch._foreach_norm(quots, float("inf")))).all()
+    return [q.masked_fill_(found, 0.0) for q in quots], found.reshape(1)
 
 
 def _found_cpu(quots):
@@ -264,7 +275,12 @@ def fused_amp_unscale_check_update(op, ctx):
 
     def k(grads, scale, good, bad):
         with torch.no_grad():
-            if scale.device.type != "cpu" or any(g.is_sparse or g.dtype != grads[0].dtype for g in grads):
+            mixed = any(g.is_sparse or g.dtype != grads[0].dtype for g in grads)
+            if scale.device.type != "cpu" and not mixed and use_foreach(scale):
+                quots, found = _check_on_device(grads, scale)
+                update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)
+                return quots, found, scale, good, bad
+            if scale.device.type != "cpu" or mixed:
                 quots = [g / scale for g in grads]
                 found = _found_by_sums([q.to_dense() if q.is_sparse else q for q in quots])
                 update_scaling(found, scale, good, bad, incr_n, decr_n, incr_ratio, decr_ratio)

@@ -115,7 +115,8 @@ def _mask_shape(ins, attrs):
 
 # Y[..., j] = j < X[...]; the width is maxlen, or the largest length when maxlen is -1 (Paddle's default).
 @defop("sequence_mask", inputs=("X", "MaxLenTensor"), outputs=("Y",), infer_shape=_mask_shape,
-       differentiable=False)
+       differentiable=False, host="data",
+       device_when=lambda op, program: op.attrs.get("maxlen", -1) >= 0 or bool(op.input("MaxLenTensor")))
 def sequence_mask(op, ctx):
     dtype = torch_dtype(op.attrs["out_dtype"])
     maxlen = op.attrs.get("maxlen", -1)
