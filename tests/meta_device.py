@@ -6,8 +6,9 @@ shapes and dtypes but no data, and torch raises where a CUDA step would go wrong
                    device", as a GPU's "Expected all tensors to be on the same device"
   host reads       .item(), .tolist(), bool(t), .cpu(), nonzero: meta tensors have no data to read; on a GPU
                    each is a sync, and inside a CUDA-graph capture an error
-  uploads          (watched here) a CPU tensor copied to the device in the middle of a step: a host-to-device
-                   copy from pageable memory, which a CUDA-graph capture cannot hold
+  uploads          (watched here) a CPU tensor copied to the device in the middle of a step, or a
+                   torch.tensor / torch.as_tensor of host data made there: a host-to-device copy from pageable
+                   memory, which a CUDA-graph capture cannot hold
 
 A step's aten ops (after torch's composite ops are decomposed, as on a GPU) count the device kernels it
 launches, roughly: the same count for hand-written torch on meta is the comparison (benchmarks/step_speed.py
@@ -26,7 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import paddle_compat as fluid
 from paddle_compat.backends.lowering import emit
-from paddle_compat.ir import places
+from paddle_compat.ir import lazy, places
 
 _COPIES = {torch.ops.aten._to_copy.default, torch.ops.aten.copy_.default}
 # aten ops that launch no kernel on a GPU (views, metadata, allocation, profiler marks)
@@ -47,6 +48,7 @@ class StepRecord:
     def __init__(self):
         self.ops = collections.Counter()
         self.uploads = []           # (aten op, shape) of CPU tensors copied to the device mid-step
+        self.done = False           # the step ran to its end
 
     @property
     def n_ops(self):
@@ -98,19 +100,42 @@ class MetaDevice:
             watch.depth += 1
             try:
                 with _Watch(rec):
-                    return run(block, feeds)
+                    out = run(block, feeds)
+                rec.done = True
+                return out
             finally:
                 watch.depth -= 1
-        self._saved = (places.CUDAPlace._torch_device, run, places.capturing)
+        self._saved = (places.CUDAPlace._torch_device, run, places.capturing, torch.tensor, torch.as_tensor)
         places.CUDAPlace._torch_device = lambda place: "meta"
         emit.LoweredBlock.__call__ = watched
+        # torch.tensor(data, device=...) copies host data to the device without the dispatcher seeing a copy
+        # (patched on torch and on the package's lazy handle, which keeps what it looked up)
+        self._lazy = dict((n, lazy.torch.__dict__.get(n)) for n in ("tensor", "as_tensor"))
+        for name in ("tensor", "as_tensor"):
+            setattr(torch, name, self._factory(getattr(torch, name), name))
+            lazy.torch.__dict__[name] = getattr(torch, name)
         if self.capturing:
             places.capturing = lambda device: device.type == "meta"
         return self
 
     def __exit__(self, *exc):
-        places.CUDAPlace._torch_device, emit.LoweredBlock.__call__, places.capturing = self._saved
+        (places.CUDAPlace._torch_device, emit.LoweredBlock.__call__, places.capturing, torch.tensor,
+         torch.as_tensor) = self._saved
+        for name, value in self._lazy.items():
+            if value is None:
+                lazy.torch.__dict__.pop(name, None)
+            else:
+                lazy.torch.__dict__[name] = value
         return False
+
+    def _factory(self, make, name):
+        def factory(data, *args, **kwargs):
+            out = make(data, *args, **kwargs)
+            if self.depth and out.device.type == "meta" and not (
+                    isinstance(data, torch.Tensor) and data.device.type == "meta"):
+                self.steps[-1].uploads.append((name, tuple(out.shape)))
+            return out
+        return factory
 
     def startup(self, startup, scope=None):
         """Run a startup program on the CPU (random initializers need a real generator) and move what it made

@@ -7,6 +7,7 @@ returns what it writes. A LoDTensorArray is a TensorArray: a Python list of tens
 never-written slot) that also keeps each element's LoD.
 """
 
+from ...ir import convert_dtype
 from ...ir.lazy import torch
 from ..registry import OutMeta, attr, defop, find
 from ..shapes import first, same_as
@@ -62,11 +63,12 @@ def predicated(op, program):
     """Whether a conditional_block runs predicated (above): one scalar condition, no backward block, and a
     body of ops that run on the device (no host need, no random draw, no sub-block, no tensor-valued
     attribute read on the host) over variables of static shapes with at most PREDICATED_MAX_NUMEL
-    elements and no LoD, whose persistable results are all the op's outputs."""
+    elements and no LoD, whose persistable results are all the op's outputs, each of which holds a value
+    before the op runs and keeps its shape and dtype."""
     if op.type != "conditional_block" or not op.attrs.get("is_scalar_condition") or len(op.input("Cond")) != 1:
         return False
     body = op.attrs.get("sub_block")
-    if body is None or body.backward_block_idx >= 0 or not op.output("Out"):
+    if body is None or body.backward_block_idx >= 0 or not op.output("Out") or not _held_before(op):
         return False
     body, outs = program.block(body.idx), set(op.output("Out"))
     for o in body.ops:
@@ -82,6 +84,47 @@ def predicated(op, program):
                 return False
         if any(n not in outs and getattr(body._find_var_recursive(n), "persistable", False)
                for n in o.output_arg_names):
+            return False
+        if not _keeps_shape(o, body, outs):
+            return False
+    return True
+
+
+def _held_before(op):
+    """Every output of the op has a value when it runs: persistable (the startup made it), or written by an
+    op before it in its block that always runs. (An output with no value is decided on the host each step.)"""
+    block = op.block
+    if block is None:
+        return False
+    written = set()
+    for o in block.ops:
+        if o is op:
+            break
+        if o.attrs.get("sub_block") is None:    # (a branch that did not run wrote nothing)
+            written.update(o.output_arg_names)
+    for n in op.output("Out"):
+        v = block._find_var_recursive(n)
+        if v is None or not (v.persistable or n in written):
+            return False
+    return True
+
+
+def _keeps_shape(o, body, outs):
+    """An assignment into an outer variable keeps its declared shape and dtype (torch.where selects between
+    equal shapes; a case that reshapes its output is decided on the host)."""
+    written = [n for n in o.output_arg_names if n in outs]
+    if not written:
+        return True
+    if o.type == "assign":
+        src = body._find_var_recursive(o.input("X")[0]) if o.input("X") else None
+        shape, dtype = (src.shape, src.dtype) if src is not None else (None, None)
+    elif o.type in ("fill_constant", "assign_value"):
+        shape, dtype = o.attrs.get("shape"), o.attrs.get("dtype")
+    else:
+        return True
+    for n in written:
+        v = body._find_var_recursive(n)
+        if shape is None or list(shape) != list(v.shape) or convert_dtype(dtype) != convert_dtype(v.dtype):
             return False
     return True
 
@@ -342,7 +385,7 @@ def tensor_array_to_tensor(op, ctx):
 @defop("is_empty", infer_shape=lambda ins, a: {"Out": OutMeta([1], "bool")}, differentiable=False)
 def is_empty(op, ctx):
     dev = ctx.device
-    return lambda x: torch.tensor([x.numel() == 0], dtype=torch.bool, device=dev)
+    return lambda x: torch.full((1,), x.numel() == 0, dtype=torch.bool, device=dev)   # (a fill, not an upload)
 
 
 # Print: the identity on its input, printing it the first `first_n` runs (-1: every run). The layout is

@@ -35,7 +35,10 @@ def _function():
             @staticmethod
             def backward(ctx, g):
                 idx, = ctx.saved_tensors
-                keep = _last_occurrence(idx, ctx.rows)
-                return g.new_zeros(ctx.x_shape).index_add(0, idx[keep], g[keep]), None
+                keep = _last_occurrence(idx, ctx.rows).reshape((-1,) + (1,) * (g.dim() - 1))
+                # the other occurrences add exact zeros (where, not a product: an inf or nan row stays out), so
+                # nothing is sized by the data: no boolean indexing, which reads a count back on a GPU
+                kept = torch.where(keep, g, g.new_zeros(()))
+                return g.new_zeros(ctx.x_shape).index_add(0, idx, kept), None
         _FN.append(GatherOverwrite)
     return _FN[0]

@@ -143,11 +143,22 @@ def assign_value(op, ctx):
             break
     arr = np.ascontiguousarray(np.asarray(vals).reshape(shape))
     device = ctx.device
+    held = []
 
     def k():   # built from the attribute on each run: the cached program holds no second copy
+        if held:
+            return held[0].clone()
         t = torch.from_numpy(arr).to(dtype=dtype, device=device)
+        if str(device) != "cpu" and arr.size <= _HELD_ON_DEVICE:
+            # a small constant is kept on the device and copied there on later runs: an upload in the middle
+            # of a step is a host-to-device copy a CUDA graph cannot hold (a step that assigns a numpy value)
+            held.append(t)
+            return t.clone()
         return t.clone() if t.data_ptr() == arr.ctypes.data else t
     return k
+
+
+_HELD_ON_DEVICE = 1 << 16   # elements
 
 
 @defop("assign", infer_shape=same_as("X"), row_wise=True)

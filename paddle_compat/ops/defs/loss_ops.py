@@ -381,7 +381,7 @@ def add_position_encoding(op, ctx):
         pos = torch.arange(length, dtype=x.dtype, device=x.device).unsqueeze(1)
         kk = torch.arange(half, dtype=x.dtype, device=x.device).unsqueeze(0)
         denom = max(half - 1, 1)
-        val = pos / torch.pow(torch.tensor(10000.0, dtype=x.dtype, device=x.device), kk / denom)
+        val = pos / torch.pow(10000.0, kk / denom)     # (a Python base: no tensor uploaded per step)
         enc = torch.cat([torch.sin(val), torch.cos(val)], 1)
         return x * alpha + enc.unsqueeze(0) * beta
     return k

@@ -545,10 +545,11 @@ defop("isfinite", infer_shape=_flag_shape("bool"), differentiable=False)(
        differentiable=False)
 def allclose(op, ctx):
     rtol, atol, nan = float(attr(op, "rtol", 1e-5)), float(attr(op, "atol", 1e-8)), attr(op, "equal_nan", False)
-    return lambda a, b: torch.tensor([torch.allclose(a, b, rtol, atol, nan)], device=a.device)
+    # on the device (torch.allclose answers a Python bool: a read back)
+    return lambda a, b: torch.isclose(a, b, rtol, atol, nan).all().reshape(1)
 
 
 @defop("size", inputs=("Input",), infer_shape=lambda ins, attrs: {"Out": OutMeta((1,), "int64")},
        differentiable=False)
 def size(op, ctx):
-    return lambda x: torch.tensor([x.numel()], dtype=torch.int64, device=x.device)
+    return lambda x: torch.full((1,), x.numel(), dtype=torch.int64, device=x.device)   # (a fill, not an upload)

@@ -36,8 +36,8 @@ def strided_slice(op, ctx):
             r = range(*slice(s, e, st).indices(x.shape[ax]))
             if st > 0:
                 idx[ax] = slice(r.start, r.stop, st)
-            else:   # torch has no negative steps: take the indices explicitly
-                idx[ax] = torch.tensor(list(r), dtype=torch.long, device=x.device)
+            else:   # torch has no negative steps: take the indices explicitly (made on the device: no upload)
+                idx[ax] = torch.arange(r.start, r.stop, r.step, dtype=torch.long, device=x.device)
         out = x
         for ax, ix in enumerate(idx):
             if isinstance(ix, slice):

@@ -225,7 +225,9 @@ def accuracy(op, ctx):
         correct = (indices == lab).any(dim=1).sum()
         total = indices.shape[0]
         acc = (correct.to(torch.float32) / max(total, 1)).reshape(1)
-        return acc, correct.reshape(1).to(torch.int64), torch.tensor([total], dtype=torch.int64, device=indices.device)
+        # (torch.full, not torch.tensor([total]): a fill on the device, not an upload a CUDA graph cannot hold)
+        return acc, correct.reshape(1).to(torch.int64), torch.full((1,), total, dtype=torch.int64,
+                                                                   device=indices.device)
     return k
 
 

@@ -548,10 +548,13 @@ def dgc_momentum(op, ctx):
     def k(step, nranks, p, g, v, lr):
         g = _dense(g)
         g.div_(nranks.reshape(-1)[0])
-        if rampup >= 0 and float(step.reshape(-1)[0]) < rampup:
-            v.mul_(mu).add_(g)
-            p.sub_((g + v * mu) * lr if nesterov else v * lr)
-        else:
+        if rampup < 0:
             p.sub_(g * lr)
+            return g, p, v
+        # before the rampup step: momentum; after it: plain SGD (DGC's own update). Chosen on the device,
+        # element values as either branch gives them: a step count read back is a sync per step on a GPU
+        before = step.reshape(()) < rampup
+        v.copy_(torch.where(before, v * mu + g, v))
+        p.sub_(torch.where(before, (g + v * mu) * lr if nesterov else v * lr, g * lr))
         return g, p, v
     return update(k, op, ctx)
