@@ -7,6 +7,9 @@ the report groups them by op.
 
     PYTHONPATH=tests python -m pytest -p verdict_sweep tests/unit      (report: $VERDICT_SWEEP_OUT or
                                                                       /tmp/verdict_sweep.json)
+
+Startup programs (initializers only, nothing fed) are left out: they run once and are never captured. The run
+fails when a step goes wrong on meta. Steps whose scope holds row-sparse values are skipped.
 """
 
 import collections
@@ -127,3 +130,5 @@ def pytest_sessionfinish(session, exitstatus):
     for (outcome, op), hits in sorted(bad.items(), key=lambda kv: -len(kv[1])):
         lines.append("  %-14s %-28s %3d  e.g. %s: %s" % (outcome, op, len(hits), hits[0][0], hits[0][1][:160]))
     print("\n" + "\n".join(lines))
+    if bad and session.exitstatus == 0:
+        session.exitstatus = 1          # a wrong verdict fails the run
