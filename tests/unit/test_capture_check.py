@@ -8,12 +8,20 @@ import pytest
 import torch
 
 import paddle_compat as fluid
+from paddle_compat.ops.defs import control_flow
 from paddle_compat.backends.lowering import interpreter
 from paddle_compat.backends.lowering.capture_check import op_reason
 from paddle_compat.backends.lowering.plan import plan_block
 
 import lowering_families as F
 from test_lowering_differential import as_feeds, startup_scope
+
+
+@pytest.fixture(autouse=True)
+def predicate_on_cpu(monkeypatch):
+    # the predicated Switch cases a device runs, run here on the CPU (where the host decides by default)
+    monkeypatch.setattr(control_flow, "PREDICATE_ON_CPU", True)
+
 
 L = fluid.layers
 

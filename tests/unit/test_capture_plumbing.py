@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import paddle_compat as fluid
+from paddle_compat.ops.defs import control_flow
 from paddle_compat.backends.lowering import capture
 from paddle_compat.backends.lowering.codegen import lower_block
 from paddle_compat.backends.lowering.emit import LoweredBlock
@@ -20,6 +21,12 @@ from paddle_compat.backends.lowering.emit import LoweredBlock
 import lowering_families as F
 from test_capture_check import SAFE
 from test_lowering_differential import as_feeds, startup_scope, state
+
+
+@pytest.fixture(autouse=True)
+def predicate_on_cpu(monkeypatch):
+    # the predicated Switch cases a device runs, run here on the CPU (where the host decides by default)
+    monkeypatch.setattr(control_flow, "PREDICATE_ON_CPU", True)
 
 
 class FakeGraphs:

@@ -8,8 +8,16 @@ import pytest
 import torch
 
 import paddle_compat as fluid
+from paddle_compat.ops.defs import control_flow
 from paddle_compat.backends.lowering.plan import plan_block
 from paddle_compat.ops.defs.control_flow import PREDICATED_MAX_NUMEL, predicated
+
+
+@pytest.fixture(autouse=True)
+def predicate_on_cpu(monkeypatch):
+    # the predicated Switch cases a device runs, run here on the CPU (where the host decides by default)
+    monkeypatch.setattr(control_flow, "PREDICATE_ON_CPU", True)
+
 
 L = fluid.layers
 
@@ -123,3 +131,27 @@ def test_an_output_with_no_value_yet_is_decided_on_the_host():
     exe.run(startup)
     got = [float(exe.run(main, feed={"s": np.array([v], "float32")}, fetch_list=[out])[0][0]) for v in (0.5, 2.0)]
     assert got == [3.0, 4.0]
+
+
+@pytest.mark.parametrize("name", ["conv_bn", "switch_lr", "opt_adagrad_warmup"])
+def test_predicated_and_host_decided_switches_train_to_the_same_bits(name, monkeypatch):
+    # piecewise_decay, a hand-written Switch and linear_lr_warmup, across their boundaries
+    import lowering_families as F
+
+    def train(on_cpu):
+        monkeypatch.setattr(control_flow, "PREDICATE_ON_CPU", on_cpu)
+        main, startup, loss, feeds = F.build(name)
+        scope = fluid.Scope()
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup, scope=scope)
+        losses = [np.array(exe.run(main, feed=F.exe_feed(feeds[k % len(feeds)]), fetch_list=[loss],
+                                   scope=scope)[0]) for k in range(6)]
+        state = {n: np.array(scope.find_var(n).get_tensor()) for n in scope.local_var_names()
+                 if isinstance(scope.find_var(n).value, torch.Tensor)}
+        return losses, state
+    (got, got_state), (want, want_state) = train(True), train(False)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert set(got_state) == set(want_state)
+    for n, w in want_state.items():
+        np.testing.assert_array_equal(got_state[n], w, err_msg=n)
