@@ -116,11 +116,22 @@ def pytest_runtest_setup(item):
     _current["test"] = item.nodeid
 
 
-def pytest_sessionfinish(session, exitstatus):
-    rows = list(_results.values())
+def _write():
     path = os.environ.get("VERDICT_SWEEP_OUT", "/tmp/verdict_sweep.json")
     with open(path, "w") as f:
-        json.dump([dict(zip(("test", "outcome", "op", "message"), r)) for r in rows], f, indent=1)
+        json.dump([dict(zip(("test", "outcome", "op", "message"), r)) for r in _results.values()], f, indent=1)
+    return path
+
+
+def pytest_runtest_teardown(item):
+    if len(_results) != _current.get("written"):    # (a run cut short keeps what it found)
+        _current["written"] = len(_results)
+        _write()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    rows = list(_results.values())
+    path = _write()
     counts = collections.Counter(r[1] for r in rows)
     bad = collections.defaultdict(list)
     for t, outcome, op, msg in rows:

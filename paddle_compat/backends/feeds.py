@@ -103,7 +103,10 @@ class FeedSpec:
                 lo, hi = torch.aminmax(t)
                 if int(lo) < 0 or int(hi) >= bound:
                     raise error(t)
-            t = t.to(self.device)
+                t = t.to(self.device)
+                t._checked_below = bound        # (lookup_table.checked_below: the kernel need not sync)
+            else:
+                t = t.to(self.device)
         if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it
             if lod:
                 last = lod[-1]

@@ -237,3 +237,22 @@ def test_a_fed_label_outside_one_hot_depth_is_caught_on_the_host():
         with pytest.raises(ValueError, match=r"one_hot: ids of y must be in \[0, 5\), got range \[0, 7\]"):
             exe.run(main, feed={"y": np.array([[0], [7]], "int64")}, fetch_list=[], scope=scope)
         assert dev.steps == []
+
+
+def test_fed_ids_and_labels_are_not_read_back_in_an_eager_device_step():
+    # outside a capture the kernels check indices with a sync, unless the feed checked them on the host
+    def onehot_model():
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            x = L.data("x", [4], dtype="float32")
+            y = L.data("y", [1], dtype="int64")
+            loss = L.mean(L.square_error_cost(L.fc(x, 5), L.one_hot(y, 5)))
+            fluid.optimizer.SGD(0.1).minimize(loss)
+        r = np.random.RandomState(2)
+        return main, startup, loss, [{"x": r.rand(6, 4).astype("float32"),
+                                      "y": r.randint(0, 5, (6, 1)).astype("int64")}]
+    for build in (_embedding_mlp, onehot_model):
+        main, startup, loss, feeds = build()
+        with MetaDevice(capturing=False) as dev:
+            _, recs = _steps(dev, main, startup, feeds)
+        assert all(r.done and r.uploads == [] for r in recs)

@@ -62,6 +62,7 @@ def _scalar_bool(t, name, what):
 PREDICATED_MAX_NUMEL = 64
 PREDICATE_ON_CPU = False
 
+
 def predicated(op, program):
     """Whether a conditional_block runs predicated (above): one scalar condition, no backward block, and a
     body of ops that run on the device (no host need, no random draw, no sub-block, no tensor-valued

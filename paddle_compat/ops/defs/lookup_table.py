@@ -54,10 +54,16 @@ def zero_padding(out, ids, padding_idx):
     return out
 
 
-def embed(ids, w, op_type, ids_names, table, padding_idx=-1, sparse=False):
+def checked_below(t):
+    """The bound a fed tensor's values were checked against on the host (backends/feeds.py), or None."""
+    return getattr(t, "_checked_below", None)
+
+
+def embed(ids, w, op_type, ids_names, table, padding_idx=-1, sparse=False, checked=False):
     """Rows of w for int64 ids (any shape), padding ids as zero rows; is_sparse: autograd gives w a row-sparse
     COO gradient (SelectedRows, see backends/selected_rows.py)."""
-    check_id_range(ids, w.shape[0], op_type, ids_names, table)
+    if not checked:     # (ids fed and checked on the host: no second check, which syncs on a GPU)
+        check_id_range(ids, w.shape[0], op_type, ids_names, table)
     pad = padding_idx if padding_idx is not None and padding_idx >= 0 else None
     try:
         # (without a padding id, F.embedding's checks have nothing to do: torch.embedding itself, one call less)
@@ -94,7 +100,9 @@ def _lookup(op, squeeze_last):
     def k(ids, w):
         if w.is_sparse:     # a SelectedRows table (rows are ids): its dense form holds each id's row there
             w = w.coalesce().to_dense()
-        return embed(lookup_ids(ids, squeeze_last), w, op.type, ids_name, table, padding_idx, sparse)
+        bound = checked_below(ids)
+        return embed(lookup_ids(ids, squeeze_last), w, op.type, ids_name, table, padding_idx, sparse,
+                     checked=bound is not None and bound <= w.shape[0])
     return k
 
 

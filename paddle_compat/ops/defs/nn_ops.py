@@ -16,6 +16,7 @@ from ...ir.lazy import F, torch
 from ..registry import attr, defop, OutMeta
 from ..shapes import first
 from .init_ops import generator_for
+from .lookup_table import checked_below
 
 
 def _nhwc(op):
@@ -504,7 +505,8 @@ def _one_hot_kernel(op, v2):
         valid = (idx >= 0) & (idx < depth)
         # (not while a CUDA graph is captured: its replays run no Python. Fed labels are checked on the host
         # before the upload (fed_index); others give zero rows there, as Paddle 1.8.5's GPU kernel did)
-        if not allow and idx.numel() and not places.capturing(idx.device) and not bool(valid.all()):
+        fed_ok = checked_below(x) is not None and checked_below(x) <= depth     # (checked at the feed)
+        if not allow and idx.numel() and not fed_ok and not places.capturing(idx.device) and not bool(valid.all()):
             raise _one_hot_range_error(op.input("X")[0], depth, idx)
         out = torch.nn.functional.one_hot(torch.where(valid, idx, torch.zeros_like(idx)), depth)
         return out.to(torch.float32) * valid.unsqueeze(-1)
