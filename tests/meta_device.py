@@ -21,7 +21,6 @@ measures real kernels on a GPU).
 
 import collections
 
-import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -34,14 +33,6 @@ _COPIES = {torch.ops.aten._to_copy.default, torch.ops.aten.copy_.default}
 NO_KERNEL = frozenset("detach view _unsafe_view t transpose permute expand reshape as_strided squeeze unsqueeze "
                       "alias empty empty_strided empty_like slice select split unbind lift_fresh "
                       "_record_function_enter_new _record_function_exit".split())
-
-
-def _tensors(args):
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            yield a
-        elif isinstance(a, (list, tuple)):
-            yield from _tensors(a)
 
 
 class StepRecord:
