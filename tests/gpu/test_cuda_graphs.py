@@ -97,7 +97,7 @@ def test_a_lod_step_falls_back_and_says_why(caplog):
 def _embedding():
     ids = L.data("ids", [4], dtype="int64")
     y = L.data("y", [1], dtype="int64")
-    emb = L.embedding(ids, [20, 8], param_attr=fluid.ParamAttr("emb"))
+    emb = fluid.embedding(ids, [20, 8], param_attr=fluid.ParamAttr("emb"))   # (lookup_table_v2: ids of any shape)
     loss = L.mean(L.cross_entropy(L.fc(L.reshape(emb, [-1, 32]), 3, act="softmax"), y))
     fluid.optimizer.Adam(0.01).minimize(loss)
     r = np.random.RandomState(1)

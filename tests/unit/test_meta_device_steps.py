@@ -83,7 +83,7 @@ def _embedding_mlp():
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         ids = L.data("ids", [4], dtype="int64")
         y = L.data("y", [1], dtype="int64")
-        emb = L.embedding(ids, [20, 8], param_attr=fluid.ParamAttr("emb"))
+        emb = fluid.embedding(ids, [20, 8], param_attr=fluid.ParamAttr("emb"))   # (lookup_table_v2: ids of any shape)
         p = L.fc(L.reshape(emb, [-1, 32]), 3, act="softmax")
         loss = L.mean(L.cross_entropy(p, y))
         fluid.optimizer.Adam(0.01).minimize(loss)
