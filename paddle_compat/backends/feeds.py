@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import LoDTensor, ScopeVar, SelectedRows, Variable, as_fetch, dtype_name, lod_as_tensors
 from ..ir.lazy import torch
 from ..ops import info
+from ..ops.defs.lookup_table import mark_checked
 
 __all__ = ["FeedSpec", "PreparedRun", "fetch_names_of", "index_bounds"]
 
@@ -103,8 +104,7 @@ class FeedSpec:
                 lo, hi = torch.aminmax(t)
                 if int(lo) < 0 or int(hi) >= bound:
                     raise error(t)
-                t = t.to(self.device)
-                t._checked_below = bound        # (lookup_table.checked_below: the kernel need not sync)
+                t = mark_checked(t.to(self.device), bound)   # (the kernel need not check again)
             else:
                 t = t.to(self.device)
         if self.lod:   # a LoD fed to a lod_level=0 variable is dropped: no op could read it

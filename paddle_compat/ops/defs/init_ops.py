@@ -143,22 +143,32 @@ def assign_value(op, ctx):
             break
     arr = np.ascontiguousarray(np.asarray(vals).reshape(shape))
     device = ctx.device
-    held = []
+    held = {}
+
+    def made():
+        t = torch.from_numpy(arr).to(dtype=dtype, device=device)
+        return t.clone() if t.data_ptr() == arr.ctypes.data else t
 
     def k():   # built from the attribute on each run: the cached program holds no second copy
-        if held:
-            return held[0].clone()
-        t = torch.from_numpy(arr).to(dtype=dtype, device=device)
-        if str(device) != "cpu" and arr.size <= _HELD_ON_DEVICE:
-            # a small constant is kept on the device and copied there on later runs: an upload in the middle
-            # of a step is a host-to-device copy a CUDA graph cannot hold (a step that assigns a numpy value)
-            held.append(t)
-            return t.clone()
-        return t.clone() if t.data_ptr() == arr.ctypes.data else t
+        if str(device) != "cpu" and arr.size <= _HELD_ON_DEVICE:    # (a small constant, a step's own)
+            return device_constant(held, None, made)
+        return made()
     return k
 
 
 _HELD_ON_DEVICE = 1 << 16   # elements
+
+
+def device_constant(cache, key, make):
+    """A copy of the device tensor make() built from host values, made once per key and copied on the device
+    after that: an upload in the middle of a step is a host-to-device copy a CUDA graph cannot hold. (At most
+    64 keys are kept.)"""
+    t = cache.get(key)
+    if t is None:
+        if len(cache) >= 64:
+            cache.clear()
+        t = cache[key] = make()
+    return t.clone()
 
 
 @defop("assign", infer_shape=same_as("X"), row_wise=True)

@@ -10,7 +10,8 @@ from .. import remote_rows
 from ..registry import OutMeta, attr, defop
 from ..shapes import first
 
-__all__ = ["lookup_ids", "id_range_error", "check_id_range", "embed", "zero_padding"]
+__all__ = ["lookup_ids", "id_range_error", "check_id_range", "embed", "zero_padding", "mark_checked",
+           "checked_below"]
 
 
 def lookup_ids(ids, squeeze_last=False, flatten=False):
@@ -54,8 +55,15 @@ def zero_padding(out, ids, padding_idx):
     return out
 
 
+def mark_checked(t, bound):
+    """Record on a fed tensor that its values were checked against [0, bound) on the host (backends/feeds.py),
+    so a kernel need not check them again (that check syncs on a GPU)."""
+    t._checked_below = bound
+    return t
+
+
 def checked_below(t):
-    """The bound a fed tensor's values were checked against on the host (backends/feeds.py), or None."""
+    """The bound mark_checked recorded on this tensor, or None."""
     return getattr(t, "_checked_below", None)
 
 

@@ -5,6 +5,7 @@ maxout."""
 from ...ir.lazy import torch, F
 from ..registry import OutMeta, attr, defop
 from ..shapes import first, same_as
+from .init_ops import device_constant
 
 
 def _dim(n):
@@ -316,19 +317,13 @@ def maxout(op, ctx):
        differentiable=False)
 def shape(op, ctx):
     # on the input's device (Paddle's kernel wrote CPU memory and moved it on use; our kernels do not move).
-    # Off the CPU each shape is uploaded once and copied on the device after that: an upload in the middle of
-    # a step is a copy a CUDA graph cannot hold (and a captured graph is per feed shape anyway)
+    # Off the CPU each shape is uploaded once and copied on the device after that (device_constant)
     made = {}
 
     def k(x):
         if x.device.type == "cpu":
             return torch.tensor(list(x.shape), dtype=torch.int32)
-        key = (tuple(x.shape), x.device)
-        t = made.get(key)
-        if t is None:
-            if len(made) >= 64:
-                made.clear()
-            t = made[key] = torch.tensor(list(x.shape), dtype=torch.int32, device=x.device)
-        return t.clone()
+        return device_constant(made, (tuple(x.shape), x.device),
+                               lambda: torch.tensor(list(x.shape), dtype=torch.int32, device=x.device))
     return k
 
